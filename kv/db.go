@@ -1,0 +1,355 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// DB is a Badger key-value store in one directory, or in memory.
+//
+// A DB is safe for concurrent use by multiple goroutines. [DB.Close] waits
+// for running transactions to finish.
+type DB struct {
+	dir  string
+	opts Options
+
+	// mu guards closed and the Badger handle against Close; every operation
+	// holds it for reading.
+	mu struct {
+		sync.RWMutex
+		closed bool
+	}
+	bdb  *badger.DB
+	lock *dirLock
+}
+
+// Open opens the store in dir, creating the directory when it does not exist.
+// An empty dir opens a store that lives in memory only. A nil opts means
+// defaults.
+//
+// Open returns [ErrLocked] when another process has the directory open,
+// [ErrEncryptionKey] for a wrong or missing key, and [ErrInvalidOptions] for
+// bad options.
+func Open(dir string, opts *Options) (*DB, error) {
+	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	var lock *dirLock
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("kv: create directory: %w", err)
+		}
+		var err error
+		if lock, err = lockDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkKey(dir, o.EncryptionKey); err != nil {
+		_ = lock.release()
+		return nil, err
+	}
+	bdb, err := badger.Open(o.badger(dir))
+	if err != nil {
+		_ = lock.release()
+		return nil, openError(dir, err)
+	}
+	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock}
+	return db, nil
+}
+
+// checkKey validates the encryption key against the store's key registry
+// before Badger opens: a failed badger.Open leaks its cache-monitor and
+// allocator goroutines (badger v4.9.6), so the common failure, a wrong key,
+// is caught here where nothing has started yet.
+func checkKey(dir string, key []byte) error {
+	if dir == "" {
+		return nil
+	}
+	kr, err := badger.OpenKeyRegistry(badger.KeyRegistryOptions{Dir: dir, ReadOnly: true, EncryptionKey: key})
+	if err != nil {
+		return openError(dir, err)
+	}
+	return kr.Close()
+}
+
+func openError(dir string, err error) error {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, badger.ErrEncryptionKeyMismatch) || strings.Contains(msg, badger.ErrEncryptionKeyMismatch.Error()):
+		return fmt.Errorf("%w: %s", ErrEncryptionKey, dir)
+	case isBadgerLockError(err):
+		return fmt.Errorf("%w: %s", ErrLocked, dir)
+	default:
+		return fmt.Errorf("kv: open %q: %w", dir, err)
+	}
+}
+
+// Close flushes and closes the store and releases the directory lock. It
+// waits for running transactions. Calling it again returns nil.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.mu.closed {
+		return nil
+	}
+	db.mu.closed = true
+	err := db.bdb.Close()
+	if lerr := db.lock.release(); err == nil {
+		err = lerr
+	}
+	if err != nil {
+		return fmt.Errorf("kv: close: %w", err)
+	}
+	return nil
+}
+
+// Dir returns the directory the store was opened in; "" for in-memory.
+func (db *DB) Dir() string { return db.dir }
+
+// Encrypted reports whether the store encrypts its files.
+func (db *DB) Encrypted() bool { return len(db.opts.EncryptionKey) > 0 }
+
+// Durability reports the durability the store was opened with.
+func (db *DB) Durability() Durability { return db.opts.Durability }
+
+// Update runs fn in a read-write transaction and commits it when fn returns
+// nil. When fn returns an error, or panics, every write is discarded; the
+// error is returned and the panic re-raised. The [Txn] must not be used after
+// fn returns.
+//
+// Update returns [ErrConflict] when a concurrent transaction wrote a key fn
+// read (retry the whole call) and [ErrTooLarge] when the writes do not fit in
+// one commit.
+func (db *DB) Update(ctx context.Context, fn func(*Txn) error) error {
+	return db.run(ctx, true, fn)
+}
+
+// View runs fn in a read-only transaction over a consistent snapshot.
+func (db *DB) View(ctx context.Context, fn func(*Txn) error) error {
+	return db.run(ctx, false, fn)
+}
+
+func (db *DB) run(ctx context.Context, update bool, fn func(*Txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.mu.closed {
+		return ErrClosed
+	}
+	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update}
+	defer tx.discard()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if !update {
+		return nil
+	}
+	// A cancelled context aborts before anything becomes visible.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tx.closeIterators()
+	return convertError(tx.btx.Commit())
+}
+
+// DeletePrefix deletes every key that starts with prefix, in batches of
+// bounded size so that any number of keys can be removed. When visit is not
+// nil it is called with each key and value before the key is deleted; an
+// error from visit stops the deletion and is returned.
+//
+// Each batch commits on its own: if DeletePrefix fails part way, the keys
+// already deleted stay deleted and calling it again finishes the job.
+func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, visit func(key, value []byte) error) (deleted int, err error) {
+	const batch = 512
+	for {
+		var n int
+		err := db.Update(ctx, func(tx *Txn) error {
+			var keys [][]byte
+			it := tx.NewIterator(IterOptions{Prefix: prefix, KeysOnly: visit == nil})
+			var val []byte
+			for it.Seek(nil); it.Valid() && len(keys) < batch; it.Next() {
+				k := append([]byte(nil), it.Key()...)
+				if visit != nil {
+					var err error
+					if val, err = it.Value(val[:0]); err != nil {
+						return err
+					}
+					if err := visit(k, val); err != nil {
+						return err
+					}
+				}
+				keys = append(keys, k)
+			}
+			it.Close()
+			for _, k := range keys {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+			n = len(keys)
+			return nil
+		})
+		deleted += n
+		if err != nil {
+			return deleted, err
+		}
+		if n < batch {
+			return deleted, nil
+		}
+	}
+}
+
+// Size returns the bytes of the LSM tree and of the value log on disk. Badger
+// refreshes these figures about once a minute, so they lag recent writes.
+func (db *DB) Size() (lsm, vlog int64) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.mu.closed {
+		return 0, 0
+	}
+	return db.bdb.Size()
+}
+
+// Sync flushes writes to disk. It is needed only with [Async] durability.
+func (db *DB) Sync() error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.mu.closed {
+		return ErrClosed
+	}
+	return convertError(db.bdb.Sync())
+}
+
+// Compact flattens the LSM tree and garbage-collects the value log, so that
+// the bytes of deleted and expired entries leave the files. It is slow on a
+// large store; run it after erasing data, not on every write.
+func (db *DB) Compact(ctx context.Context) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.mu.closed {
+		return ErrClosed
+	}
+	if err := db.bdb.Flatten(1); err != nil {
+		return fmt.Errorf("kv: flatten: %w", err)
+	}
+	for ctx.Err() == nil {
+		err := db.bdb.RunValueLogGC(0.01)
+		if errors.Is(err, badger.ErrNoRewrite) || errors.Is(err, badger.ErrGCInMemoryMode) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("kv: value-log gc: %w", err)
+		}
+	}
+	return ctx.Err()
+}
+
+// Backup writes a full copy of the store to w. The stream is Badger's
+// protobuf backup format and is not encrypted, even when the store is. TTLs
+// are kept.
+func (db *DB) Backup(ctx context.Context, w io.Writer) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.mu.closed {
+		return ErrClosed
+	}
+	if _, err := db.bdb.Backup(ctxWriter{ctx, w}, 0); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("kv: backup: %w", err)
+	}
+	return nil
+}
+
+// Restore loads a stream written by [DB.Backup] into this store, which must
+// be empty ([ErrNotEmpty] otherwise). If Restore fails, discard the store:
+// part of the stream may have been loaded.
+func (db *DB) Restore(ctx context.Context, r io.Reader) error {
+	empty := true
+	err := db.View(ctx, func(tx *Txn) error {
+		it := tx.NewIterator(IterOptions{KeysOnly: true})
+		defer it.Close()
+		it.Seek(nil)
+		empty = !it.Valid()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !empty {
+		return ErrNotEmpty
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.mu.closed {
+		return ErrClosed
+	}
+	if err := db.bdb.Load(ctxReader{ctx, r}, 256); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("kv: restore: %w", err)
+	}
+	return nil
+}
+
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// convertError maps Badger's errors onto this package's sentinels at the
+// boundary, so that no caller needs to import Badger.
+func convertError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return ErrNotFound
+	case errors.Is(err, badger.ErrTxnTooBig):
+		return ErrTooLarge
+	case errors.Is(err, badger.ErrConflict):
+		return ErrConflict
+	case errors.Is(err, badger.ErrEmptyKey):
+		return ErrEmptyKey
+	case errors.Is(err, badger.ErrReadOnlyTxn):
+		return ErrReadOnly
+	case errors.Is(err, badger.ErrDBClosed):
+		return ErrClosed
+	case strings.Contains(err.Error(), "exceeded"):
+		// Badger's exceedsSize: an oversized key or value.
+		return fmt.Errorf("%w: %v", ErrTooLarge, err)
+	default:
+		return fmt.Errorf("kv: %w", err)
+	}
+}

@@ -1,0 +1,49 @@
+// Package kv is Engram's durable key-value layer: a thin, typed boundary over
+// Badger v4 (github.com/dgraph-io/badger/v4).
+//
+// It exposes only a few types: [DB], [Txn] and [Iterator]. Everything above
+// it in Engram (the engine, the graph) stores bytes through these; no other
+// package imports Badger.
+//
+// # Basics
+//
+// Open a store in a directory, or in memory with an empty directory name:
+//
+//	db, err := kv.Open(dir, nil) // nil options: small footprint, synced writes
+//	if err != nil { ... }
+//	defer db.Close()
+//
+//	err = db.Update(ctx, func(tx *kv.Txn) error {
+//		return tx.Set([]byte("k"), []byte("v"))
+//	})
+//
+// Transactions are managed: [DB.Update] commits when its function returns nil
+// and discards every write when it returns an error or panics (the panic is
+// then re-raised). [DB.View] runs a read-only snapshot.
+//
+// Defaults are chosen for an embedded library, not a server: Badger's own
+// defaults reserve about 85 MiB of heap at open (a 64 MiB memtable arena and
+// a 256 MiB block cache); ours use 8 MiB memtables, two of them, and small
+// block and index caches. Measured figures are in the repository README
+// (TestOpenHeapFootprint prints them).
+//
+// Writes are synced to disk before a commit returns ([Sync], the default): an
+// acknowledged write survives kill -9 and power loss. [Async] keeps writes in
+// the operating system's page cache: it survives the process being killed but
+// not a machine crash.
+//
+// # Caveats
+//
+//   - One process at a time: a second [Open] of the same directory, from this
+//     or another process, fails with [ErrLocked].
+//   - A transaction's writes are bounded by Badger's batch limits (about 15%
+//     of the memtable size); past them the commit fails with [ErrTooLarge] and
+//     nothing is written. [DB.DeletePrefix] deletes in bounded batches for
+//     that reason.
+//   - A backup stream ([DB.Backup]) holds the data in plain text, even when
+//     the store is encrypted: encrypt the stream yourself if it leaves the
+//     machine.
+//   - TTLs have one-second resolution (Badger stores expiry in Unix seconds).
+//   - Deleted and expired bytes leave the files only after compaction and
+//     value-log garbage collection ([DB.Compact]).
+package kv

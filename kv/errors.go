@@ -1,0 +1,46 @@
+package kv
+
+import "errors"
+
+var (
+	// ErrNotFound is returned by [Txn.Get] when the key does not exist or has
+	// expired.
+	ErrNotFound = errors.New("kv: not found")
+
+	// ErrClosed is returned by every method of a [DB] after [DB.Close].
+	ErrClosed = errors.New("kv: closed")
+
+	// ErrLocked is returned by [Open] when another process, or another DB in
+	// this process, holds the directory.
+	ErrLocked = errors.New("kv: directory is locked by another process")
+
+	// ErrEncryptionKey is returned by [Open] when the encryption key does not
+	// match the one the store was created with, or when an encrypted store is
+	// opened without a key (or a plain one with a key).
+	ErrEncryptionKey = errors.New("kv: encryption key mismatch")
+
+	// ErrTooLarge is returned by [DB.Update] when a transaction holds more
+	// writes than one commit can take, and by [Txn.Set] for an oversized key
+	// or value. Nothing is written.
+	ErrTooLarge = errors.New("kv: transaction or entry too large")
+
+	// ErrConflict is returned by [DB.Update] when a concurrent transaction
+	// wrote a key this one read. Retry the whole transaction.
+	ErrConflict = errors.New("kv: transaction conflict")
+
+	// ErrInvalidOptions is returned by [Open] for bad options; the message
+	// names every bad field.
+	ErrInvalidOptions = errors.New("kv: invalid options")
+
+	// ErrEmptyKey is returned by [Txn.Set], [Txn.Get] and [Txn.Delete] for an
+	// empty key.
+	ErrEmptyKey = errors.New("kv: empty key")
+
+	// ErrReadOnly is returned by the write methods of a [Txn] opened by
+	// [DB.View].
+	ErrReadOnly = errors.New("kv: read-only transaction")
+
+	// ErrNotEmpty is returned by [DB.Restore] when the store already holds
+	// data.
+	ErrNotEmpty = errors.New("kv: restore target is not empty")
+)

@@ -1,0 +1,123 @@
+package kv
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// IterOptions configures an [Iterator].
+type IterOptions struct {
+	// Prefix limits the iterator to keys that start with it.
+	Prefix []byte
+	// Reverse iterates from the largest key down.
+	Reverse bool
+	// KeysOnly skips prefetching values; [Iterator.Value] still works.
+	KeysOnly bool
+	// Prefetch is how many values to read ahead when KeysOnly is false.
+	// Zero means 16.
+	Prefetch int
+}
+
+// Iterator walks the keys of a transaction in order. It is not safe for
+// concurrent use; close it before the transaction ends (the transaction
+// closes any left open).
+//
+//	it := tx.NewIterator(kv.IterOptions{Prefix: p})
+//	defer it.Close()
+//	for it.Seek(nil); it.Valid(); it.Next() { ... }
+type Iterator struct {
+	it     *badger.Iterator
+	prefix []byte
+	rev    bool
+	closed bool
+}
+
+// NewIterator returns an iterator over the transaction's snapshot. Call
+// [Iterator.Seek] before reading.
+func (tx *Txn) NewIterator(opts IterOptions) *Iterator {
+	bo := badger.DefaultIteratorOptions
+	bo.Reverse = opts.Reverse
+	bo.Prefix = opts.Prefix
+	bo.PrefetchValues = !opts.KeysOnly
+	bo.PrefetchSize = opts.Prefetch
+	if bo.PrefetchSize <= 0 {
+		bo.PrefetchSize = 16
+	}
+	it := &Iterator{it: tx.btx.NewIterator(bo), prefix: clone(opts.Prefix), rev: opts.Reverse}
+	tx.iterators = append(tx.iterators, it)
+	return it
+}
+
+// Seek positions the iterator at the first key at or after key (forward) or
+// the last key at or before key (reverse). A nil key starts at the first key
+// of the prefix (forward) or its last key (reverse).
+func (it *Iterator) Seek(key []byte) {
+	switch {
+	case key != nil:
+		it.it.Seek(key)
+	case !it.rev:
+		it.it.Seek(it.prefix)
+	default:
+		// Reverse from the end of the prefix: seek to the smallest key past
+		// every key with the prefix and step back over it if it exists.
+		succ := successor(it.prefix)
+		if succ == nil {
+			it.it.Rewind()
+			return
+		}
+		it.it.Seek(succ)
+		if it.it.Valid() && bytes.Equal(it.it.Item().Key(), succ) {
+			it.it.Next()
+		}
+	}
+}
+
+// Valid reports whether the iterator is on a key with the prefix.
+func (it *Iterator) Valid() bool {
+	return !it.closed && it.it.ValidForPrefix(it.prefix)
+}
+
+// Next moves to the next key.
+func (it *Iterator) Next() { it.it.Next() }
+
+// Key returns the current key. It is valid only until the next call to Next
+// or Seek; copy it to keep it.
+func (it *Iterator) Key() []byte { return it.it.Item().Key() }
+
+// Value appends the current value to dst and returns the result.
+func (it *Iterator) Value(dst []byte) ([]byte, error) {
+	v, err := it.it.Item().ValueCopy(dst)
+	return v, convertError(err)
+}
+
+// ExpiresAt returns when the current key expires; the zero time if never.
+func (it *Iterator) ExpiresAt() time.Time {
+	if s := it.it.Item().ExpiresAt(); s != 0 {
+		return time.Unix(int64(s), 0)
+	}
+	return time.Time{}
+}
+
+// Close releases the iterator. Calling it again does nothing.
+func (it *Iterator) Close() {
+	if it.closed {
+		return
+	}
+	it.closed = true
+	it.it.Close()
+}
+
+// successor returns the smallest key greater than every key that starts with
+// p, or nil when there is none (p is empty or all 0xFF).
+func successor(p []byte) []byte {
+	s := clone(p)
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] != 0xFF {
+			s[i]++
+			return s[:i+1]
+		}
+	}
+	return nil
+}

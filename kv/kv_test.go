@@ -1,0 +1,534 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+func openTest(t testing.TB, dir string, opts *Options) *DB {
+	t.Helper()
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestModel runs random writes, deletes and reads against a plain map and
+// checks that Get and iteration in both directions agree after every step.
+func TestModel(t *testing.T) {
+	ctx := context.Background()
+	for _, dir := range []string{"", t.TempDir()} {
+		name := "disk"
+		if dir == "" {
+			name = "memory"
+		}
+		t.Run(name, func(t *testing.T) {
+			db := openTest(t, dir, &Options{Durability: Async})
+			model := map[string]string{}
+			rng := rand.New(rand.NewPCG(1, 2))
+			key := func() string {
+				// Few prefixes, with 0xFF bytes, to exercise prefix bounds.
+				p := []string{"a", "ab", "b\xff", "b\xff\xff", "c"}[rng.IntN(5)]
+				return fmt.Sprintf("%s/%02d", p, rng.IntN(20))
+			}
+			for step := range 600 {
+				switch op := rng.IntN(10); {
+				case op < 5:
+					k, v := key(), fmt.Sprint(step)
+					if err := db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte(k), []byte(v)) }); err != nil {
+						t.Fatal(err)
+					}
+					model[k] = v
+				case op < 7:
+					k := key()
+					if err := db.Update(ctx, func(tx *Txn) error { return tx.Delete([]byte(k)) }); err != nil {
+						t.Fatal(err)
+					}
+					delete(model, k)
+				case op < 8:
+					// A failed transaction changes nothing.
+					k := key()
+					err := db.Update(ctx, func(tx *Txn) error {
+						if err := tx.Set([]byte(k), []byte("rolled back")); err != nil {
+							return err
+						}
+						return errors.New("boom")
+					})
+					if err == nil || err.Error() != "boom" {
+						t.Fatalf("Update error = %v, want boom", err)
+					}
+				default:
+					k := key()
+					err := db.View(ctx, func(tx *Txn) error {
+						v, err := tx.Get([]byte(k))
+						want, ok := model[k]
+						switch {
+						case ok && (err != nil || string(v) != want):
+							return fmt.Errorf("Get(%q) = %q, %v; want %q", k, v, err, want)
+						case !ok && !errors.Is(err, ErrNotFound):
+							return fmt.Errorf("Get(%q) = %q, %v; want ErrNotFound", k, v, err)
+						}
+						return nil
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				if step%50 == 0 {
+					checkScan(t, db, model)
+				}
+			}
+			checkScan(t, db, model)
+		})
+	}
+}
+
+func checkScan(t *testing.T, db *DB, model map[string]string) {
+	t.Helper()
+	for _, prefix := range []string{"", "a", "ab", "b\xff", "b\xff\xff", "c", "d"} {
+		var want []string
+		for k, v := range model {
+			if strings.HasPrefix(k, prefix) {
+				want = append(want, k+"="+v)
+			}
+		}
+		sort.Strings(want)
+		for _, reverse := range []bool{false, true} {
+			var got []string
+			err := db.View(context.Background(), func(tx *Txn) error {
+				it := tx.NewIterator(IterOptions{Prefix: []byte(prefix), Reverse: reverse})
+				defer it.Close()
+				for it.Seek(nil); it.Valid(); it.Next() {
+					v, err := it.Value(nil)
+					if err != nil {
+						return err
+					}
+					got = append(got, string(it.Key())+"="+string(v))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reverse {
+				for i, j := 0, len(got)-1; i < j; i, j = i+1, j-1 {
+					got[i], got[j] = got[j], got[i]
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("scan prefix %q reverse=%v:\n got %q\nwant %q", prefix, reverse, got, want)
+			}
+		}
+	}
+}
+
+func TestUpdatePanicRollsBack(t *testing.T) {
+	db := openTest(t, "", nil)
+	ctx := context.Background()
+	func() {
+		defer func() {
+			if r := recover(); r != "user panic" {
+				t.Fatalf("recovered %v, want the user's panic re-raised", r)
+			}
+		}()
+		_ = db.Update(ctx, func(tx *Txn) error {
+			if err := tx.Set([]byte("k"), []byte("v")); err != nil {
+				return err
+			}
+			_ = tx.NewIterator(IterOptions{}) // left open on purpose
+			panic("user panic")
+		})
+	}()
+	err := db.View(ctx, func(tx *Txn) error {
+		_, err := tx.Get([]byte("k"))
+		return err
+	})
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after panic Get = %v, want ErrNotFound", err)
+	}
+}
+
+func TestCancelledContextWritesNothing(t *testing.T) {
+	db := openTest(t, "", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	err := db.Update(ctx, func(tx *Txn) error {
+		cancel()
+		return tx.Set([]byte("k"), []byte("v"))
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Update = %v, want context.Canceled", err)
+	}
+	if err := db.View(context.Background(), func(tx *Txn) error {
+		_, err := tx.Get([]byte("k"))
+		return err
+	}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get = %v, want ErrNotFound", err)
+	}
+}
+
+func TestReadOnlyAndBadKeys(t *testing.T) {
+	db := openTest(t, "", nil)
+	ctx := context.Background()
+	err := db.View(ctx, func(tx *Txn) error { return tx.Set([]byte("k"), nil) })
+	if !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("Set in View = %v, want ErrReadOnly", err)
+	}
+	err = db.Update(ctx, func(tx *Txn) error { return tx.Set(nil, []byte("v")) })
+	if !errors.Is(err, ErrEmptyKey) {
+		t.Fatalf("Set(nil) = %v, want ErrEmptyKey", err)
+	}
+	err = db.Update(ctx, func(tx *Txn) error { return tx.Set(bytes.Repeat([]byte("k"), 70000), nil) })
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Set(huge key) = %v, want ErrTooLarge", err)
+	}
+}
+
+func TestTransactionTooLarge(t *testing.T) {
+	db := openTest(t, "", &Options{MemTableSize: 1 << 20})
+	ctx := context.Background()
+	val := bytes.Repeat([]byte("x"), 1024)
+	err := db.Update(ctx, func(tx *Txn) error {
+		for i := range 10000 {
+			if err := tx.Set(fmt.Appendf(nil, "k%05d", i), val); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("huge transaction = %v, want ErrTooLarge", err)
+	}
+	if err := db.View(ctx, func(tx *Txn) error {
+		_, err := tx.Get([]byte("k00000"))
+		return err
+	}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after failed commit Get = %v, want ErrNotFound", err)
+	}
+}
+
+func TestDeletePrefix(t *testing.T) {
+	db := openTest(t, "", nil)
+	ctx := context.Background()
+	for batch := range 3 {
+		if err := db.Update(ctx, func(tx *Txn) error {
+			for i := range 500 {
+				if err := tx.Set(fmt.Appendf(nil, "p/%d/%d", batch, i), []byte("v")); err != nil {
+					return err
+				}
+			}
+			return tx.Set([]byte("q/keep"), []byte("v"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var visited int
+	n, err := db.DeletePrefix(ctx, []byte("p/"), func(k, v []byte) error {
+		visited++
+		return nil
+	})
+	if err != nil || n != 1500 || visited != 1500 {
+		t.Fatalf("DeletePrefix = %d, %v (visited %d); want 1500", n, err, visited)
+	}
+	if err := db.View(ctx, func(tx *Txn) error {
+		it := tx.NewIterator(IterOptions{KeysOnly: true})
+		defer it.Close()
+		var keys []string
+		for it.Seek(nil); it.Valid(); it.Next() {
+			keys = append(keys, string(it.Key()))
+		}
+		if fmt.Sprint(keys) != "[q/keep]" {
+			return fmt.Errorf("keys left: %q", keys)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTTL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits two seconds for a TTL to pass")
+	}
+	db := openTest(t, "", nil)
+	ctx := context.Background()
+	if err := db.Update(ctx, func(tx *Txn) error {
+		if err := tx.SetTTL([]byte("short"), []byte("v"), time.Second); err != nil {
+			return err
+		}
+		return tx.Set([]byte("long"), []byte("v"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	if err := db.View(ctx, func(tx *Txn) error {
+		if _, err := tx.Get([]byte("short")); !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("expired key: %v, want ErrNotFound", err)
+		}
+		_, err := tx.Get([]byte("long"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCloseIdempotent(t *testing.T) {
+	db, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+	if err := db.View(context.Background(), func(*Txn) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Fatalf("View after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestInvalidOptions(t *testing.T) {
+	_, err := Open("", &Options{Durability: 7, EncryptionKey: []byte("short"), MemTableSize: 10})
+	if !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("Open = %v, want ErrInvalidOptions", err)
+	}
+	for _, field := range []string{"Durability", "EncryptionKey", "MemTableSize"} {
+		if !strings.Contains(err.Error(), field) {
+			t.Errorf("error %q does not name %s", err, field)
+		}
+	}
+}
+
+func TestEncryption(t *testing.T) {
+	dir := t.TempDir()
+	key := bytes.Repeat([]byte{7}, 32)
+	secret := "the-renewal-owner-is-dana-0xC0FFEE"
+	db, err := Open(dir, &Options{EncryptionKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(context.Background(), func(tx *Txn) error {
+		for i := range 200 {
+			k := fmt.Sprintf("%s/key/%d", secret, i)
+			if err := tx.Set([]byte(k), []byte(secret)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertNoPlaintext(t, dir, secret)
+
+	for _, tc := range []struct {
+		name string
+		key  []byte
+	}{
+		{"wrong key", bytes.Repeat([]byte{8}, 32)},
+		{"no key", nil},
+	} {
+		_, err := Open(dir, &Options{EncryptionKey: tc.key})
+		if !errors.Is(err, ErrEncryptionKey) {
+			t.Errorf("%s: Open = %v, want ErrEncryptionKey", tc.name, err)
+		}
+	}
+	// The right key still reads everything.
+	db = openTest(t, dir, &Options{EncryptionKey: key})
+	if err := db.View(context.Background(), func(tx *Txn) error {
+		v, err := tx.Get([]byte(secret + "/key/199"))
+		if err == nil && string(v) != secret {
+			err = fmt.Errorf("value %q", v)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A plain store opened with a key is refused too.
+	plain := t.TempDir()
+	pdb, err := Open(plain, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdb.Close()
+	if _, err := Open(plain, &Options{EncryptionKey: key}); !errors.Is(err, ErrEncryptionKey) {
+		t.Errorf("plain store with key: Open = %v, want ErrEncryptionKey", err)
+	}
+}
+
+// assertNoPlaintext fails if any file under dir contains needle.
+func assertNoPlaintext(t *testing.T, dir, needle string) {
+	t.Helper()
+	var files int
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files++
+		if bytes.Contains(b, []byte(needle)) {
+			t.Errorf("%s holds plaintext %q", path, needle)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files == 0 {
+		t.Fatal("no files scanned")
+	}
+}
+
+func TestLockSameProcess(t *testing.T) {
+	dir := t.TempDir()
+	openTest(t, dir, nil)
+	if _, err := Open(dir, nil); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open = %v, want ErrLocked", err)
+	}
+}
+
+const helperEnv = "ENGRAM_KV_HELPER_DIR"
+
+// runHelperProcess is the child side of TestLockOtherProcess: it opens the
+// store, says so, and holds it until its stdin closes.
+func runHelperProcess() bool {
+	dir := os.Getenv(helperEnv)
+	if dir == "" {
+		return false
+	}
+	db, err := Open(dir, nil)
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Println("open")
+	_, _ = os.Stdin.Read(make([]byte, 1))
+	db.Close()
+	return true
+}
+
+func TestLockOtherProcess(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 5)
+	if _, err := stdout.Read(buf); err != nil || string(buf[:4]) != "open" {
+		t.Fatalf("child said %q, %v", buf, err)
+	}
+	_, err = Open(dir, nil)
+	if !errors.Is(err, ErrLocked) {
+		t.Errorf("Open while another process holds it = %v, want ErrLocked", err)
+	} else if !strings.Contains(err.Error(), fmt.Sprint(cmd.Process.Pid)) {
+		t.Errorf("lock error %q does not name the holder's pid %d", err, cmd.Process.Pid)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	// Once the holder exits, the directory opens.
+	openTest(t, dir, nil)
+}
+
+func TestBackupRestore(t *testing.T) {
+	ctx := context.Background()
+	src := openTest(t, t.TempDir(), &Options{EncryptionKey: bytes.Repeat([]byte{1}, 16)})
+	if err := src.Update(ctx, func(tx *Txn) error {
+		for i := range 1000 {
+			if err := tx.Set(fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "v%d", i)); err != nil {
+				return err
+			}
+		}
+		return tx.SetTTL([]byte("ttl"), []byte("v"), time.Hour)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := src.Backup(ctx, &buf); err != nil {
+		t.Fatal(err)
+	}
+	dst := openTest(t, t.TempDir(), nil)
+	if err := dst.Restore(ctx, bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.View(ctx, func(tx *Txn) error {
+		var n int
+		it := tx.NewIterator(IterOptions{Prefix: []byte("k")})
+		defer it.Close()
+		for it.Seek(nil); it.Valid(); it.Next() {
+			n++
+		}
+		if n != 1000 {
+			return fmt.Errorf("restored %d keys, want 1000", n)
+		}
+		it2 := tx.NewIterator(IterOptions{Prefix: []byte("ttl")})
+		defer it2.Close()
+		it2.Seek(nil)
+		if !it2.Valid() || it2.ExpiresAt().IsZero() {
+			return errors.New("TTL not kept")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Restore(ctx, bytes.NewReader(buf.Bytes())); !errors.Is(err, ErrNotEmpty) {
+		t.Fatalf("Restore into non-empty store = %v, want ErrNotEmpty", err)
+	}
+}
+
+type captureHandler struct {
+	slog.Handler
+	lines *[]string
+}
+
+func (h captureHandler) Handle(_ context.Context, r slog.Record) error {
+	*h.lines = append(*h.lines, r.Message)
+	return nil
+}
+
+func TestLoggerRouted(t *testing.T) {
+	var lines []string
+	h := captureHandler{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}), &lines}
+	db, err := Open(t.TempDir(), &Options{Logger: slog.New(h)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if len(lines) == 0 {
+		t.Fatal("Badger logged nothing through the slog.Logger")
+	}
+	for _, l := range lines {
+		if strings.HasSuffix(l, "\n") {
+			t.Errorf("line keeps its newline: %q", l)
+		}
+	}
+}

@@ -1,0 +1,14 @@
+package kv
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	if runHelperProcess() {
+		return
+	}
+	goleak.VerifyTestMain(m)
+}

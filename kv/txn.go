@@ -1,0 +1,99 @@
+package kv
+
+import (
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Txn is a transaction handed to the function given to [DB.Update] or
+// [DB.View]. It is valid only until that function returns and is not safe
+// for concurrent use.
+type Txn struct {
+	btx       *badger.Txn
+	update    bool
+	iterators []*Iterator
+}
+
+// Get returns a copy of the value stored under key, or [ErrNotFound].
+func (tx *Txn) Get(key []byte) ([]byte, error) {
+	if len(key) == 0 {
+		return nil, ErrEmptyKey
+	}
+	item, err := tx.btx.Get(key)
+	if err != nil {
+		return nil, convertError(err)
+	}
+	v, err := item.ValueCopy(nil)
+	return v, convertError(err)
+}
+
+// Has reports whether key exists, without reading its value.
+func (tx *Txn) Has(key []byte) (bool, error) {
+	if len(key) == 0 {
+		return false, ErrEmptyKey
+	}
+	_, err := tx.btx.Get(key)
+	switch err = convertError(err); err {
+	case nil:
+		return true, nil
+	case ErrNotFound:
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// Set stores value under key. Both are copied.
+func (tx *Txn) Set(key, value []byte) error {
+	return tx.SetTTL(key, value, 0)
+}
+
+// SetTTL stores value under key so that it expires after ttl (rounded up to
+// whole seconds by Badger); a ttl of 0 never expires. Both are copied.
+func (tx *Txn) SetTTL(key, value []byte, ttl time.Duration) error {
+	if !tx.update {
+		return ErrReadOnly
+	}
+	if len(key) == 0 {
+		return ErrEmptyKey
+	}
+	e := badger.NewEntry(clone(key), clone(value))
+	if ttl > 0 {
+		e = e.WithTTL(ttl)
+	}
+	return convertError(tx.btx.SetEntry(e))
+}
+
+// Delete removes key. Deleting a missing key is not an error.
+func (tx *Txn) Delete(key []byte) error {
+	if !tx.update {
+		return ErrReadOnly
+	}
+	if len(key) == 0 {
+		return ErrEmptyKey
+	}
+	return convertError(tx.btx.Delete(clone(key)))
+}
+
+// discard closes any iterator the caller left open (Badger panics on Discard
+// otherwise, which would hide the caller's own panic) and discards the
+// transaction. It runs deferred, after Commit too.
+func (tx *Txn) discard() {
+	tx.closeIterators()
+	tx.btx.Discard()
+}
+
+func (tx *Txn) closeIterators() {
+	for _, it := range tx.iterators {
+		it.Close()
+	}
+	tx.iterators = nil
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}
