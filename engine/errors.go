@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/engramdb/engram/kv"
+)
+
+// The errors below are shared by this package and package memory, which
+// re-exports them, so that errors.Is works the same at both layers.
+var (
+	// ErrInvalidScope is returned for a scope whose ids are missing where the
+	// call needs them, too long, not UTF-8, or hold control characters.
+	ErrInvalidScope = errors.New("engram: invalid scope")
+
+	// ErrClosed is returned by every call on a closed DB.
+	ErrClosed = errors.New("engram: closed")
+
+	// ErrNotFound is returned by lookups of a key or record that does not
+	// exist (or has expired).
+	ErrNotFound = errors.New("engram: not found")
+
+	// ErrTooLarge is returned when an entry or a transaction exceeds a size
+	// limit. Nothing is written.
+	ErrTooLarge = errors.New("engram: too large")
+
+	// ErrConflict is returned by Update when a transaction still conflicted
+	// with concurrent writers after the retries.
+	ErrConflict = errors.New("engram: transaction conflict")
+
+	// ErrLocked is returned by Open when another process has the directory.
+	ErrLocked = errors.New("engram: store is locked by another process")
+
+	// ErrEncryptionKey is returned by Open for a wrong or missing key.
+	ErrEncryptionKey = errors.New("engram: encryption key mismatch")
+
+	// ErrInvalidOptions is returned by Open for bad options.
+	ErrInvalidOptions = errors.New("engram: invalid options")
+)
+
+// convert maps kv's errors onto the shared sentinels, keeping kv's message
+// (which names the directory, the holder's pid, the bad field) as detail.
+// Errors of other kinds, such as those a caller's function returned, pass
+// through unchanged.
+func convert(err error) error {
+	var sentinel error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, kv.ErrNotFound):
+		sentinel = ErrNotFound
+	case errors.Is(err, kv.ErrClosed):
+		sentinel = ErrClosed
+	case errors.Is(err, kv.ErrTooLarge):
+		sentinel = ErrTooLarge
+	case errors.Is(err, kv.ErrConflict):
+		sentinel = ErrConflict
+	case errors.Is(err, kv.ErrLocked):
+		sentinel = ErrLocked
+	case errors.Is(err, kv.ErrEncryptionKey):
+		sentinel = ErrEncryptionKey
+	case errors.Is(err, kv.ErrInvalidOptions):
+		sentinel = ErrInvalidOptions
+	default:
+		return err
+	}
+	if err == sentinel {
+		return err
+	}
+	return fmt.Errorf("%w (%v)", sentinel, err)
+}

@@ -1,0 +1,119 @@
+package engine
+
+// Key layout
+//
+// Every key of tenant data starts with the tenant, so that no prefix scan
+// crosses tenants, then narrows to the user and the session:
+//
+//	0x01 tenant 0x00                          tenant prefix
+//	0x01 tenant 0x00 user 0x00                user prefix
+//	0x01 tenant 0x00 user 0x00 session 0x00   session prefix
+//
+// After a prefix comes one [Namespace] byte and the namespace's own suffix.
+// Ids never hold control characters (see [ValidateID]), so 0x00 cannot occur
+// inside an id and the namespace bytes (0x01-0x1F) cannot be mistaken for the
+// first byte of a user or session id: under a user prefix, user-level
+// namespaces sort before every session. Keys of the store itself (not of any
+// tenant) start with 0x00. The leading byte also keeps every key clear of
+// Badger's reserved "!badger!" prefix.
+
+const (
+	tagSystem byte = 0x00
+	tagTenant byte = 0x01
+	sep       byte = 0x00
+)
+
+// Namespace tags one kind of key under a scope prefix. All namespaces of the
+// module are declared here, so that the on-disk layout is readable in one
+// place and no two packages can claim the same byte.
+type Namespace byte
+
+// Session-level namespaces.
+const (
+	// NSMessage holds a session's messages, keyed by their 16-byte ULID.
+	NSMessage Namespace = 0x01
+	// NSSystemMessage indexes a session's system messages by ULID, so a
+	// window finds them without scanning the session.
+	NSSystemMessage Namespace = 0x02
+	// NSToolCall maps a tool-call id to the ULID of the message that made it.
+	NSToolCall Namespace = 0x03
+	// NSSessionInfo is the session's metadata record (one key).
+	NSSessionInfo Namespace = 0x04
+)
+
+// System namespaces (keys that belong to no tenant).
+const (
+	// NSEmbeddingCache holds cached embeddings, keyed by embed.CacheKey.
+	NSEmbeddingCache Namespace = 0x01
+	// NSMeta holds the store's own metadata.
+	NSMeta Namespace = 0x02
+)
+
+// Prefix returns the key prefix of the scope at level l: every key of that
+// tenant, user or session starts with it. The scope must be valid for l.
+func (s Scope) Prefix(l Level) []byte {
+	n := 2 + len(s.Tenant)
+	if l >= LevelUser {
+		n += 1 + len(s.User)
+	}
+	if l >= LevelSession {
+		n += 1 + len(s.Session)
+	}
+	k := make([]byte, 0, n+1+32)
+	k = append(k, tagTenant)
+	k = append(k, s.Tenant...)
+	k = append(k, sep)
+	if l >= LevelUser {
+		k = append(k, s.User...)
+		k = append(k, sep)
+	}
+	if l >= LevelSession {
+		k = append(k, s.Session...)
+		k = append(k, sep)
+	}
+	return k
+}
+
+// Key returns prefix || ns || suffix..., in a new slice.
+func Key(prefix []byte, ns Namespace, suffix ...[]byte) []byte {
+	n := len(prefix) + 1
+	for _, s := range suffix {
+		n += len(s)
+	}
+	k := make([]byte, 0, n)
+	k = append(k, prefix...)
+	k = append(k, byte(ns))
+	for _, s := range suffix {
+		k = append(k, s...)
+	}
+	return k
+}
+
+// SystemKey returns the key of store-level data in namespace ns.
+func SystemKey(ns Namespace, suffix ...[]byte) []byte {
+	return Key([]byte{tagSystem}, ns, suffix...)
+}
+
+// SessionsStart returns the first key at which the sessions under a user
+// prefix can start: user-level namespaces sort before it.
+func SessionsStart(userPrefix []byte) []byte {
+	return append(append(make([]byte, 0, len(userPrefix)+1), userPrefix...), 0x20)
+}
+
+// SessionAt parses the session id at the start of a key under userPrefix. It
+// returns false when the key is not a session key.
+func SessionAt(userPrefix, key []byte) (string, bool) {
+	if len(key) <= len(userPrefix) || string(key[:len(userPrefix)]) != string(userPrefix) {
+		return "", false
+	}
+	rest := key[len(userPrefix):]
+	if rest[0] < 0x20 {
+		return "", false
+	}
+	for i, b := range rest {
+		if b == sep {
+			return string(rest[:i]), true
+		}
+	}
+	return "", false
+}
