@@ -90,12 +90,36 @@ func (db *DB) Close() error { return convert(db.kv.Close()) }
 func (db *DB) KV() *kv.DB { return db.kv }
 
 // Tx is a transaction handed to the function given to [DB.Update] or
-// [DB.View]: the [kv.Txn] methods (Get, Set, SetTTL, Delete, NewIterator)
-// over the keys built by [Scope.Prefix] and [Key]. It is valid only until the
-// function returns and is not safe for concurrent use.
+// [DB.View], over the keys built by [Scope.Prefix] and [Key]. It is valid
+// only until the function returns and is not safe for concurrent use.
 type Tx struct {
-	*kv.Txn
+	t *kv.Txn
 }
+
+// IterOptions configures an iterator; see [kv.IterOptions].
+type IterOptions = kv.IterOptions
+
+// Get returns a copy of the value under key, or [ErrNotFound].
+func (tx *Tx) Get(key []byte) ([]byte, error) {
+	v, err := tx.t.Get(key)
+	return v, convert(err)
+}
+
+// Set stores value under key; both are copied.
+func (tx *Tx) Set(key, value []byte) error { return convert(tx.t.Set(key, value)) }
+
+// SetTTL stores value under key until ttl has passed (one-second resolution);
+// zero never expires.
+func (tx *Tx) SetTTL(key, value []byte, ttl time.Duration) error {
+	return convert(tx.t.SetTTL(key, value, ttl))
+}
+
+// Delete removes key; a missing key is not an error.
+func (tx *Tx) Delete(key []byte) error { return convert(tx.t.Delete(key)) }
+
+// NewIterator returns an iterator over the transaction's snapshot; see
+// [kv.Iterator].
+func (tx *Tx) NewIterator(opts IterOptions) *kv.Iterator { return tx.t.NewIterator(opts) }
 
 // Update runs fn in a read-write transaction and commits it when fn returns
 // nil. An error or a panic from fn discards every write (the panic is
@@ -113,7 +137,7 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 		}
 	}()
 	for range maxConflictRetries {
-		err = db.kv.Update(ctx, func(t *kv.Txn) error { return fn(&Tx{t}) })
+		err = db.kv.Update(ctx, func(t *kv.Txn) error { return fn(&Tx{t: t}) })
 		if !errors.Is(err, kv.ErrConflict) {
 			break
 		}
@@ -126,7 +150,7 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 // View runs fn in a read-only transaction over a consistent snapshot.
 func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
 	db.views.Add(1)
-	err := db.kv.View(ctx, func(t *kv.Txn) error { return fn(&Tx{t}) })
+	err := db.kv.View(ctx, func(t *kv.Txn) error { return fn(&Tx{t: t}) })
 	if err != nil {
 		db.failures.Add(1)
 	}

@@ -65,8 +65,9 @@ func convert(err error) error {
 	default:
 		return err
 	}
-	if err == sentinel {
-		return err
+	if err == sentinel || sentinel == ErrNotFound {
+		// Not-found is control flow on hot paths: no detail to add.
+		return sentinel
 	}
 	return fmt.Errorf("%w (%v)", sentinel, err)
 }

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/engramdb/engram/kv"
+
 // Key layout
 //
 // Every key of tenant data starts with the tenant, so that no prefix scan
@@ -117,3 +119,7 @@ func SessionAt(userPrefix, key []byte) (string, bool) {
 	}
 	return "", false
 }
+
+// PrefixEnd returns the smallest key after every key that starts with p: the
+// place to seek to skip all of them.
+func PrefixEnd(p []byte) []byte { return kv.PrefixEnd(p) }

@@ -68,7 +68,7 @@ func (s Scope) Level() Level {
 func (s Scope) Validate(l Level) error {
 	fields := [...]struct {
 		name, value string
-		required   bool
+		required    bool
 	}{
 		{"Tenant", s.Tenant, true},
 		{"User", s.User, l >= LevelUser},

@@ -62,7 +62,7 @@ func (it *Iterator) Seek(key []byte) {
 	default:
 		// Reverse from the end of the prefix: seek to the smallest key past
 		// every key with the prefix and step back over it if it exists.
-		succ := successor(it.prefix)
+		succ := PrefixEnd(it.prefix)
 		if succ == nil {
 			it.it.Rewind()
 			return
@@ -109,9 +109,9 @@ func (it *Iterator) Close() {
 	it.it.Close()
 }
 
-// successor returns the smallest key greater than every key that starts with
-// p, or nil when there is none (p is empty or all 0xFF).
-func successor(p []byte) []byte {
+// PrefixEnd returns the smallest key greater than every key that starts
+// with p, or nil when there is none (p is empty or all 0xFF).
+func PrefixEnd(p []byte) []byte {
 	s := clone(p)
 	for i := len(s) - 1; i >= 0; i-- {
 		if s[i] != 0xFF {

@@ -1,0 +1,63 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/engramdb/engram/engine"
+)
+
+// Errors shared with package engine; errors.Is matches them at either layer.
+var (
+	// ErrInvalidScope is returned by every call given a scope whose ids are
+	// missing where the call needs them, too long, not UTF-8, or hold
+	// control characters (see [engine.ValidateID]).
+	ErrInvalidScope = engine.ErrInvalidScope
+	// ErrClosed is returned by every call on a closed [Store].
+	ErrClosed = engine.ErrClosed
+	// ErrNotFound is returned when a session or record does not exist.
+	ErrNotFound = engine.ErrNotFound
+	// ErrTooLarge is returned by [Session.Append] for a message over
+	// Options.MaxMessageBytes, or a batch too large for one transaction.
+	// Nothing is written.
+	ErrTooLarge = engine.ErrTooLarge
+	// ErrLocked is returned by [Open] when another process has the directory.
+	ErrLocked = engine.ErrLocked
+	// ErrEncryptionKey is returned by [Open] for a wrong or missing key.
+	ErrEncryptionKey = engine.ErrEncryptionKey
+	// ErrInvalidOptions is returned by [Open] and by calls given bad options
+	// (a negative budget, a malformed cursor).
+	ErrInvalidOptions = engine.ErrInvalidOptions
+)
+
+// Errors of [Session.Append]. Each specific error wraps [ErrInvalidMessage],
+// so errors.Is(err, ErrInvalidMessage) matches all of them. The returned
+// error also names the index of the offending message in the batch. Nothing
+// of the batch is written.
+var (
+	// ErrInvalidMessage is returned for a message that breaks a rule of the
+	// chat format: empty content without tool calls, tool calls on a
+	// non-assistant message, a tool-call id on a non-tool message, text that
+	// is not UTF-8, a bad name or metadata key.
+	ErrInvalidMessage = errors.New("memory: invalid message")
+	// ErrInvalidRole is returned for a role other than system, user,
+	// assistant and tool.
+	ErrInvalidRole = fmt.Errorf("%w: unknown role", ErrInvalidMessage)
+	// ErrOrphanToolResult is returned for a tool result whose ToolCallID
+	// matches no earlier tool call of the session (or of the batch).
+	ErrOrphanToolResult = fmt.Errorf("%w: tool result answers no earlier tool call", ErrInvalidMessage)
+	// ErrInvalidToolArguments is returned for tool-call arguments that are
+	// not valid JSON.
+	ErrInvalidToolArguments = fmt.Errorf("%w: tool-call arguments are not valid JSON", ErrInvalidMessage)
+	// ErrDuplicateToolCall is returned for a tool-call id already used in
+	// the session.
+	ErrDuplicateToolCall = fmt.Errorf("%w: duplicate tool-call id", ErrInvalidMessage)
+)
+
+// ErrBudgetTooSmall is returned by [Session.Window] when the session's system
+// messages alone exceed the message or token budget: they are always kept, so
+// no window fits.
+var ErrBudgetTooSmall = errors.New("memory: system messages alone exceed the window budget")
+
+// ErrCorrupt is returned when a stored record cannot be decoded.
+var ErrCorrupt = errors.New("memory: corrupt record")

@@ -1,0 +1,14 @@
+package memory
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	if runCrashChild() {
+		return
+	}
+	goleak.VerifyTestMain(m)
+}

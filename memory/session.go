@@ -1,0 +1,297 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/engramdb/engram/engine"
+)
+
+// Session is one conversation thread of a user: an ordered log of messages.
+// It is a lightweight handle; the scope is checked on every call, so a bad
+// scope surfaces as [ErrInvalidScope] from the first call. Safe for
+// concurrent use.
+type Session struct {
+	store *Store
+	scope Scope
+}
+
+// Session returns the session named by scope, which needs Tenant, User and
+// Session. The session exists once a message is appended to it.
+func (s *Store) Session(scope Scope) *Session {
+	return &Session{store: s, scope: scope}
+}
+
+// Scope returns the session's scope.
+func (ss *Session) Scope() Scope { return ss.scope }
+
+func (ss *Session) prefix() ([]byte, error) {
+	if err := ss.scope.Validate(engine.LevelSession); err != nil {
+		return nil, err
+	}
+	return ss.scope.Prefix(engine.LevelSession), nil
+}
+
+// Append adds messages to the end of the session, in order, atomically: on
+// any error nothing of the batch is written. Each message is checked first:
+// a known role; tool calls only on assistant messages, with valid ids unique
+// in the session and arguments that are valid JSON; a tool result's
+// ToolCallID must match a call made earlier in the session or the batch;
+// text must be UTF-8; the encoded message must fit in
+// Options.MaxMessageBytes. Errors wrap [ErrInvalidMessage] (or a more
+// specific error that wraps it), [ErrTooLarge] or [ErrInvalidScope] and name
+// the message's index in the batch.
+//
+// With [Sync] durability (the default) Append returns once the batch is on
+// disk. Messages with a zero Time get the time of the call. The ids assigned
+// are ULIDs that sort in append order; [Session.Messages] returns them.
+func (ss *Session) Append(ctx context.Context, msgs ...Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	prefix, err := ss.prefix()
+	if err != nil {
+		return err
+	}
+	st := ss.store
+	enc, err := st.encoder()
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	values := make([][]byte, len(msgs))
+	batchCalls := map[string]bool{}
+	for i := range msgs {
+		m := msgs[i] // a copy: the caller's slice is not modified
+		if err := m.validate(); err != nil {
+			return fmt.Errorf("append message %d: %w", i, err)
+		}
+		for _, c := range m.ToolCalls {
+			if batchCalls[c.ID] {
+				return fmt.Errorf("append message %d: %w %q", i, ErrDuplicateToolCall, c.ID)
+			}
+		}
+		for _, c := range m.ToolCalls {
+			batchCalls[c.ID] = true
+		}
+		if m.Time.IsZero() {
+			m.Time = now
+		}
+		m.Tokens = countTokens(enc, &m)
+		if values[i], err = encodeRecord(&m, st.opts.Encoding); err != nil {
+			return fmt.Errorf("append message %d: %w", i, err)
+		}
+		if len(values[i]) > st.opts.MaxMessageBytes {
+			return fmt.Errorf("append message %d: %w: %d bytes encoded, limit %d", i, ErrTooLarge, len(values[i]), st.opts.MaxMessageBytes)
+		}
+	}
+
+	mu := st.sessionLock(prefix)
+	mu.Lock()
+	defer mu.Unlock()
+	ttl := st.opts.SessionTTL
+	infoKey := engine.Key(prefix, engine.NSSessionInfo)
+	return st.db.Update(ctx, func(tx *engine.Tx) error {
+		si := &sessionInfo{Created: now.UnixNano()}
+		switch b, err := tx.Get(infoKey); {
+		case err == nil:
+			if si, err = decodeSessionInfo(b); err != nil {
+				return err
+			}
+		case !errors.Is(err, engine.ErrNotFound):
+			return err
+		}
+		var last ulid.ULID
+		copy(last[:], si.Last)
+		inBatch := map[string]bool{}
+		for i := range msgs {
+			m := &msgs[i]
+			for _, c := range m.ToolCalls {
+				if _, err := tx.Get(engine.Key(prefix, engine.NSToolCall, []byte(c.ID))); err == nil {
+					return fmt.Errorf("append message %d: %w %q", i, ErrDuplicateToolCall, c.ID)
+				} else if !errors.Is(err, engine.ErrNotFound) {
+					return err
+				}
+			}
+			if m.Role == RoleTool && !inBatch[m.ToolCallID] {
+				if _, err := tx.Get(engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))); errors.Is(err, engine.ErrNotFound) {
+					return fmt.Errorf("append message %d: %w: %q", i, ErrOrphanToolResult, m.ToolCallID)
+				} else if err != nil {
+					return err
+				}
+			}
+			id := st.db.NewID(now)
+			if id.Compare(last) <= 0 {
+				// The clock went back (or another process wrote with a
+				// clock ahead): keep append order anyway.
+				id = next(last)
+			}
+			last = id
+			if err := tx.SetTTL(engine.Key(prefix, engine.NSMessage, id[:]), values[i], ttl); err != nil {
+				return fmt.Errorf("append message %d: %w", i, err)
+			}
+			if m.Role == RoleSystem {
+				if err := tx.SetTTL(engine.Key(prefix, engine.NSSystemMessage, id[:]), nil, ttl); err != nil {
+					return err
+				}
+			}
+			for _, c := range m.ToolCalls {
+				inBatch[c.ID] = true
+				if err := tx.SetTTL(engine.Key(prefix, engine.NSToolCall, []byte(c.ID)), id[:], ttl); err != nil {
+					return err
+				}
+			}
+		}
+		si.Updated = now.UnixNano()
+		si.Messages += len(msgs)
+		si.Last = last[:]
+		return tx.SetTTL(infoKey, encodeSessionInfo(si), ttl)
+	})
+}
+
+// next returns the ULID one above id.
+func next(id ulid.ULID) ulid.ULID {
+	for i := len(id) - 1; i >= 0; i-- {
+		id[i]++
+		if id[i] != 0 {
+			break
+		}
+	}
+	return id
+}
+
+// MessagesOptions selects a range of a session's messages.
+type MessagesOptions struct {
+	// After and Before bound the range by message id, exclusive. Use the
+	// last id of a page as After to get the next page.
+	After, Before string
+	// Since and Until bound the range by append time: Since inclusive,
+	// Until exclusive. Zero means unbounded.
+	Since, Until time.Time
+	// Limit caps the page; zero means [DefaultPageSize].
+	Limit int
+	// Reverse returns the newest messages first (and After/Before keep
+	// their meaning as id bounds).
+	Reverse bool
+}
+
+// Messages returns a page of the session's messages in append order (or
+// newest first with Reverse), with ids and token counts set. An unknown
+// session has no messages.
+func (ss *Session) Messages(ctx context.Context, opts MessagesOptions) ([]Message, error) {
+	prefix, err := ss.prefix()
+	if err != nil {
+		return nil, err
+	}
+	lo, hi, err := opts.bounds()
+	if err != nil {
+		return nil, err
+	}
+	limit := opts.Limit
+	if limit == 0 {
+		limit = DefaultPageSize
+	}
+	enc := ss.store.opts.Encoding
+	msgPrefix := engine.Key(prefix, engine.NSMessage)
+	var out []Message
+	err = ss.store.db.View(ctx, func(tx *engine.Tx) error {
+		it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, Reverse: opts.Reverse, Prefetch: min(limit, 64)})
+		defer it.Close()
+		// Seek to the near bound; the loop stops at the far one.
+		if opts.Reverse {
+			it.Seek(append(msgPrefix[:len(msgPrefix):len(msgPrefix)], hi[:]...))
+		} else {
+			it.Seek(append(msgPrefix[:len(msgPrefix):len(msgPrefix)], lo[:]...))
+		}
+		var val []byte
+		for ; it.Valid() && len(out) < limit; it.Next() {
+			var id ulid.ULID
+			copy(id[:], it.Key()[len(msgPrefix):])
+			if (!opts.Reverse && id.Compare(hi) > 0) || (opts.Reverse && id.Compare(lo) < 0) {
+				break
+			}
+			if val, err = it.Value(val[:0]); err != nil {
+				return err
+			}
+			m, err := ss.decode(id, val, enc)
+			if err != nil {
+				return err
+			}
+			out = append(out, m)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// bounds turns the options into an inclusive id range [lo, hi].
+func (o *MessagesOptions) bounds() (lo, hi ulid.ULID, err error) {
+	if o.Limit < 0 {
+		return lo, hi, fmt.Errorf("%w: Limit %d is negative", ErrInvalidOptions, o.Limit)
+	}
+	for i := range hi {
+		hi[i] = 0xFF
+	}
+	if o.After != "" {
+		id, err := ulid.ParseStrict(o.After)
+		if err != nil {
+			return lo, hi, fmt.Errorf("%w: After %q is not a message id", ErrInvalidOptions, o.After)
+		}
+		lo = next(id)
+	}
+	if !o.Since.IsZero() {
+		var s ulid.ULID
+		if err := s.SetTime(ulid.Timestamp(o.Since)); err == nil && s.Compare(lo) > 0 {
+			lo = s
+		}
+	}
+	if o.Before != "" {
+		id, err := ulid.ParseStrict(o.Before)
+		if err != nil {
+			return lo, hi, fmt.Errorf("%w: Before %q is not a message id", ErrInvalidOptions, o.Before)
+		}
+		hi = prev(id)
+	}
+	if !o.Until.IsZero() {
+		var u ulid.ULID
+		if err := u.SetTime(ulid.Timestamp(o.Until)); err == nil {
+			if u = prev(u); u.Compare(hi) < 0 {
+				hi = u
+			}
+		}
+	}
+	return lo, hi, nil
+}
+
+// prev returns the ULID one below id.
+func prev(id ulid.ULID) ulid.ULID {
+	for i := len(id) - 1; i >= 0; i-- {
+		id[i]--
+		if id[i] != 0xFF {
+			break
+		}
+	}
+	return id
+}
+
+// decode turns a stored record into a Message, recounting tokens when the
+// record was counted in another encoding.
+func (ss *Session) decode(id ulid.ULID, val []byte, encoding string) (Message, error) {
+	m := Message{ID: id.String()}
+	recEnc, err := decodeRecord(val, &m)
+	if err != nil {
+		return m, fmt.Errorf("message %s: %w", m.ID, err)
+	}
+	if recEnc != encoding {
+		enc, err := ss.store.encoder()
+		if err != nil {
+			return m, err
+		}
+		m.Tokens = countTokens(enc, &m)
+	}
+	return m, nil
+}

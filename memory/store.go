@@ -1,0 +1,296 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"time"
+
+	tiktoken "github.com/pkoukk/tiktoken-go"
+
+	"github.com/engramdb/engram/engine"
+)
+
+// Scope says whose memory a call reads or writes: Tenant (a hard partition),
+// User, Agent and Session. See [engine.Scope] for the rules of its ids.
+type Scope = engine.Scope
+
+// Durability says when a write is acknowledged.
+type Durability = engine.Durability
+
+const (
+	// Sync acknowledges a write once it is on disk: it survives kill -9 and
+	// power loss. The default.
+	Sync = engine.Sync
+	// Async acknowledges a write once the operating system has it: it
+	// survives the process being killed, not a machine crash. Appends are
+	// about two orders of magnitude faster (see the README).
+	Async = engine.Async
+)
+
+// Limits and defaults.
+const (
+	// DefaultMaxMessageBytes is the default Options.MaxMessageBytes.
+	DefaultMaxMessageBytes = 256 << 10
+	// MaxMessageBytesLimit is the largest Options.MaxMessageBytes: one
+	// message must fit in one storage transaction.
+	MaxMessageBytesLimit = 1 << 20
+	// DefaultWindowMessages is the message budget of a window when
+	// WindowOptions.MaxMessages is zero.
+	DefaultWindowMessages = 50
+	// DefaultPageSize is the page size of a listing whose Limit is zero.
+	DefaultPageSize = 100
+)
+
+// Options configures a [Store]. A nil *Options, and every zero field, means
+// the documented default.
+type Options struct {
+	// Durability of writes. Zero is [Sync].
+	Durability Durability
+
+	// EncryptionKey encrypts every file at rest with AES when set (16, 24 or
+	// 32 bytes); the same key must be given on every later Open.
+	EncryptionKey []byte
+
+	// Logger receives the storage layer's log lines. Nil is silent.
+	Logger *slog.Logger
+
+	// Encoding is the tiktoken encoding that counts tokens: "o200k_base"
+	// (the default, GPT-4o and later), "cl100k_base" (GPT-4, GPT-3.5),
+	// "p50k_base" or "r50k_base". All load offline from the binary.
+	Encoding string
+
+	// MaxMessageBytes bounds one stored message (its content, tool calls and
+	// metadata, encoded). Zero means [DefaultMaxMessageBytes]; at most
+	// [MaxMessageBytesLimit].
+	MaxMessageBytes int
+
+	// SessionTTL, when positive, makes conversation data expire: each
+	// message is erased SessionTTL after it was appended, and a session
+	// leaves the listing SessionTTL after its last append. Zero keeps
+	// messages until they are forgotten. Resolution is one second.
+	SessionTTL time.Duration
+}
+
+func (o *Options) validate() error {
+	var errs []error
+	switch o.Durability {
+	case Sync, Async:
+	default:
+		errs = append(errs, fmt.Errorf("Durability %d is neither Sync nor Async", int(o.Durability)))
+	}
+	if !knownEncoding(o.Encoding) {
+		errs = append(errs, fmt.Errorf("Encoding %q is not one of %v", o.Encoding, encodings))
+	}
+	if o.MaxMessageBytes < 0 || o.MaxMessageBytes > MaxMessageBytesLimit {
+		errs = append(errs, fmt.Errorf("MaxMessageBytes %d is outside [0, %d]", o.MaxMessageBytes, MaxMessageBytesLimit))
+	}
+	if o.SessionTTL < 0 {
+		errs = append(errs, fmt.Errorf("SessionTTL %v is negative", o.SessionTTL))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+}
+
+// Store is an agent's memory: conversations now; memories, facts and hybrid
+// recall as they land. It is safe for concurrent use by multiple goroutines.
+type Store struct {
+	db   *engine.DB
+	opts Options
+
+	// sessionLocks serialize appends to one session inside this process, so
+	// that ids stay in append order and tool-call checks see every earlier
+	// call; the store's directory lock keeps other processes out.
+	sessionLocks [64]sync.Mutex
+}
+
+// Open opens the store in dir, creating it if needed; dir "" keeps
+// everything in memory (nothing survives Close). A nil opts means defaults.
+//
+// Open returns [ErrLocked] when another process has dir open,
+// [ErrEncryptionKey] for a wrong or missing key and [ErrInvalidOptions] for
+// bad options (the error names every bad field).
+func Open(dir string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Encoding == "" {
+		o.Encoding = DefaultEncoding
+	}
+	if o.MaxMessageBytes == 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	db, err := engine.Open(dir, &engine.Options{
+		Durability:    o.Durability,
+		EncryptionKey: o.EncryptionKey,
+		Logger:        o.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db, opts: o}, nil
+}
+
+// Close closes the store, waiting for running calls. Calling it again
+// returns nil.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Engine returns the database underneath, for callers that want records and
+// keys without the agent vocabulary.
+func (s *Store) Engine() *engine.DB { return s.db }
+
+// Stats returns a snapshot of the database's state.
+func (s *Store) Stats() engine.Stats { return s.db.Stats() }
+
+// CountTokens returns the tokens the messages take in the store's encoding,
+// chat-format framing included: the figure windows are budgeted in.
+func (s *Store) CountTokens(msgs ...Message) (int, error) {
+	enc, err := tokenizer(s.opts.Encoding)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range msgs {
+		n += countTokens(enc, &msgs[i])
+	}
+	return n, nil
+}
+
+func (s *Store) encoder() (*tiktoken.Tiktoken, error) { return tokenizer(s.opts.Encoding) }
+
+func (s *Store) sessionLock(prefix []byte) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write(prefix)
+	return &s.sessionLocks[h.Sum32()%uint32(len(s.sessionLocks))]
+}
+
+// SessionInfo describes one session of a user.
+type SessionInfo struct {
+	ID       string    // the session id
+	Created  time.Time // first append
+	Updated  time.Time // last append
+	Messages int       // messages appended (expired ones included)
+}
+
+// sessionInfo is the stored form of SessionInfo (JSON after a version byte).
+type sessionInfo struct {
+	Created  int64  `json:"c"`
+	Updated  int64  `json:"u"`
+	Messages int    `json:"n"`
+	Last     []byte `json:"l"` // the newest message's id
+}
+
+func encodeSessionInfo(si *sessionInfo) []byte {
+	b, _ := json.Marshal(si) // a struct of ints and bytes always marshals
+	return append([]byte{recordVersion}, b...)
+}
+
+func decodeSessionInfo(b []byte) (*sessionInfo, error) {
+	if len(b) == 0 || b[0] != recordVersion {
+		return nil, fmt.Errorf("%w: unknown session record version", ErrCorrupt)
+	}
+	var si sessionInfo
+	if err := json.Unmarshal(b[1:], &si); err != nil {
+		return nil, fmt.Errorf("%w: session record: %v", ErrCorrupt, err)
+	}
+	return &si, nil
+}
+
+// SessionsOptions pages through a user's sessions.
+type SessionsOptions struct {
+	// After lists sessions whose id sorts after this one (exclusive).
+	After string
+	// Limit caps the page; zero means [DefaultPageSize].
+	Limit int
+}
+
+// Sessions lists the sessions of the scope's user in id order, a page at a
+// time. The scope needs Tenant and User; Session is ignored.
+func (s *Store) Sessions(ctx context.Context, scope Scope, opts SessionsOptions) ([]SessionInfo, error) {
+	scope.Session = ""
+	if err := scope.Validate(engine.LevelUser); err != nil {
+		return nil, err
+	}
+	if opts.Limit < 0 {
+		return nil, fmt.Errorf("%w: Limit %d is negative", ErrInvalidOptions, opts.Limit)
+	}
+	limit := opts.Limit
+	if limit == 0 {
+		limit = DefaultPageSize
+	}
+	userPrefix := scope.Prefix(engine.LevelUser)
+	var out []SessionInfo
+	err := s.db.View(ctx, func(tx *engine.Tx) error {
+		it := tx.NewIterator(engine.IterOptions{Prefix: userPrefix, KeysOnly: true})
+		defer it.Close()
+		start := engine.SessionsStart(userPrefix)
+		if opts.After != "" {
+			// Skip past every key of the After session.
+			after := Scope{Tenant: scope.Tenant, User: scope.User, Session: opts.After}
+			start = engine.PrefixEnd(after.Prefix(engine.LevelSession))
+		}
+		// Skip-scan: land on a session's first key, read its info record,
+		// then jump past all of its keys.
+		for it.Seek(start); it.Valid() && len(out) < limit; {
+			id, ok := engine.SessionAt(userPrefix, it.Key())
+			if !ok {
+				break
+			}
+			sess := Scope{Tenant: scope.Tenant, User: scope.User, Session: id}
+			prefix := sess.Prefix(engine.LevelSession)
+			b, err := tx.Get(engine.Key(prefix, engine.NSSessionInfo))
+			switch {
+			case err == nil:
+				si, err := decodeSessionInfo(b)
+				if err != nil {
+					return err
+				}
+				out = append(out, SessionInfo{
+					ID:       id,
+					Created:  time.Unix(0, si.Created).UTC(),
+					Updated:  time.Unix(0, si.Updated).UTC(),
+					Messages: si.Messages,
+				})
+			case !errors.Is(err, engine.ErrNotFound):
+				return err
+			}
+			it.Seek(engine.PrefixEnd(prefix))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Forget erases a scope: a whole session (Tenant, User and Session set), a
+// user with all their sessions (Tenant and User), or a tenant (Tenant
+// alone). Everything stored under the scope goes: messages, the indexes
+// derived from them, session records. Agent is ignored.
+//
+// Forget deletes in batches; if it fails part way, what was deleted stays
+// deleted and calling it again finishes. The bytes leave the files after
+// compaction (engine.DB.Compact).
+func (s *Store) Forget(ctx context.Context, scope Scope) error {
+	scope.Agent = ""
+	level := scope.Level()
+	if err := scope.Validate(level); err != nil {
+		return err
+	}
+	prefix := scope.Prefix(level)
+	if level == engine.LevelSession {
+		mu := s.sessionLock(prefix)
+		mu.Lock()
+		defer mu.Unlock()
+	}
+	_, err := s.db.ErasePrefix(ctx, prefix, nil)
+	return err
+}
