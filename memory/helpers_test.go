@@ -32,7 +32,9 @@ func call(ids ...string) Message {
 	}
 	return m
 }
-func result(id string) Message { return Message{Role: RoleTool, ToolCallID: id, Content: "result " + id} }
+func result(id string) Message {
+	return Message{Role: RoleTool, ToolCallID: id, Content: "result " + id}
+}
 
 // label renders messages compactly for comparisons: "S:x U:y A:z C:id T:id".
 func label(msgs []Message) string {

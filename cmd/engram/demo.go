@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/memory"
+)
+
+type demoOptions struct {
+	dir         string
+	maxMessages int
+	maxTokens   int
+}
+
+func newDemoCmd() *cobra.Command {
+	var o demoOptions
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Play a support conversation and show the window the model would see",
+		Long: `demo plays a customer-support conversation into a store: the user gives her
+name and her renewal owner, the assistant calls tools, more turns follow, and
+the user finally asks "Who owns my renewal?". It prints the window a model
+would be given for that question under a message and token budget, with the
+token count of every message and why each one was kept or trimmed.
+
+The store lives in a temporary directory that is removed afterwards, unless
+--dir names one to keep.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDemo(cmd.Context(), cmd.OutOrStdout(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.dir, "dir", "", "keep the store in this directory (default: a temporary one)")
+	cmd.Flags().IntVar(&o.maxMessages, "max-messages", 20, "window budget in messages, system messages included")
+	cmd.Flags().IntVar(&o.maxTokens, "max-tokens", 250, "window budget in tokens (o200k_base), system messages included")
+	return cmd
+}
+
+var demoScope = memory.Scope{Tenant: "acme", User: "alice", Session: "renewal"}
+
+// demoConversation is the support scenario. The Dana turn must survive the
+// default window; the oldest turns and a tool pair must not.
+func demoConversation() []memory.Message {
+	args := func(s string) json.RawMessage { return json.RawMessage(s) }
+	return []memory.Message{
+		{Role: memory.RoleSystem, Content: "You are Acme's support agent. Answer from the conversation and say when you are unsure."},
+		{Role: memory.RoleUser, Content: "Hi, I need help with my subscription renewal."},
+		{Role: memory.RoleAssistant, Content: "Happy to help. Could you tell me your name and who handles the renewal on your side?"},
+		{Role: memory.RoleUser, Content: "My name is Alice. My renewal owner is Dana."},
+		{Role: memory.RoleAssistant, ToolCalls: []memory.ToolCall{{ID: "call_1", Name: "lookup_account", Arguments: args(`{"customer":"Alice"}`)}}},
+		{Role: memory.RoleTool, ToolCallID: "call_1", Name: "lookup_account", Content: `{"account":"3942","plan":"Team","seats":25,"renews":"2026-12-01"}`},
+		{Role: memory.RoleAssistant, Content: "Thanks Alice. Account 3942 (Team plan, 25 seats) renews on 1 December 2026."},
+		{Role: memory.RoleUser, Content: "Can we add five seats before then?"},
+		{Role: memory.RoleAssistant, ToolCalls: []memory.ToolCall{{ID: "call_2", Name: "quote_seats", Arguments: args(`{"account":"3942","add":5}`)}}},
+		{Role: memory.RoleTool, ToolCallID: "call_2", Name: "quote_seats", Content: `{"price_per_seat":12,"currency":"EUR","monthly_total":60}`},
+		{Role: memory.RoleAssistant, Content: "Five more seats would add EUR 60 a month from the renewal date."},
+		{Role: memory.RoleUser, Content: "Great. Please send future invoices to billing@alice.example."},
+		{Role: memory.RoleAssistant, Content: "Done: future invoices go to billing@alice.example."},
+		{Role: memory.RoleUser, Content: "Who owns my renewal?"},
+	}
+}
+
+func runDemo(ctx context.Context, w io.Writer, o demoOptions) (err error) {
+	dir := o.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "engram-demo-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	store, err := memory.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+
+	sess := store.Session(demoScope)
+	if err := store.Forget(ctx, demoScope); err != nil { // a kept --dir replays from scratch
+		return err
+	}
+	if err := sess.Append(ctx, demoConversation()...); err != nil {
+		return err
+	}
+	log, err := sess.Messages(ctx, memory.MessagesOptions{})
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, m := range log {
+		total += m.Tokens
+	}
+	fmt.Fprintf(w, "Engram demo: store in %s\n", dir)
+	fmt.Fprintf(w, "Session %s/%s/%s holds %d messages, %d tokens (o200k_base).\n\n",
+		demoScope.Tenant, demoScope.User, demoScope.Session, len(log), total)
+
+	opts := memory.WindowOptions{MaxMessages: o.maxMessages, MaxTokens: o.maxTokens}
+	window, err := sess.Window(ctx, opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Window for the next model call (budget: %d messages, %d tokens):\n", opts.MaxMessages, opts.MaxTokens)
+	printWindow(w, log, window, opts)
+
+	// The same session under a budget whose naive cut would split a tool
+	// call from its result.
+	tight := memory.WindowOptions{MaxMessages: 6}
+	tw, err := sess.Window(ctx, tight)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nThe same session with a budget of %d messages:\n", tight.MaxMessages)
+	printWindow(w, log, tw, tight)
+
+	fmt.Fprintln(w)
+	question := log[len(log)-1].Content
+	if answer := findContent(window, "renewal owner is Dana"); answer != "" {
+		fmt.Fprintf(w, "%q is answered inside the window: %q\n", question, answer)
+	} else {
+		fmt.Fprintf(w, "%q: the Dana message was trimmed from this window; raise --max-messages or --max-tokens.\n", question)
+	}
+	return nil
+}
+
+func findContent(msgs []memory.Message, needle string) string {
+	for _, m := range msgs {
+		if strings.Contains(m.Content, needle) {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+// printWindow prints every message of the log with its token count and
+// whether the window kept it, and why.
+func printWindow(w io.Writer, log, window []memory.Message, opts memory.WindowOptions) {
+	kept := map[string]bool{}
+	used := 0
+	for _, m := range window {
+		kept[m.ID] = true
+		used += m.Tokens
+	}
+	// What a plain "newest that fit" cut would have kept, ignoring tool
+	// pairs: the difference is what the pairing rule dropped.
+	naive := map[string]bool{}
+	n, tokens := 0, 0
+	for _, m := range log {
+		if m.Role == memory.RoleSystem {
+			n++
+			tokens += m.Tokens
+		}
+	}
+	for i := len(log) - 1; i >= 0; i-- {
+		m := log[i]
+		if m.Role == memory.RoleSystem {
+			continue
+		}
+		if n+1 > opts.MaxMessages || (opts.MaxTokens > 0 && tokens+m.Tokens > opts.MaxTokens) {
+			break
+		}
+		n, tokens = n+1, tokens+m.Tokens
+		naive[m.ID] = true
+	}
+	pairDropped := false
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\trole\ttokens\t\tmessage")
+	for i, m := range log {
+		status := "  "
+		reason := ""
+		switch {
+		case kept[m.ID] && m.Role == memory.RoleSystem:
+			status, reason = "✓ ", "system, always kept"
+		case kept[m.ID]:
+			status = "✓ "
+		case naive[m.ID]:
+			status, reason = "✗ ", "dropped with its tool pair"
+			pairDropped = true
+		default:
+			status, reason = "✗ ", "trimmed, oldest first"
+		}
+		if reason != "" {
+			reason = "  [" + reason + "]"
+		}
+		fmt.Fprintf(tw, "%s%2d\t%s\t%d\t\t%s%s\n", status, i+1, m.Role, m.Tokens, describe(m), reason)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "  kept %d of %d messages, %d tokens\n", len(window), len(log), used)
+	if pairDropped {
+		fmt.Fprintln(w, "  (a tool result fit the budget but its call did not: a window never starts with an orphan tool result)")
+	}
+}
+
+func describe(m memory.Message) string {
+	if len(m.ToolCalls) > 0 {
+		var calls []string
+		for _, c := range m.ToolCalls {
+			calls = append(calls, fmt.Sprintf("%s(%s) [%s]", c.Name, c.Arguments, c.ID))
+		}
+		return "calls " + strings.Join(calls, ", ")
+	}
+	if m.Role == memory.RoleTool {
+		return fmt.Sprintf("[%s] %s", m.ToolCallID, m.Content)
+	}
+	return m.Content
+}

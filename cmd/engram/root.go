@@ -1,0 +1,17 @@
+package main
+
+import "github.com/spf13/cobra"
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "engram",
+		Short: "An embedded memory engine for AI agents",
+		Long: `Engram keeps an agent's memory in one local directory: conversations with
+token-budgeted windows now; semantic memory, a knowledge graph and hybrid
+recall as they land. No service, no network unless you configure one.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newDemoCmd(), newVersionCmd())
+	return root
+}

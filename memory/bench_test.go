@@ -1,0 +1,90 @@
+package memory
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkAppend appends one message per op to an on-disk store. The sync
+// and async rows are each other's peer: their ratio is the cost of fsync.
+func BenchmarkAppend(b *testing.B) {
+	for _, d := range []Durability{Sync, Async} {
+		b.Run(d.String(), func(b *testing.B) {
+			st, err := Open(b.TempDir(), &Options{Durability: d})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			sess := st.Session(testScope)
+			msg := user("My renewal owner is Dana; please check account 3942 before Friday.")
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if err := sess.Append(bg, msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkWindow builds a window over a 10,000-message session (a system
+// prompt, user and assistant turns, tool calls with results). Its peer,
+// read-all, pages through the whole session as a store without a window
+// index would: the ratio shows the window costs O(window), not O(session).
+func BenchmarkWindow(b *testing.B) {
+	const n = 10000
+	st, err := Open(b.TempDir(), &Options{Durability: Async})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	sess := st.Session(testScope)
+	batch := []Message{sys("You are a support agent for Acme. Be brief.")}
+	for i := 1; len(batch) > 0 || i < n; i++ {
+		if i < n {
+			switch i % 5 {
+			case 2:
+				batch = append(batch, call(fmt.Sprint("c", i)))
+			case 3:
+				batch = append(batch, result(fmt.Sprint("c", i-1)))
+			case 0, 4:
+				batch = append(batch, asst(fmt.Sprintf("Answer %d: the renewal owner for account %d is Dana.", i, 3900+i%100)))
+			default:
+				batch = append(batch, user(fmt.Sprintf("Question %d about account %d?", i, 3900+i%100)))
+			}
+		}
+		if len(batch) == 500 || (i >= n && len(batch) > 0) {
+			if err := sess.Append(bg, batch...); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+		if i >= n {
+			break
+		}
+	}
+	if msgs, _ := sess.Messages(bg, MessagesOptions{Limit: n + 10}); len(msgs) != n {
+		b.Fatalf("session has %d messages, want %d", len(msgs), n)
+	}
+	for _, opts := range []WindowOptions{{MaxMessages: 20}, {MaxMessages: 200, MaxTokens: 2000}} {
+		b.Run(fmt.Sprintf("messages=%d/max=%d/tokens=%d", n, opts.MaxMessages, opts.MaxTokens), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				w, err := sess.Window(bg, opts)
+				if err != nil || len(w) == 0 {
+					b.Fatal(len(w), err)
+				}
+			}
+		})
+	}
+	b.Run(fmt.Sprintf("messages=%d/read-all", n), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			msgs, err := sess.Messages(bg, MessagesOptions{Limit: n})
+			if err != nil || len(msgs) != n {
+				b.Fatal(len(msgs), err)
+			}
+		}
+	})
+}
