@@ -123,3 +123,28 @@ func SessionAt(userPrefix, key []byte) (string, bool) {
 // PrefixEnd returns the smallest key after every key that starts with p: the
 // place to seek to skip all of them.
 func PrefixEnd(p []byte) []byte { return kv.PrefixEnd(p) }
+
+// NamespaceOf parses a tenant key: the level its namespace byte sits at and
+// the namespace. It returns false for system keys and malformed keys.
+func NamespaceOf(key []byte) (Level, Namespace, bool) {
+	if len(key) == 0 || key[0] != tagTenant {
+		return 0, 0, false
+	}
+	rest := key[1:]
+	for l := LevelTenant; l <= LevelSession; l++ {
+		// Skip one id and its separator; the next byte is a namespace if it
+		// is below 0x20, else the next level's id.
+		i := 0
+		for i < len(rest) && rest[i] != sep {
+			i++
+		}
+		if i == 0 || i+1 >= len(rest) {
+			return 0, 0, false
+		}
+		rest = rest[i+1:]
+		if rest[0] < 0x20 {
+			return l, Namespace(rest[0]), true
+		}
+	}
+	return 0, 0, false
+}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramdb/engram/embed"
+	"github.com/engramdb/engram/embed/embedtest"
 	"github.com/engramdb/engram/engine"
 )
 
@@ -284,5 +286,37 @@ func TestSessionTTL(t *testing.T) {
 	// is now an orphan.
 	if err := st.Session(testScope).Append(bg, result("c")); !errors.Is(err, ErrOrphanToolResult) {
 		t.Fatalf("result to expired call = %v, want ErrOrphanToolResult", err)
+	}
+}
+
+// TestForgetErasesCachedEmbeddings caches the embedding of a message's text
+// and checks Forget of its session removes it.
+func TestForgetErasesCachedEmbeddings(t *testing.T) {
+	st := openMem(t, nil)
+	secret := "Dana owns the renewal of account 3942"
+	mustAppend(t, st.Session(testScope), user(secret))
+	fake := embedtest.NewFake(nil)
+	cache, err := embed.NewCache(fake, st.Engine().EmbeddingCache(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cache.Embed(bg, []string{secret, "unrelated"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Forget(bg, testScope); err != nil {
+		t.Fatal(err)
+	}
+	vals, err := st.Engine().EmbeddingCache().LoadEmbeddings(bg, [][]byte{
+		embed.CacheKey(fake.Identity(), secret),
+		embed.CacheKey(fake.Identity(), "unrelated"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vals[0] != nil {
+		t.Error("the forgotten message's cached embedding survived Forget")
+	}
+	if vals[1] == nil {
+		t.Error("Forget erased an unrelated cached embedding")
 	}
 }

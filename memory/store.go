@@ -12,6 +12,7 @@ import (
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
 
+	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/engine"
 )
 
@@ -274,7 +275,8 @@ func (s *Store) Sessions(ctx context.Context, scope Scope, opts SessionsOptions)
 // Forget erases a scope: a whole session (Tenant, User and Session set), a
 // user with all their sessions (Tenant and User), or a tenant (Tenant
 // alone). Everything stored under the scope goes: messages, the indexes
-// derived from them, session records. Agent is ignored.
+// derived from them, session records, and the embeddings cached for the
+// messages' text (under every provider and model). Agent is ignored.
 //
 // Forget deletes in batches; if it fails part way, what was deleted stays
 // deleted and calling it again finishes. The bytes leave the files after
@@ -291,6 +293,45 @@ func (s *Store) Forget(ctx context.Context, scope Scope) error {
 		mu.Lock()
 		defer mu.Unlock()
 	}
+	// First the embeddings cached for the scope's text, while the messages
+	// that name them still exist: a retry after a failure finds them again.
+	if err := s.forgetCachedEmbeddings(ctx, prefix); err != nil {
+		return err
+	}
 	_, err := s.db.ErasePrefix(ctx, prefix, nil)
 	return err
+}
+
+// forgetCachedEmbeddings erases the cached vectors of every message under
+// prefix, whichever provider made them.
+func (s *Store) forgetCachedEmbeddings(ctx context.Context, prefix []byte) error {
+	seen := map[[32]byte]bool{}
+	var hashes [][32]byte
+	err := s.db.View(ctx, func(tx *engine.Tx) error {
+		it := tx.NewIterator(engine.IterOptions{Prefix: prefix})
+		defer it.Close()
+		var val []byte
+		for it.Seek(nil); it.Valid(); it.Next() {
+			if l, ns, ok := engine.NamespaceOf(it.Key()); !ok || l != engine.LevelSession || ns != engine.NSMessage {
+				continue
+			}
+			var err error
+			if val, err = it.Value(val[:0]); err != nil {
+				return err
+			}
+			var m Message
+			if _, err := decodeRecord(val, &m); err != nil {
+				continue // erased below all the same
+			}
+			if h := embed.ContentHash(m.Content); !seen[h] {
+				seen[h] = true
+				hashes = append(hashes, h)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.db.EraseCachedEmbeddings(ctx, hashes...)
 }

@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/engramdb/engram/embed"
+)
+
+// EmbeddingCache returns an [embed.CacheStore] kept in this database, for
+// [embed.NewCache]: cached vectors survive restarts, are encrypted with the
+// store, and are erased by [DB.EraseCachedEmbeddings].
+func (db *DB) EmbeddingCache() embed.CacheStore { return embeddingCache{db} }
+
+type embeddingCache struct{ db *DB }
+
+// LoadEmbeddings returns the cached value of each key, nil for a miss.
+func (c embeddingCache) LoadEmbeddings(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	out := make([][]byte, len(keys))
+	err := c.db.View(ctx, func(tx *Tx) error {
+		for i, k := range keys {
+			v, err := tx.Get(SystemKey(NSEmbeddingCache, k))
+			switch {
+			case err == nil:
+				out[i] = v
+			case !errors.Is(err, ErrNotFound):
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// cacheBatchBytes bounds one transaction of cache writes, well inside the
+// storage layer's per-transaction limit (about 1.2 MB with the defaults).
+const cacheBatchBytes = 512 << 10
+
+// StoreEmbeddings writes the entries in transactions of bounded size.
+func (c embeddingCache) StoreEmbeddings(ctx context.Context, keys, values [][]byte) error {
+	if len(keys) != len(values) {
+		return errors.New("engine: StoreEmbeddings: keys and values differ in length")
+	}
+	for start := 0; start < len(keys); {
+		end, size := start, 0
+		for end < len(keys) && (end == start || size+len(keys[end])+len(values[end]) <= cacheBatchBytes) {
+			size += len(keys[end]) + len(values[end])
+			end++
+		}
+		err := c.db.Update(ctx, func(tx *Tx) error {
+			for i := start; i < end; i++ {
+				if err := tx.Set(SystemKey(NSEmbeddingCache, keys[i]), values[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// EraseCachedEmbeddings deletes the cached vectors of texts, under every
+// provider and model: an [embed.CacheKey] starts with the text's content
+// hash, so one prefix covers them all.
+func (db *DB) EraseCachedEmbeddings(ctx context.Context, hashes ...[32]byte) error {
+	for _, h := range hashes {
+		if _, err := db.ErasePrefix(ctx, SystemKey(NSEmbeddingCache, h[:]), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
