@@ -1,5 +1,7 @@
 module github.com/engramdb/engram
 
+// The oldest Go release still supported; no dependency needs newer
+// (badger v4.9.6 declares 1.24).
 go 1.25.0
 
 require (

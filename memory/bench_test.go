@@ -88,3 +88,19 @@ func BenchmarkWindow(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCountTokens counts the message BenchmarkAppend appends: the part
+// of an append spent in the tokenizer.
+func BenchmarkCountTokens(b *testing.B) {
+	st := openMem(b, nil)
+	msg := user("My renewal owner is Dana; please check account 3942 before Friday.")
+	if _, err := st.CountTokens(msg); err != nil { // load the encoding outside the timer
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := st.CountTokens(msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
