@@ -43,7 +43,8 @@
 //   - A backup stream ([DB.Backup]) holds the data in plain text, even when
 //     the store is encrypted: encrypt the stream yourself if it leaves the
 //     machine.
-//   - TTLs have one-second resolution (Badger stores expiry in Unix seconds).
+//   - TTLs have one-second resolution (Badger stores expiry in Unix seconds):
+//     an entry lives at least its TTL and at most one second more.
 //   - Deleted and expired bytes leave the files only after compaction and
 //     value-log garbage collection ([DB.Compact]).
 package kv

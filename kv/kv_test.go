@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -264,6 +265,24 @@ func TestTTL(t *testing.T) {
 	}
 	db := openTest(t, "", nil)
 	ctx := context.Background()
+
+	// A TTL lasts at least its duration even when the write lands just
+	// before a second boundary (Badger's own WithTTL truncates to the
+	// second and would expire this entry about 20 ms after the write).
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(980 * time.Millisecond)))
+	if err := db.Update(ctx, func(tx *Txn) error {
+		return tx.SetTTL([]byte("boundary"), []byte("v"), time.Second)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(40 * time.Millisecond)
+	if err := db.View(ctx, func(tx *Txn) error {
+		_, err := tx.Get([]byte("boundary"))
+		return err
+	}); err != nil {
+		t.Fatalf("1 s TTL written %v before a second boundary, read just after it: %v", 20*time.Millisecond, err)
+	}
+
 	if err := db.Update(ctx, func(tx *Txn) error {
 		if err := tx.SetTTL([]byte("short"), []byte("v"), time.Second); err != nil {
 			return err
@@ -441,9 +460,9 @@ func TestLockOtherProcess(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 5)
-	if _, err := stdout.Read(buf); err != nil || string(buf[:4]) != "open" {
-		t.Fatalf("child said %q, %v", buf, err)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "open\n" {
+		t.Fatalf("child said %q, %v", line, err)
 	}
 	_, err = Open(dir, nil)
 	if !errors.Is(err, ErrLocked) {

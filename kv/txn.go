@@ -49,8 +49,9 @@ func (tx *Txn) Set(key, value []byte) error {
 	return tx.SetTTL(key, value, 0)
 }
 
-// SetTTL stores value under key so that it expires after ttl (rounded up to
-// whole seconds by Badger); a ttl of 0 never expires. Both are copied.
+// SetTTL stores value under key so that it expires after ttl: it stays
+// readable for at least ttl and at most ttl plus one second (Badger keeps
+// expiry in whole Unix seconds). A ttl of 0 never expires. Both are copied.
 func (tx *Txn) SetTTL(key, value []byte, ttl time.Duration) error {
 	if !tx.update {
 		return ErrReadOnly
@@ -60,7 +61,10 @@ func (tx *Txn) SetTTL(key, value []byte, ttl time.Duration) error {
 	}
 	e := badger.NewEntry(clone(key), clone(value))
 	if ttl > 0 {
-		e = e.WithTTL(ttl)
+		// Not e.WithTTL: it truncates to the second, and Badger treats an
+		// entry as expired once its second has begun, so a 1 s TTL could
+		// lapse within milliseconds. Round up instead.
+		e.ExpiresAt = uint64(time.Now().Add(ttl).Unix()) + 1
 	}
 	return convertError(tx.btx.SetEntry(e))
 }
