@@ -1,0 +1,113 @@
+package index
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/viterin/vek"
+	"github.com/viterin/vek/vek32"
+)
+
+// Similarity is cosine similarity, computed as a dot product over vectors
+// normalised to unit length when they enter an index: one multiply-add per
+// dimension instead of three.
+
+// dot is the kernel chosen once at start-up: vek32's AVX2+FMA assembly when
+// the CPU has both (measured ~31 ns for 384 dimensions against ~550 ns for a
+// naive loop), else our 4-way unrolled loop (vek's own fallback is a plain
+// loop). It does not check its input: callers guarantee equal, non-zero
+// lengths, because vek32 panics otherwise.
+var dot = pickKernel()
+
+// kernelName names the chosen kernel, for benchmarks and diagnostics.
+var kernelName string
+
+func pickKernel() func(a, b []float32) float32 {
+	if vek.Info().Acceleration {
+		kernelName = "vek32-avx2-fma"
+		return vek32.Dot
+	}
+	kernelName = "go-unrolled4"
+	return dotUnrolled
+}
+
+// Kernel returns the name of the dot-product kernel in use:
+// "vek32-avx2-fma" or "go-unrolled4".
+func Kernel() string { return kernelName }
+
+// dotUnrolled is the portable kernel: four independent accumulators let the
+// CPU overlap the multiply-adds of consecutive elements.
+func dotUnrolled(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// Dot returns the dot product of a and b: their cosine similarity when both
+// have unit length. It returns [ErrDimensionMismatch] when the lengths
+// differ or are zero.
+func Dot(a, b []float32) (float32, error) {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0, fmt.Errorf("%w: %d and %d", ErrDimensionMismatch, len(a), len(b))
+	}
+	return dot(a, b), nil
+}
+
+// Normalize appends v scaled to unit length to dst and returns the result.
+// It returns [ErrDimensionMismatch] for an empty v and [ErrZeroVector] for a
+// vector with zero norm or a NaN or infinite component.
+func Normalize(dst, v []float32) ([]float32, error) {
+	if len(v) == 0 {
+		return dst, fmt.Errorf("%w: empty vector", ErrDimensionMismatch)
+	}
+	var sum float64
+	for _, x := range v {
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return dst, ErrZeroVector
+		}
+		sum += f * f
+	}
+	if sum == 0 || math.IsInf(sum, 0) {
+		return dst, ErrZeroVector
+	}
+	inv := float32(1 / math.Sqrt(sum))
+	for _, x := range v {
+		dst = append(dst, x*inv)
+	}
+	return dst, nil
+}
+
+// Result is one search hit.
+type Result struct {
+	// ID is the caller's id of the vector.
+	ID uint64
+	// Score is the cosine similarity to the query, in [-1, 1]; higher is
+	// closer.
+	Score float32
+}
+
+// Filter reports whether the vector with the given id may be returned. It
+// is called during the search, possibly many times, and must be fast and
+// safe to call from the searching goroutine.
+type Filter func(id uint64) bool
+
+// SearchOptions tunes one search. A nil *SearchOptions means defaults.
+type SearchOptions struct {
+	// Ef is the HNSW search breadth (the size of the candidate list). Zero
+	// means the index's EfSearch; it is raised to k when smaller. Ignored by
+	// exact search.
+	Ef int
+	// Filter, when set, restricts results to ids it accepts.
+	Filter Filter
+}

@@ -1,0 +1,854 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// HNSW defaults, the values hnswlib's documentation and the paper's
+// experiments settle on for recall above 0.95 on typical embeddings.
+const (
+	DefaultM              = 16
+	DefaultEfConstruction = 200
+	DefaultEfSearch       = 64
+)
+
+// maxLevel caps the layer count: with M=16 the chance that a node reaches
+// level 16 is 16^-16, so the cap never binds in practice and keeps a level
+// in one byte.
+const maxLevel = 16
+
+// HNSWOptions configures an [HNSW]. A nil *HNSWOptions and every zero field
+// mean the documented default.
+type HNSWOptions struct {
+	// M is the number of neighbours a node keeps on the upper layers; layer
+	// 0 keeps 2·M. Zero means [DefaultM] (16). Memory per vector grows by
+	// about 8·M bytes.
+	M int
+	// EfConstruction is the candidate-list size while inserting. Zero means
+	// [DefaultEfConstruction] (200). Higher builds a better graph, slower.
+	EfConstruction int
+	// EfSearch is the default candidate-list size of a search; a search's
+	// own SearchOptions.Ef overrides it. Zero means [DefaultEfSearch] (64).
+	EfSearch int
+	// Seed seeds the level generator, so a single-goroutine build of the
+	// same input gives the same graph.
+	Seed uint64
+}
+
+func (o *HNSWOptions) withDefaults() HNSWOptions {
+	var out HNSWOptions
+	if o != nil {
+		out = *o
+	}
+	if out.M == 0 {
+		out.M = DefaultM
+	}
+	if out.EfConstruction == 0 {
+		out.EfConstruction = DefaultEfConstruction
+	}
+	if out.EfSearch == 0 {
+		out.EfSearch = DefaultEfSearch
+	}
+	return out
+}
+
+func (o *HNSWOptions) validate(dim int) error {
+	var errs []error
+	if dim < 1 || dim > MaxDim {
+		errs = append(errs, fmt.Errorf("dimension %d is outside [1, %d]", dim, MaxDim))
+	}
+	if o.M < 2 || o.M > 256 {
+		errs = append(errs, fmt.Errorf("M %d is outside [2, 256]", o.M))
+	}
+	if o.EfConstruction < 1 || o.EfConstruction > 1<<16 {
+		errs = append(errs, fmt.Errorf("EfConstruction %d is outside [1, 65536]", o.EfConstruction))
+	}
+	if o.EfSearch < 1 || o.EfSearch > 1<<16 {
+		errs = append(errs, fmt.Errorf("EfSearch %d is outside [1, 65536]", o.EfSearch))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+}
+
+// MaxDim is the largest vector dimension an index accepts.
+const MaxDim = 1 << 16
+
+// HNSW is an approximate nearest-neighbour index over cosine similarity:
+// the hierarchical navigable small-world graph of Malkov and Yashunin (2018),
+// with the paper's heuristic neighbour selection.
+//
+// Layout: vectors live in one contiguous slab, normalised on insert; layer-0
+// neighbour lists live in a second slab with a fixed stride (a count and 2·M
+// slots), and only the few nodes above layer 0 (about 1/M of them) have
+// upper-layer lists. Visited sets are reused across searches.
+//
+// Concurrency: HNSW is safe for concurrent use. Searches and inserts run in
+// parallel: each holds a read lock on the index for its whole walk and locks
+// one neighbour list at a time (striped mutexes, never two at once, so no
+// lock order can deadlock). Reserving a slot for a new vector, Delete, and a
+// change of entry point take the write lock briefly. A parallel build is
+// several goroutines calling Add.
+//
+// Deletion marks the node deleted and repairs its neighbours' lists from
+// its own; the node stays in the graph as a waypoint and is never returned.
+// Its memory is reclaimed only by rebuilding the index.
+type HNSW struct {
+	dim            int
+	m, m0          int
+	efConstruction int
+	efSearch       int
+	levelMult      float64
+	seed           uint64
+
+	// mu: write-held to grow the slabs, change byID, entry or maxLevel, and
+	// to delete; read-held by every search and insert walk, so the slab
+	// headers below never change under a reader.
+	mu       sync.RWMutex
+	rng      *rand.Rand
+	n        int       // nodes allocated, deleted ones included
+	live     int       // nodes not deleted
+	vecs     []float32 // n·dim, node i at [i·dim, (i+1)·dim)
+	ids      []uint64
+	levels   []uint8
+	deleted  []uint32   // 1 = deleted; atomic
+	links0   []uint32   // n·(m0+1): count, then neighbours
+	upper    [][]uint32 // per node: level·(m+1) for layers 1..level; nil at level 0
+	byID     map[uint64]uint32
+	entry    uint32
+	top      int // level of entry
+	hasEntry bool
+
+	// linkLocks guard neighbour lists: list of node i under
+	// linkLocks[i % len(linkLocks)].
+	linkLocks [1024]sync.Mutex
+
+	scratch sync.Pool // *searchScratch
+
+	// testExactMatches overrides filterExactMatches in tests (-1 means 0).
+	testExactMatches int
+}
+
+// NewHNSW returns an empty index of dim-dimensional vectors. A nil opts
+// means defaults. It returns [ErrInvalidOptions] for a bad dimension or
+// option.
+func NewHNSW(dim int, opts *HNSWOptions) (*HNSW, error) {
+	o := opts.withDefaults()
+	if err := o.validate(dim); err != nil {
+		return nil, err
+	}
+	return newHNSW(dim, o), nil
+}
+
+func newHNSW(dim int, o HNSWOptions) *HNSW {
+	return &HNSW{
+		dim:            dim,
+		m:              o.M,
+		m0:             2 * o.M,
+		efConstruction: o.EfConstruction,
+		efSearch:       o.EfSearch,
+		levelMult:      1 / math.Log(float64(o.M)),
+		seed:           o.Seed,
+		rng:            rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
+		byID:           map[uint64]uint32{},
+	}
+}
+
+// Dim returns the vector dimension.
+func (h *HNSW) Dim() int { return h.dim }
+
+// Len returns the number of vectors that can be returned (deleted ones
+// excluded).
+func (h *HNSW) Len() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.live
+}
+
+// Options returns the options the index was built with.
+func (h *HNSW) Options() HNSWOptions {
+	return HNSWOptions{M: h.m, EfConstruction: h.efConstruction, EfSearch: h.efSearch, Seed: h.seed}
+}
+
+// Bytes returns the memory the index holds: slabs at their capacity, the
+// id map at an estimated 48 bytes an entry, and upper-layer lists.
+func (h *HNSW) Bytes() int64 {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	b := int64(cap(h.vecs))*4 + int64(cap(h.ids))*8 + int64(cap(h.levels)) +
+		int64(cap(h.deleted))*4 + int64(cap(h.links0))*4 + int64(cap(h.upper))*24 +
+		int64(len(h.byID))*48
+	for _, u := range h.upper[:h.n] {
+		b += int64(cap(u)) * 4
+	}
+	return b + int64(unsafe.Sizeof(*h))
+}
+
+// Deleted returns the number of deleted nodes still held by the graph: when
+// it grows large against Len, rebuild the index to reclaim their memory.
+func (h *HNSW) Deleted() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.n - h.live
+}
+
+// vec returns node i's vector. The caller holds mu (either mode).
+func (h *HNSW) vec(i uint32) []float32 {
+	off := int(i) * h.dim
+	return h.vecs[off : off+h.dim : off+h.dim]
+}
+
+// isDeleted reports whether node i is deleted.
+func (h *HNSW) isDeleted(i uint32) bool { return atomic.LoadUint32(&h.deleted[i]) != 0 }
+
+// list returns node i's neighbour list on layer l: element 0 is the count,
+// then the neighbours. The caller holds mu and the node's link lock to read
+// or write it.
+func (h *HNSW) list(i uint32, l int) []uint32 {
+	if l == 0 {
+		off := int(i) * (h.m0 + 1)
+		return h.links0[off : off+h.m0+1 : off+h.m0+1]
+	}
+	off := (l - 1) * (h.m + 1)
+	return h.upper[i][off : off+h.m+1 : off+h.m+1]
+}
+
+func (h *HNSW) maxLinks(l int) int {
+	if l == 0 {
+		return h.m0
+	}
+	return h.m
+}
+
+func (h *HNSW) linkLock(i uint32) *sync.Mutex { return &h.linkLocks[i%uint32(len(h.linkLocks))] }
+
+// neighbours copies node i's layer-l neighbours into dst under its lock.
+func (h *HNSW) neighbours(dst []uint32, i uint32, l int) []uint32 {
+	mu := h.linkLock(i)
+	mu.Lock()
+	lst := h.list(i, l)
+	dst = append(dst[:0], lst[1:1+lst[0]]...)
+	mu.Unlock()
+	return dst
+}
+
+// Add inserts v under id, replacing the vector of an existing id. v is
+// copied and normalised. It returns [ErrDimensionMismatch] for a vector of
+// the wrong length and [ErrZeroVector] for one without direction; the index
+// is unchanged then. Add is safe to call from many goroutines at once.
+func (h *HNSW) Add(id uint64, v []float32) error {
+	if len(v) != h.dim {
+		return fmt.Errorf("%w: got %d, index has %d", ErrDimensionMismatch, len(v), h.dim)
+	}
+	// Normalise before touching the index, so a bad vector leaves it (and
+	// an existing vector under id) unchanged.
+	nv, err := Normalize(make([]float32, 0, h.dim), v)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	if h.n == math.MaxUint32 {
+		h.mu.Unlock()
+		return fmt.Errorf("%w: index is full", ErrInvalidOptions)
+	}
+	if old, ok := h.byID[id]; ok {
+		h.deleteLocked(old)
+	}
+	node := h.allocLocked(id, nv)
+	level := int(h.levels[node])
+	if !h.hasEntry {
+		h.entry, h.top, h.hasEntry = node, level, true
+		h.mu.Unlock()
+		return nil
+	}
+	ep, top := h.entry, h.top
+	h.mu.Unlock()
+
+	h.mu.RLock()
+	h.connect(node, level, ep, top)
+	h.mu.RUnlock()
+
+	if level > top {
+		h.mu.Lock()
+		if level > h.top && !h.isDeleted(node) {
+			h.entry, h.top = node, level
+		}
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+// allocLocked reserves a node for id, copies its normalised vector, draws
+// its level, and grows the slabs when full. The caller holds mu for writing.
+func (h *HNSW) allocLocked(id uint64, v []float32) uint32 {
+	if h.n >= h.roomLocked() {
+		h.growLocked(max(2*h.n, 64))
+	}
+	i := uint32(h.n)
+	h.vecs = append(h.vecs, v...)
+	h.n++
+	h.ids = append(h.ids, id)
+	level := min(int(-math.Log(1-h.rng.Float64())*h.levelMult), maxLevel)
+	h.levels = append(h.levels, uint8(level))
+	h.deleted = append(h.deleted, 0)
+	h.links0 = h.links0[:h.n*(h.m0+1)]
+	clear(h.list(i, 0))
+	var up []uint32
+	if level > 0 {
+		up = make([]uint32, level*(h.m+1))
+	}
+	h.upper = append(h.upper, up)
+	h.byID[id] = i
+	h.live++
+	return i
+}
+
+// roomLocked returns how many nodes the slabs can hold without growing.
+func (h *HNSW) roomLocked() int {
+	return min(cap(h.ids), cap(h.levels), cap(h.deleted), cap(h.upper),
+		cap(h.vecs)/h.dim, cap(h.links0)/(h.m0+1))
+}
+
+func (h *HNSW) growLocked(capacity int) {
+	grow := func(s []float32, n int) []float32 {
+		out := make([]float32, len(s), n)
+		copy(out, s)
+		return out
+	}
+	h.vecs = grow(h.vecs, capacity*h.dim)
+	links := make([]uint32, len(h.links0), capacity*(h.m0+1))
+	copy(links, h.links0)
+	h.links0 = links
+	h.ids = append(make([]uint64, 0, capacity), h.ids...)
+	h.levels = append(make([]uint8, 0, capacity), h.levels...)
+	h.deleted = append(make([]uint32, 0, capacity), h.deleted...)
+	h.upper = append(make([][]uint32, 0, capacity), h.upper...)
+}
+
+// connect links a new node into the graph: a greedy descent from the entry
+// point to the node's level, then on each layer a beam search for its
+// closest nodes, the heuristic selection of M of them, and the reverse
+// links (shrinking any list that overflows). The caller holds mu for
+// reading.
+func (h *HNSW) connect(node uint32, level int, ep uint32, top int) {
+	s := h.getScratch()
+	defer h.scratch.Put(s)
+	q := h.vec(node)
+	cur, curD := ep, -dot(q, h.vec(ep))
+	for l := top; l > level; l-- {
+		cur, curD = h.greedy(s, q, cur, curD, l)
+	}
+	for l := min(level, top); l >= 0; l-- {
+		s.entries = append(s.entries[:0], cand{curD, cur})
+		found := h.searchLayer(s, q, s.entries, h.efConstruction, l, nil)
+		// found is sorted nearest first.
+		s.selected = h.selectNeighbours(s.selected[:0], found, h.m)
+		mu := h.linkLock(node)
+		mu.Lock()
+		lst := h.list(node, l)
+		lst[0] = uint32(len(s.selected))
+		for j, c := range s.selected {
+			lst[1+j] = c.id
+		}
+		mu.Unlock()
+		for _, c := range s.selected {
+			h.addLink(s, c.id, node, c.d, l)
+		}
+		if len(found) > 0 {
+			cur, curD = found[0].id, found[0].d
+		}
+	}
+}
+
+// addLink adds node to the layer-l list of n (at distance d from it). When
+// the list is full, the heuristic chooses which of the old neighbours and
+// the new one to keep.
+func (h *HNSW) addLink(s *searchScratch, n, node uint32, d float32, l int) {
+	mu := h.linkLock(n)
+	mu.Lock()
+	defer mu.Unlock()
+	lst := h.list(n, l)
+	cnt := int(lst[0])
+	for _, x := range lst[1 : 1+cnt] {
+		if x == node {
+			return
+		}
+	}
+	if limit := h.maxLinks(l); cnt < limit {
+		lst[1+cnt] = node
+		lst[0]++
+		return
+	}
+	nv := h.vec(n)
+	pool := append(s.shrink[:0], cand{d, node})
+	for _, x := range lst[1 : 1+cnt] {
+		pool = append(pool, cand{-dot(nv, h.vec(x)), x})
+	}
+	sortCands(pool)
+	keep := h.selectNeighbours(s.selected2[:0], pool, h.maxLinks(l))
+	lst[0] = uint32(len(keep))
+	for j, c := range keep {
+		lst[1+j] = c.id
+	}
+	s.shrink, s.selected2 = pool, keep
+}
+
+// selectNeighbours is the paper's heuristic (Algorithm 4, as hnswlib
+// implements it): walk the candidates nearest first and keep one only if it
+// is closer to the base than to every neighbour kept so far, so the kept
+// neighbours point in different directions. cands must be sorted nearest
+// first; distances are to the base node.
+func (h *HNSW) selectNeighbours(dst, cands []cand, m int) []cand {
+	if len(cands) <= m {
+		return append(dst, cands...)
+	}
+	for _, c := range cands {
+		if len(dst) == m {
+			break
+		}
+		cv := h.vec(c.id)
+		good := true
+		for _, r := range dst {
+			if -dot(cv, h.vec(r.id)) < c.d {
+				good = false
+				break
+			}
+		}
+		if good {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// greedy walks layer l from cur to a local minimum of the distance to q.
+func (h *HNSW) greedy(s *searchScratch, q []float32, cur uint32, curD float32, l int) (uint32, float32) {
+	for changed := true; changed; {
+		changed = false
+		s.nbrs = h.neighbours(s.nbrs, cur, l)
+		for _, nb := range s.nbrs {
+			if d := -dot(q, h.vec(nb)); d < curD {
+				cur, curD, changed = nb, d, true
+			}
+		}
+	}
+	return cur, curD
+}
+
+// searchLayer is the beam search of layer l from the entry candidates: it
+// keeps the ef nearest accepted nodes found and returns them nearest first
+// (in s.out, valid until the scratch is reused). Deleted nodes, and nodes
+// the filter rejects, are walked through but never kept. The caller holds
+// mu for reading.
+func (h *HNSW) searchLayer(s *searchScratch, q []float32, entries []cand, ef, l int, filter Filter) []cand {
+	s.visit.reset(h.n)
+	s.cands = s.cands[:0]
+	s.res = s.res[:0]
+	accept := h.accepts
+	for _, e := range entries {
+		s.visit.visit(e.id)
+		s.cands.push(e)
+		if accept(e.id, filter) {
+			s.res.push(e)
+		}
+	}
+	for len(s.cands) > 0 {
+		c := s.cands.pop()
+		if len(s.res) >= ef && c.d > s.res.top().d {
+			break
+		}
+		s.nbrs = h.neighbours(s.nbrs, c.id, l)
+		for _, nb := range s.nbrs {
+			if s.visit.visit(nb) {
+				continue
+			}
+			d := -dot(q, h.vec(nb))
+			if len(s.res) < ef || d < s.res.top().d {
+				s.cands.push(cand{d, nb})
+				if accept(nb, filter) {
+					s.res.push(cand{d, nb})
+					if len(s.res) > ef {
+						s.res.pop()
+					}
+				}
+			}
+		}
+	}
+	// Drain the max-heap farthest first into s.out, back to front.
+	s.out = append(s.out[:0], make([]cand, len(s.res))...)
+	for i := len(s.out) - 1; i >= 0; i-- {
+		s.out[i] = s.res.pop()
+	}
+	return s.out
+}
+
+// accepts reports whether node i may be a result: not deleted, and passing
+// the filter if there is one.
+func (h *HNSW) accepts(i uint32, filter Filter) bool {
+	return !h.isDeleted(i) && (filter == nil || filter(h.ids[i]))
+}
+
+// Filtered searches switch to an exact scan of the matching vectors when a
+// sample of the index suggests few match: below filterExactFraction of the
+// index, or filterExactMatches vectors, the graph walk would visit most of
+// the index anyway (and the filtered graph may fall apart into islands),
+// while the exact scan costs one filter call per vector and one dot product
+// per match.
+const (
+	filterSample        = 256
+	filterExactFraction = 0.02
+	filterExactMatches  = 4096
+)
+
+// exactBelow returns the match count under which a filtered search scans
+// exactly; tests lower it to exercise the filtered walk on small indexes.
+func (h *HNSW) exactBelow() int {
+	if h.testExactMatches != 0 {
+		return max(h.testExactMatches, 0)
+	}
+	return filterExactMatches
+}
+
+// Search returns the k nearest vectors to q by cosine similarity, nearest
+// first. opts.Ef sets the search breadth (default EfSearch, at least k);
+// opts.Filter restricts the results, applied during the walk, and a
+// selective filter switches to an exact scan of the matching vectors. It
+// returns [ErrDimensionMismatch] for a query of the wrong length and
+// [ErrZeroVector] for one without direction. Safe for concurrent use.
+func (h *HNSW) Search(q []float32, k int, opts *SearchOptions) ([]Result, error) {
+	if len(q) != h.dim {
+		return nil, fmt.Errorf("%w: got %d, index has %d", ErrDimensionMismatch, len(q), h.dim)
+	}
+	if k <= 0 {
+		return nil, nil
+	}
+	var o SearchOptions
+	if opts != nil {
+		o = *opts
+	}
+	ef := o.Ef
+	if ef <= 0 {
+		ef = h.efSearch
+	}
+	ef = max(ef, k)
+
+	s := h.getScratch()
+	defer h.scratch.Put(s)
+	var err error
+	if s.query, err = Normalize(s.query[:0], q); err != nil {
+		return nil, err
+	}
+	qn := s.query
+
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if !h.hasEntry || h.live == 0 {
+		return nil, nil
+	}
+	if o.Filter != nil && h.selective(o.Filter) {
+		return h.exact(s, qn, k, o.Filter), nil
+	}
+	cur, curD := h.entry, -dot(qn, h.vec(h.entry))
+	for l := h.top; l > 0; l-- {
+		cur, curD = h.greedy(s, qn, cur, curD, l)
+	}
+	s.entries = append(s.entries[:0], cand{curD, cur})
+	found := h.searchLayer(s, qn, s.entries, ef, 0, o.Filter)
+	if o.Filter != nil && len(found) < k {
+		// The walk ran out of matching nodes before finding k: the exact
+		// scan finds every match there is.
+		return h.exact(s, qn, k, o.Filter), nil
+	}
+	out := make([]Result, 0, min(k, len(found)))
+	for _, c := range found[:min(k, len(found))] {
+		out = append(out, Result{ID: h.ids[c.id], Score: -c.d})
+	}
+	return out, nil
+}
+
+// selective estimates from an evenly spaced sample whether filter matches
+// few enough vectors that an exact scan beats the graph walk.
+func (h *HNSW) selective(filter Filter) bool {
+	if h.live <= h.exactBelow() {
+		return true
+	}
+	step := max(h.n/filterSample, 1)
+	seen, pass := 0, 0
+	for i := 0; i < h.n && seen < filterSample; i += step {
+		if h.isDeleted(uint32(i)) {
+			continue
+		}
+		seen++
+		if filter(h.ids[i]) {
+			pass++
+		}
+	}
+	if seen == 0 {
+		return true
+	}
+	frac := float64(pass) / float64(seen)
+	return frac < filterExactFraction || frac*float64(h.live) <= float64(h.exactBelow())
+}
+
+// exact scans every live node the filter accepts. The caller holds mu.
+func (h *HNSW) exact(s *searchScratch, q []float32, k int, filter Filter) []Result {
+	s.res = s.res[:0]
+	for i := 0; i < h.n; i++ {
+		n := uint32(i)
+		if h.isDeleted(n) || (filter != nil && !filter(h.ids[n])) {
+			continue
+		}
+		d := -dot(q, h.vec(n))
+		if len(s.res) < k {
+			s.res.push(cand{d, n})
+		} else if d < s.res.top().d || (d == s.res.top().d && h.ids[n] < h.ids[s.res.top().id]) {
+			s.res.pop()
+			s.res.push(cand{d, n})
+		}
+	}
+	out := make([]Result, len(s.res))
+	for i := len(out) - 1; i >= 0; i-- {
+		c := s.res.pop()
+		out[i] = Result{ID: h.ids[c.id], Score: -c.d}
+	}
+	return out
+}
+
+// Delete removes id from the results of later searches and repairs the
+// graph around it: each neighbour that linked to it gets a new list chosen
+// by the heuristic from its other neighbours and the deleted node's. It
+// reports whether id was present. Delete takes the write lock, so it waits
+// for running searches and inserts.
+func (h *HNSW) Delete(id uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	node, ok := h.byID[id]
+	if !ok {
+		return false
+	}
+	h.deleteLocked(node)
+	return true
+}
+
+func (h *HNSW) deleteLocked(node uint32) {
+	delete(h.byID, h.ids[node])
+	atomic.StoreUint32(&h.deleted[node], 1)
+	h.live--
+	s := h.getScratch()
+	defer h.scratch.Put(s)
+	for l := int(h.levels[node]); l >= 0; l-- {
+		dl := h.list(node, l)
+		own := append([]uint32(nil), dl[1:1+dl[0]]...)
+		for _, n := range own {
+			if !h.isDeleted(n) {
+				h.repair(s, n, node, own, l)
+			}
+		}
+	}
+	if node == h.entry {
+		h.pickEntryLocked()
+	}
+}
+
+// repair removes the deleted node from n's layer-l list and refills the
+// list from n's other neighbours and the deleted node's neighbours.
+func (h *HNSW) repair(s *searchScratch, n, deleted uint32, theirs []uint32, l int) {
+	lst := h.list(n, l)
+	cnt := int(lst[0])
+	found := false
+	for _, x := range lst[1 : 1+cnt] {
+		if x == deleted {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return
+	}
+	nv := h.vec(n)
+	pool := s.shrink[:0]
+	seen := map[uint32]bool{n: true, deleted: true}
+	for _, src := range [][]uint32{lst[1 : 1+cnt], theirs} {
+		for _, x := range src {
+			if seen[x] || h.isDeleted(x) || int(h.levels[x]) < l {
+				continue
+			}
+			seen[x] = true
+			pool = append(pool, cand{-dot(nv, h.vec(x)), x})
+		}
+	}
+	sortCands(pool)
+	keep := h.selectNeighbours(s.selected2[:0], pool, h.maxLinks(l))
+	lst[0] = uint32(len(keep))
+	for j, c := range keep {
+		lst[1+j] = c.id
+	}
+	s.shrink, s.selected2 = pool, keep
+}
+
+// pickEntryLocked makes the highest live node the entry point, or clears it
+// when no node is live.
+func (h *HNSW) pickEntryLocked() {
+	h.hasEntry = false
+	h.top = 0
+	for i := 0; i < h.n; i++ {
+		n := uint32(i)
+		if h.isDeleted(n) {
+			continue
+		}
+		if !h.hasEntry || int(h.levels[n]) > h.top {
+			h.entry, h.top, h.hasEntry = n, int(h.levels[n]), true
+		}
+	}
+}
+
+// cand is a node and its distance (the negated cosine similarity) to the
+// vector being searched for or linked.
+type cand struct {
+	d  float32
+	id uint32
+}
+
+func sortCands(c []cand) {
+	sort.Slice(c, func(i, j int) bool { return c[i].d < c[j].d || (c[i].d == c[j].d && c[i].id < c[j].id) })
+}
+
+// minHeap pops the nearest candidate first.
+type minHeap []cand
+
+func (hp *minHeap) push(c cand) {
+	*hp = append(*hp, c)
+	h := *hp
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].d <= h[i].d {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func (hp *minHeap) pop() cand {
+	h := *hp
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l].d < h[m].d {
+			m = l
+		}
+		if r < len(h) && h[r].d < h[m].d {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*hp = h
+	return top
+}
+
+// maxHeap keeps the farthest candidate on top, to bound a result list.
+type maxHeap []cand
+
+func (hp maxHeap) top() cand { return hp[0] }
+
+func (hp *maxHeap) push(c cand) {
+	*hp = append(*hp, c)
+	h := *hp
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].d >= h[i].d {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func (hp *maxHeap) pop() cand {
+	h := *hp
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l].d > h[m].d {
+			m = l
+		}
+		if r < len(h) && h[r].d > h[m].d {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*hp = h
+	return top
+}
+
+// visitedSet marks visited nodes with a generation tag, so clearing it
+// between searches is free until the tag wraps (hnswlib's VisitedList).
+type visitedSet struct {
+	marks []uint16
+	tag   uint16
+}
+
+func (v *visitedSet) reset(n int) {
+	if len(v.marks) < n {
+		v.marks = make([]uint16, n+n/4+64)
+		v.tag = 0
+	}
+	v.tag++
+	if v.tag == 0 {
+		clear(v.marks)
+		v.tag = 1
+	}
+}
+
+// visit marks i and reports whether it was already marked.
+func (v *visitedSet) visit(i uint32) bool {
+	if v.marks[i] == v.tag {
+		return true
+	}
+	v.marks[i] = v.tag
+	return false
+}
+
+// searchScratch holds the buffers of one search or insert, pooled so a
+// search allocates only its result slice.
+type searchScratch struct {
+	visit     visitedSet
+	cands     minHeap
+	res       maxHeap
+	out       []cand
+	entries   []cand
+	nbrs      []uint32
+	selected  []cand
+	selected2 []cand
+	shrink    []cand
+	query     []float32
+}
+
+func (h *HNSW) getScratch() *searchScratch {
+	if s, ok := h.scratch.Get().(*searchScratch); ok {
+		return s
+	}
+	return &searchScratch{}
+}
