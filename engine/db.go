@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/engramdb/engram/index"
 	"github.com/engramdb/engram/kv"
 )
 
@@ -35,8 +38,28 @@ type Options struct {
 	// EncryptionKey encrypts the files at rest with AES when set (16, 24 or
 	// 32 bytes). The same key must be given on every later Open.
 	EncryptionKey []byte
-	// Logger receives the storage layer's log lines. Nil discards them.
+	// Logger receives the storage layer's log lines and the engine's
+	// warnings (an unusable snapshot, a failed background snapshot). Nil
+	// discards them.
 	Logger *slog.Logger
+
+	// ExactThreshold is the partition size up to which vector search is an
+	// exact scan; larger partitions use HNSW. Zero means
+	// [DefaultExactThreshold].
+	ExactThreshold int
+
+	// HNSW configures the graphs of large partitions; nil means the index
+	// package's defaults.
+	HNSW *index.HNSWOptions
+
+	// SnapshotInterval is how often the background snapshotter looks for
+	// partitions to snapshot. Zero means one minute.
+	SnapshotInterval time.Duration
+
+	// SnapshotAfter is how many changes a partition takes before the
+	// snapshotter writes it again. Zero means 10,000. Close snapshots every
+	// changed partition regardless.
+	SnapshotAfter int
 }
 
 // maxConflictRetries bounds how often Update re-runs a function whose
@@ -48,11 +71,35 @@ const maxConflictRetries = 8
 type DB struct {
 	kv       *kv.DB
 	openedAt time.Time
+	logger   *slog.Logger
+	gcm      cipher.AEAD // seals snapshots of an encrypted store
+
+	exactThreshold   int
+	hnswOpts         index.HNSWOptions
+	snapshotInterval time.Duration
+	snapshotAfter    int
 
 	ids struct {
 		sync.Mutex
 		entropy *ulid.MonotonicEntropy
+		last    ulid.ULID // ids never go back, even if the clock does
 	}
+
+	parts struct {
+		sync.Mutex
+		m map[string]*partition
+	}
+
+	// snapMu orders snapshot file writes against erasure.
+	snapMu sync.Mutex
+
+	closeOnce sync.Once
+	closeErr  error
+	// skipFinalSnapshot is a test seam: Close then leaves snapshots as
+	// they are, as a crash would.
+	skipFinalSnapshot bool
+	stop      chan struct{}
+	bg        sync.WaitGroup
 
 	updates, views, conflicts, failures atomic.Uint64
 }
@@ -76,14 +123,59 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, convert(err)
 	}
-	db := &DB{kv: store, openedAt: time.Now()}
+	gcm, err := newGCM(o.EncryptionKey)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+	}
+	db := &DB{
+		kv:               store,
+		openedAt:         time.Now(),
+		logger:           o.Logger,
+		gcm:              gcm,
+		exactThreshold:   o.ExactThreshold,
+		snapshotInterval: o.SnapshotInterval,
+		snapshotAfter:    o.SnapshotAfter,
+		stop:             make(chan struct{}),
+	}
+	if db.logger == nil {
+		db.logger = slog.New(slog.DiscardHandler)
+	}
+	if db.exactThreshold <= 0 {
+		db.exactThreshold = DefaultExactThreshold
+	}
+	if o.HNSW != nil {
+		db.hnswOpts = *o.HNSW
+	}
+	if db.snapshotInterval <= 0 {
+		db.snapshotInterval = time.Minute
+	}
+	if db.snapshotAfter <= 0 {
+		db.snapshotAfter = 10000
+	}
 	db.ids.entropy = ulid.Monotonic(rand.Reader, 0)
+	db.parts.m = map[string]*partition{}
+	if dir != "" {
+		db.bg.Go(func() { db.snapshotLoop(db.stop) })
+	}
 	return db, nil
 }
 
-// Close closes the database. It waits for running transactions, and calling
-// it again returns nil. No goroutine of the DB outlives it.
-func (db *DB) Close() error { return convert(db.kv.Close()) }
+// Close snapshots the vector partitions that changed, stops the background
+// snapshotter and closes the database. It waits for running transactions,
+// and calling it again returns the first call's result. No goroutine of the
+// DB outlives it.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		close(db.stop)
+		db.bg.Wait()
+		if db.kv.Dir() != "" && !db.skipFinalSnapshot {
+			db.snapshotAll(context.Background(), 1)
+		}
+		db.closeErr = convert(db.kv.Close())
+	})
+	return db.closeErr
+}
 
 // KV returns the underlying store, for packages of this module that keep
 // their own keys (the graph, the indexes).
@@ -93,7 +185,12 @@ func (db *DB) KV() *kv.DB { return db.kv }
 // [DB.View], over the keys built by [Scope.Prefix] and [Key]. It is valid
 // only until the function returns and is not safe for concurrent use.
 type Tx struct {
-	t *kv.Txn
+	t   *kv.Txn
+	db  *DB
+	ctx context.Context
+
+	pending []pendingOp  // index changes to apply after the commit
+	held    []*partition // partitions whose apply lock this Tx read-holds
 }
 
 // IterOptions configures an iterator; see [kv.IterOptions].
@@ -137,7 +234,7 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 		}
 	}()
 	for range maxConflictRetries {
-		err = db.kv.Update(ctx, func(t *kv.Txn) error { return fn(&Tx{t: t}) })
+		err = db.attempt(ctx, true, fn)
 		if !errors.Is(err, kv.ErrConflict) {
 			break
 		}
@@ -150,15 +247,35 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 // View runs fn in a read-only transaction over a consistent snapshot.
 func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
 	db.views.Add(1)
-	err := db.kv.View(ctx, func(t *kv.Txn) error { return fn(&Tx{t: t}) })
+	err := db.attempt(ctx, false, fn)
 	if err != nil {
 		db.failures.Add(1)
 	}
 	return convert(err)
 }
 
-// NewID returns a new ULID for time t: ids from one DB are strictly
-// increasing within a millisecond and sort by time across milliseconds.
+// attempt runs fn in one transaction, then applies its index changes if it
+// committed and releases its partitions in any case, panics included.
+func (db *DB) attempt(ctx context.Context, update bool, fn func(*Tx) error) error {
+	tx := &Tx{db: db, ctx: ctx}
+	committed := false
+	defer func() { tx.finish(committed) }()
+	run := db.kv.View
+	if update {
+		run = db.kv.Update
+	}
+	err := run(ctx, func(t *kv.Txn) error {
+		tx.t = t
+		tx.finish(false) // a retried attempt starts clean
+		return fn(tx)
+	})
+	committed = err == nil && update
+	return err
+}
+
+// NewID returns a new ULID for time t. Ids from one DB strictly increase,
+// and sort by time while the clock runs forward; they never go below an id
+// the DB has seen in its vector logs, whatever the clock says.
 func (db *DB) NewID(t time.Time) ulid.ULID {
 	db.ids.Lock()
 	defer db.ids.Unlock()
@@ -168,15 +285,49 @@ func (db *DB) NewID(t time.Time) ulid.ULID {
 		// ids) or t is out of ULID range: fall back to fresh entropy.
 		id = ulid.MustNew(ulid.Timestamp(time.Now()), rand.Reader)
 	}
+	if id.Compare(db.ids.last) <= 0 {
+		id = next(db.ids.last)
+	}
+	db.ids.last = id
 	return id
+}
+
+// raiseIDFloor makes later ids sort after id.
+func (db *DB) raiseIDFloor(id ulid.ULID) {
+	db.ids.Lock()
+	if id.Compare(db.ids.last) > 0 {
+		db.ids.last = id
+	}
+	db.ids.Unlock()
 }
 
 // ErasePrefix deletes every key that starts with prefix, in bounded batches,
 // calling visit (when not nil) with each key and value first. It is safe to
 // call again after a failure: it resumes where it stopped.
+//
+// Vector partitions under prefix are dropped from memory and their
+// snapshot files deleted.
 func (db *DB) ErasePrefix(ctx context.Context, prefix []byte, visit func(key, value []byte) error) (int, error) {
 	n, err := db.kv.DeletePrefix(ctx, prefix, visit)
-	return n, convert(err)
+	if err != nil {
+		return n, convert(err)
+	}
+	db.snapMu.Lock()
+	defer db.snapMu.Unlock()
+	db.parts.Lock()
+	for key, p := range db.parts.m {
+		if bytes.HasPrefix([]byte(key), prefix) {
+			p.erased.Store(true)
+			delete(db.parts.m, key)
+		}
+	}
+	db.parts.Unlock()
+	if db.kv.Dir() != "" && len(prefix) > 1 && prefix[0] == tagTenant {
+		if err := db.removeSnapshotsUnder(prefix); err != nil {
+			return n, fmt.Errorf("engine: remove snapshots: %w", err)
+		}
+	}
+	return n, nil
 }
 
 // Backup writes a full copy of the database to w. The stream is not

@@ -37,6 +37,18 @@ var (
 
 	// ErrInvalidOptions is returned by Open for bad options.
 	ErrInvalidOptions = errors.New("engram: invalid options")
+
+	// ErrDimensionMismatch is returned for a vector whose length differs
+	// from its partition's dimension, or an empty vector.
+	ErrDimensionMismatch = errors.New("engram: dimension mismatch")
+
+	// ErrInvalidRecord is returned by PutRecord for a record that cannot be
+	// stored (text or metadata not UTF-8, a non-finite vector component, a
+	// bad metadata key or record id).
+	ErrInvalidRecord = errors.New("engram: invalid record")
+
+	// ErrCorrupt is returned when stored data cannot be decoded.
+	ErrCorrupt = errors.New("engram: corrupt data")
 )
 
 // convert maps kv's errors onto the shared sentinels, keeping kv's message

@@ -52,29 +52,33 @@ func (h *HNSW) Encode(w io.Writer) error {
 	e.u32(uint32(h.efConstruction))
 	e.u32(uint32(h.efSearch))
 	e.u64(h.seed)
-	e.u32(uint32(h.n))
+	// Inserts may publish nodes while Encode runs (they hold the read lock
+	// too): the snapshot takes the first n and drops links to later ones,
+	// which stays a valid graph; the engine replays newer records anyway.
+	n := h.n.Load()
+	e.u32(n)
 	e.u32(h.entry)
-	for i := range h.n {
+	for i := range n {
 		e.u64(h.ids[i])
 		e.u8(h.levels[i])
 		e.u8(uint8(atomic.LoadUint32(&h.deleted[i])))
 	}
-	for _, f := range h.vecs[:h.n*h.dim] {
+	for _, f := range h.vecs[:int(n)*h.dim] {
 		e.u32(math.Float32bits(f))
 	}
 	// Concurrent inserts also hold the read lock and change lists under
 	// their link locks: copy each list under its lock. No node can be
 	// allocated meanwhile, so n is fixed and every link is to a node below n.
 	var buf []uint32
-	for i := range h.n {
-		buf = h.copyList(buf, uint32(i), 0)
+	for i := range n {
+		buf = h.copyList(buf, i, 0, n)
 		for _, x := range buf {
 			e.u32(x)
 		}
 	}
-	for i := range h.n {
+	for i := range n {
 		for l := 1; l <= int(h.levels[i]); l++ {
-			buf = h.copyList(buf, uint32(i), l)
+			buf = h.copyList(buf, i, l, n)
 			for _, x := range buf {
 				e.u32(x)
 			}
@@ -95,12 +99,23 @@ func (h *HNSW) Encode(w io.Writer) error {
 }
 
 // copyList copies node i's whole layer-l list (count and all slots) under
-// its link lock.
-func (h *HNSW) copyList(dst []uint32, i uint32, l int) []uint32 {
+// its link lock, leaving out links to nodes at or past n and zeroing the
+// unused slots.
+func (h *HNSW) copyList(dst []uint32, i uint32, l int, n uint32) []uint32 {
 	mu := h.linkLock(i)
 	mu.Lock()
-	dst = append(dst[:0], h.list(i, l)...)
+	lst := h.list(i, l)
+	dst = append(dst[:0], 0)
+	for _, x := range lst[1 : 1+lst[0]] {
+		if x < n {
+			dst = append(dst, x)
+		}
+	}
 	mu.Unlock()
+	dst[0] = uint32(len(dst) - 1)
+	for len(dst) < len(lst) {
+		dst = append(dst, 0)
+	}
 	return dst
 }
 
@@ -160,7 +175,7 @@ func (d *decoder) hnsw() (*HNSW, error) {
 				return nil, fmt.Errorf("%w: id %d appears twice", ErrCorrupt, id)
 			}
 			h.byID[id] = uint32(i)
-			h.live++
+			h.live.Add(1)
 		}
 	}
 	for i := 0; i < n*dim && d.err == nil; i++ {
@@ -173,18 +188,19 @@ func (d *decoder) hnsw() (*HNSW, error) {
 	for i := 0; i < n*(h.m0+1) && d.err == nil; i++ {
 		h.links0 = append(h.links0, d.u32())
 	}
-	h.upper = make([][]uint32, 0, len(h.levels))
+	h.upperOff = make([]uint32, 0, len(h.levels))
 	for i := 0; i < len(h.levels) && d.err == nil; i++ {
-		var up []uint32
+		h.upperOff = append(h.upperOff, uint32(len(h.upper)))
 		for j := 0; j < int(h.levels[i])*(m+1) && d.err == nil; j++ {
-			up = append(up, d.u32())
+			h.upper = append(h.upper, d.u32())
 		}
-		h.upper = append(h.upper, up)
 	}
 	if d.err != nil {
 		return nil, d.err
 	}
-	h.n = n
+	h.n.Store(uint32(n))
+	h.nodes = n
+	h.upperUsed = len(h.upper)
 	want := d.crc.Sum32()
 	if got := d.u32(); d.err != nil {
 		return nil, d.err
@@ -193,6 +209,14 @@ func (d *decoder) hnsw() (*HNSW, error) {
 	}
 	if err := h.check(entry); err != nil {
 		return nil, err
+	}
+	// In-degrees are derived, so not stored: count them.
+	h.indeg = make([]int32, n)
+	for i := range n {
+		lst := h.list(uint32(i), 0)
+		for _, x := range lst[1 : 1+lst[0]] {
+			h.indeg[x]++
+		}
 	}
 	// The level generator continues from a state derived from the seed and
 	// the node count, so later inserts do not replay the first levels.
@@ -204,27 +228,28 @@ func (d *decoder) hnsw() (*HNSW, error) {
 // to an existing node of a high enough level, and a live entry point of the
 // top level.
 func (h *HNSW) check(entry uint32) error {
-	for i := range h.n {
+	n := int(h.n.Load())
+	for i := range n {
 		for l := 0; l <= int(h.levels[i]); l++ {
 			lst := h.list(uint32(i), l)
 			if int(lst[0]) > h.maxLinks(l) {
 				return fmt.Errorf("%w: node %d layer %d has %d links, limit %d", ErrCorrupt, i, l, lst[0], h.maxLinks(l))
 			}
 			for _, x := range lst[1 : 1+lst[0]] {
-				if int(x) >= h.n || int(h.levels[x]) < l || int(x) == i {
+				if int(x) >= n || int(h.levels[x]) < l || int(x) == i {
 					return fmt.Errorf("%w: node %d layer %d links to %d", ErrCorrupt, i, l, x)
 				}
 			}
 		}
 	}
-	if h.live == 0 {
+	if h.live.Load() == 0 {
 		return nil
 	}
-	if int(entry) >= h.n || h.isDeleted(entry) {
+	if int(entry) >= n || h.isDeleted(entry) {
 		return fmt.Errorf("%w: entry point %d is not a live node", ErrCorrupt, entry)
 	}
 	h.entry, h.top, h.hasEntry = entry, int(h.levels[entry]), true
-	for i := range h.n {
+	for i := range n {
 		if !h.isDeleted(uint32(i)) && int(h.levels[i]) > h.top {
 			return fmt.Errorf("%w: node %d is above the entry point", ErrCorrupt, i)
 		}

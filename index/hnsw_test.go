@@ -206,6 +206,16 @@ func TestHNSWConcurrentInsertSearch(t *testing.T) {
 	if h.Len() != n {
 		t.Fatalf("Len = %d after concurrent inserts, want %d", h.Len(), n)
 	}
+	t.Logf("orphans after the parallel build: %d", h.ConnectOrphans())
+	if again := h.ConnectOrphans(); again != 0 {
+		t.Fatalf("%d nodes still unreachable after ConnectOrphans", again)
+	}
+	// Every vector is reachable: searching for it finds it.
+	for i := range n {
+		if r, _ := h.Search(data[i], 1, &SearchOptions{Ef: 100}); len(r) != 1 || r[0].ID != uint64(i) {
+			t.Fatalf("vector %d not found by its own value: %v", i, r)
+		}
+	}
 	r := meanRecall(t, h, vecs, data[n:], 10, nil)
 	t.Logf("recall@10 after a %d-goroutine build: %.4f", writers, r)
 	if r < 0.95 {

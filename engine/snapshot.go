@@ -1,0 +1,507 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/engramdb/engram/index"
+)
+
+// Snapshot file, version 1:
+//
+//	magic "ENGRSNAP" | version u32 | sealed u8 | payload length u64 |
+//	payload | CRC-32C of payload u32
+//
+// The payload, AES-GCM sealed (nonce first) when the store is encrypted:
+//
+//	mark [16]byte (every log id at or below it is in the graph) |
+//	prefix length u32 | prefix | dim u32 | keys u32 | keys × [16]byte
+//	(index id → record id, zero for deleted) | HNSW encoding
+const (
+	snapMagic   = "ENGRSNAP"
+	snapVersion = 1
+	snapDir     = "vectors"
+)
+
+var snapCRC = crc32.MakeTable(crc32.Castagnoli)
+
+func numCPU() int { return runtime.GOMAXPROCS(0) }
+
+// snapshotPath names a partition's snapshot file by hashes of its tenant
+// prefix and its own prefix, so no id appears in a file name and erasing a
+// tenant removes its files by one pattern.
+func (db *DB) snapshotPath(prefix []byte) string {
+	return filepath.Join(db.kv.Dir(), snapDir, tenantHash(prefix)+"-"+shortHash(prefix)+".snap")
+}
+
+func shortHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
+}
+
+// tenantHash hashes the tenant prefix of a key: tag, tenant, separator.
+func tenantHash(key []byte) string {
+	if i := bytes.IndexByte(key[1:], sep); i >= 0 {
+		return shortHash(key[:i+2])
+	}
+	return shortHash(key)
+}
+
+// removeSnapshotsUnder deletes the snapshot files of every partition under
+// an erased prefix. The caller holds db.snapMu.
+func (db *DB) removeSnapshotsUnder(prefix []byte) error {
+	if err := os.Remove(db.snapshotPath(prefix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if bytes.IndexByte(prefix[1:], sep) != len(prefix)-2 {
+		return nil // not a tenant prefix: its own file was the only one
+	}
+	files, err := filepath.Glob(filepath.Join(db.kv.Dir(), snapDir, tenantHash(prefix)+"-*.snap"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadPartition fills a new partition: from its snapshot and the log after
+// it when the snapshot is sound, otherwise by a rebuild from the records.
+func (db *DB) loadPartition(ctx context.Context, p *partition) error {
+	err := db.loadIndex(ctx, p)
+	if err == nil {
+		// New log ids must sort after every one this partition has seen.
+		db.raiseIDFloor(p.mu.lastLog)
+	}
+	return err
+}
+
+func (db *DB) loadIndex(ctx context.Context, p *partition) error {
+	p.db = db
+	p.mu.ids = map[ulid.ULID]uint64{}
+	if db.kv.Dir() != "" {
+		err := db.loadSnapshot(ctx, p)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			db.logger.Warn("engram: vector snapshot unusable; rebuilding from records",
+				"file", db.snapshotPath(p.prefix), "err", err)
+			p.mu.ids = map[ulid.ULID]uint64{}
+			p.mu.keys, p.mu.hnsw, p.mu.flat, p.mu.dim, p.mu.lastLog = nil, nil, nil, 0, ulid.ULID{}
+		}
+	}
+	return db.rebuild(ctx, p)
+}
+
+// rebuild indexes every record of the partition.
+func (db *DB) rebuild(ctx context.Context, p *partition) error {
+	var vecs [][]float32
+	err := db.View(ctx, func(tx *Tx) error {
+		recPrefix := Key(p.prefix, NSRecord)
+		it := tx.NewIterator(IterOptions{Prefix: recPrefix})
+		defer it.Close()
+		var val []byte
+		for it.Seek(nil); it.Valid(); it.Next() {
+			var id ulid.ULID
+			copy(id[:], it.Key()[len(recPrefix):])
+			var err error
+			if val, err = it.Value(val[:0]); err != nil {
+				return err
+			}
+			r, err := decodeRecord(val)
+			if err != nil {
+				return fmt.Errorf("rebuild %x: %w", id, err)
+			}
+			if p.mu.dim == 0 {
+				p.mu.dim = len(r.Vector)
+			}
+			if len(r.Vector) != p.mu.dim {
+				continue
+			}
+			p.mu.ids[id] = uint64(len(p.mu.keys))
+			p.mu.keys = append(p.mu.keys, id)
+			vecs = append(vecs, r.Vector)
+		}
+		last, err := lastLogID(tx, p.prefix)
+		p.mu.lastLog = last
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(vecs) > db.exactThreshold {
+		h, err := index.NewHNSW(p.mu.dim, &db.hnswOpts)
+		if err != nil {
+			return err
+		}
+		ids := make([]uint64, len(vecs))
+		for i := range ids {
+			ids[i] = uint64(i)
+		}
+		parallelAdd(h, ids, func(ix uint64) []float32 { return vecs[ix] })
+		p.mu.hnsw = h
+		p.mu.dirty = len(vecs) // worth a snapshot
+		return nil
+	}
+	if len(vecs) == 0 {
+		return nil // the index is made with the first vector
+	}
+	f, err := index.NewFlat(p.mu.dim)
+	if err != nil {
+		return err
+	}
+	for i, v := range vecs {
+		_ = f.Add(uint64(i), v)
+	}
+	p.mu.flat = f
+	return nil
+}
+
+// lastLogID returns the newest log id of the partition.
+func lastLogID(tx *Tx, prefix []byte) (ulid.ULID, error) {
+	logPrefix := Key(prefix, NSVectorLog)
+	it := tx.NewIterator(IterOptions{Prefix: logPrefix, Reverse: true, KeysOnly: true})
+	defer it.Close()
+	var id ulid.ULID
+	if it.Seek(nil); it.Valid() {
+		copy(id[:], it.Key()[len(logPrefix):])
+	}
+	return id, nil
+}
+
+// loadSnapshot reads the partition's snapshot and replays the log after
+// its mark. Any problem is returned, so the caller rebuilds.
+func (db *DB) loadSnapshot(ctx context.Context, p *partition) error {
+	raw, err := os.ReadFile(db.snapshotPath(p.prefix))
+	if err != nil {
+		return err
+	}
+	payload, err := db.openSnapshot(raw)
+	if err != nil {
+		return err
+	}
+	r := bytes.NewReader(payload)
+	var mark ulid.ULID
+	var hdr struct{ PrefixLen uint32 }
+	if _, err := r.Read(mark[:]); err != nil {
+		return fmt.Errorf("%w: snapshot mark", ErrCorrupt)
+	}
+	if err := binary.Read(r, binary.LittleEndian, &hdr); err != nil || int(hdr.PrefixLen) > r.Len() {
+		return fmt.Errorf("%w: snapshot prefix", ErrCorrupt)
+	}
+	prefix := make([]byte, hdr.PrefixLen)
+	_, _ = r.Read(prefix)
+	if !bytes.Equal(prefix, p.prefix) {
+		return fmt.Errorf("%w: snapshot of another partition", ErrCorrupt)
+	}
+	var dims struct{ Dim, Keys uint32 }
+	if err := binary.Read(r, binary.LittleEndian, &dims); err != nil || uint64(dims.Keys)*16 > uint64(r.Len()) {
+		return fmt.Errorf("%w: snapshot key table", ErrCorrupt)
+	}
+	keys := make([]ulid.ULID, dims.Keys)
+	for i := range keys {
+		_, _ = r.Read(keys[i][:])
+	}
+	h, err := index.DecodeHNSW(r)
+	if err != nil {
+		return err
+	}
+	if h.Dim() != int(dims.Dim) {
+		return fmt.Errorf("%w: snapshot dimension", ErrCorrupt)
+	}
+	p.mu.dim, p.mu.hnsw, p.mu.keys, p.mu.lastLog = int(dims.Dim), h, keys, mark
+	for ix, id := range keys {
+		if id != (ulid.ULID{}) {
+			p.mu.ids[id] = uint64(ix)
+		}
+	}
+	return db.replay(ctx, p, mark)
+}
+
+// replay applies the partition's log entries after mark. Applying one twice
+// is harmless: a put replaces, a delete of a missing record does nothing.
+func (db *DB) replay(ctx context.Context, p *partition, mark ulid.ULID) error {
+	logPrefix := Key(p.prefix, NSVectorLog)
+	return db.View(ctx, func(tx *Tx) error {
+		it := tx.NewIterator(IterOptions{Prefix: logPrefix})
+		defer it.Close()
+		start := next(mark)
+		var val []byte
+		for it.Seek(append(bytes.Clone(logPrefix), start[:]...)); it.Valid(); it.Next() {
+			var logID, id ulid.ULID
+			copy(logID[:], it.Key()[len(logPrefix):])
+			var err error
+			if val, err = it.Value(val[:0]); err != nil {
+				return err
+			}
+			if len(val) != 17 {
+				return fmt.Errorf("%w: vector log entry", ErrCorrupt)
+			}
+			copy(id[:], val[1:])
+			var vec []float32
+			if val[0] == logPut {
+				b, err := tx.Get(Key(p.prefix, NSRecord, id[:]))
+				if errors.Is(err, ErrNotFound) {
+					continue // deleted later; its delete entry follows
+				}
+				if err != nil {
+					return err
+				}
+				r, err := decodeRecord(b)
+				if err != nil {
+					return err
+				}
+				vec = r.Vector
+			}
+			p.applyLocked(val[0], id, vec)
+			p.mu.lastLog = logID
+			p.mu.dirty++
+		}
+		return nil
+	})
+}
+
+func next(id ulid.ULID) ulid.ULID {
+	for i := len(id) - 1; i >= 0; i-- {
+		id[i]++
+		if id[i] != 0 {
+			break
+		}
+	}
+	return id
+}
+
+// snapshot writes the partition's graph to its file if it changed, then
+// drops the log entries the file covers.
+func (db *DB) snapshot(ctx context.Context, p *partition) error {
+	// With apply write-held no change is between taking its log id and
+	// being applied, so lastLog is a true mark; holding mu for reading
+	// keeps the graph and key table still while they are encoded.
+	p.apply.Lock()
+	p.mu.RLock()
+	p.apply.Unlock()
+	if p.mu.hnsw == nil || p.mu.dirty == 0 {
+		p.mu.RUnlock()
+		return nil
+	}
+	mark, dirty := p.mu.lastLog, p.mu.dirty
+	var buf bytes.Buffer
+	buf.Write(mark[:])
+	_ = binary.Write(&buf, binary.LittleEndian, uint32(len(p.prefix)))
+	buf.Write(p.prefix)
+	_ = binary.Write(&buf, binary.LittleEndian, [2]uint32{uint32(p.mu.dim), uint32(len(p.mu.keys))})
+	for _, k := range p.mu.keys {
+		buf.Write(k[:])
+	}
+	err := p.mu.hnsw.Encode(&buf)
+	p.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	file, err := db.sealSnapshot(buf.Bytes())
+	if err != nil {
+		return err
+	}
+	db.snapMu.Lock()
+	if p.erased.Load() {
+		// Forgotten while it was being encoded: its vectors must not
+		// reach the disk again.
+		db.snapMu.Unlock()
+		return nil
+	}
+	err = writeFileAtomic(db.snapshotPath(p.prefix), file)
+	db.snapMu.Unlock()
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.mu.dirty -= dirty
+	p.mu.Unlock()
+	// The log up to the mark is now redundant.
+	logPrefix := Key(p.prefix, NSVectorLog)
+	end := append(bytes.Clone(logPrefix), next(mark).Bytes()...)
+	for {
+		var n int
+		err := db.Update(ctx, func(tx *Tx) error {
+			it := tx.NewIterator(IterOptions{Prefix: logPrefix, KeysOnly: true})
+			var keys [][]byte
+			for it.Seek(nil); it.Valid() && len(keys) < 512 && bytes.Compare(it.Key(), end) < 0; it.Next() {
+				keys = append(keys, bytes.Clone(it.Key()))
+			}
+			it.Close()
+			for _, k := range keys {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+			n = len(keys)
+			return nil
+		})
+		if err != nil || n < 512 {
+			return err
+		}
+	}
+}
+
+func (db *DB) sealSnapshot(payload []byte) ([]byte, error) {
+	sealed := byte(0)
+	if db.gcm != nil {
+		nonce := make([]byte, db.gcm.NonceSize())
+		if _, err := rand.Read(nonce); err != nil {
+			return nil, err
+		}
+		payload = db.gcm.Seal(nonce, nonce, payload, []byte(snapMagic))
+		sealed = 1
+	}
+	out := make([]byte, 0, len(payload)+25)
+	out = append(out, snapMagic...)
+	out = binary.LittleEndian.AppendUint32(out, snapVersion)
+	out = append(out, sealed)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(payload)))
+	out = append(out, payload...)
+	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(payload, snapCRC)), nil
+}
+
+func (db *DB) openSnapshot(raw []byte) ([]byte, error) {
+	const hdr = len(snapMagic) + 4 + 1 + 8
+	if len(raw) < hdr+4 || string(raw[:len(snapMagic)]) != snapMagic {
+		return nil, fmt.Errorf("%w: not a snapshot", ErrCorrupt)
+	}
+	if v := binary.LittleEndian.Uint32(raw[8:]); v != snapVersion {
+		return nil, fmt.Errorf("%w: snapshot version %d", ErrCorrupt, v)
+	}
+	sealed := raw[12]
+	n := binary.LittleEndian.Uint64(raw[13:])
+	if n != uint64(len(raw)-hdr-4) {
+		return nil, fmt.Errorf("%w: snapshot length", ErrCorrupt)
+	}
+	payload := raw[hdr : hdr+int(n)]
+	if crc32.Checksum(payload, snapCRC) != binary.LittleEndian.Uint32(raw[hdr+int(n):]) {
+		return nil, fmt.Errorf("%w: snapshot checksum", ErrCorrupt)
+	}
+	switch {
+	case sealed == 1 && db.gcm != nil:
+		ns := db.gcm.NonceSize()
+		if len(payload) < ns {
+			return nil, fmt.Errorf("%w: sealed snapshot", ErrCorrupt)
+		}
+		out, err := db.gcm.Open(nil, payload[:ns], payload[ns:], []byte(snapMagic))
+		if err != nil {
+			return nil, fmt.Errorf("%w: sealed snapshot: %v", ErrCorrupt, err)
+		}
+		return out, nil
+	case sealed == 0 && db.gcm == nil:
+		return payload, nil
+	default:
+		return nil, fmt.Errorf("%w: snapshot sealing does not match the store's encryption", ErrCorrupt)
+	}
+}
+
+// newGCM returns the AEAD that seals snapshots of an encrypted store.
+func newGCM(key []byte) (cipher.AEAD, error) {
+	if len(key) == 0 {
+		return nil, nil
+	}
+	// A key for snapshots derived from the store's, so the two uses of the
+	// key never share a key stream.
+	sum := sha256.Sum256(append([]byte("engram snapshot key\x00"), key...))
+	block, err := aes.NewCipher(sum[:])
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+// writeFileAtomic replaces path with data: a temporary file in the same
+// directory, fsynced, renamed over path, and the directory fsynced.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".snap-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write snapshot: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// snapshotLoop writes snapshots of changed partitions in the background
+// until stop is closed.
+func (db *DB) snapshotLoop(stop <-chan struct{}) {
+	t := time.NewTicker(db.snapshotInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			db.snapshotAll(context.Background(), db.snapshotAfter)
+		}
+	}
+}
+
+// snapshotAll snapshots every loaded HNSW partition with at least minDirty
+// changes since its last snapshot.
+func (db *DB) snapshotAll(ctx context.Context, minDirty int) {
+	db.parts.Lock()
+	parts := make([]*partition, 0, len(db.parts.m))
+	for _, p := range db.parts.m {
+		parts = append(parts, p)
+	}
+	db.parts.Unlock()
+	for _, p := range parts {
+		if p.loadErr != nil {
+			continue
+		}
+		p.mu.RLock()
+		due := p.mu.hnsw != nil && p.mu.dirty >= minDirty && p.mu.dirty > 0
+		p.mu.RUnlock()
+		if !due {
+			continue
+		}
+		if err := db.snapshot(ctx, p); err != nil {
+			db.logger.Warn("engram: vector snapshot failed", "err", err)
+		}
+	}
+}

@@ -1,0 +1,436 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/engramdb/engram/index"
+)
+
+// Vector search
+//
+// Records are indexed in partitions: one per (tenant, user) under the user
+// prefix, and one shared partition per tenant under the tenant prefix. A
+// partition holds an exact index (index.Flat) until it has more than
+// Options.ExactThreshold vectors, then an HNSW graph. Badger is the source
+// of truth: each PutRecord writes the record and a log entry
+// (NSVectorLog, keyed by a time-ordered id) in the caller's transaction, and
+// the in-memory index applies the change after the commit. Snapshots of a
+// partition's graph carry the log id up to which they include every change;
+// loading one replays the log after it. A missing or corrupt snapshot means
+// a rebuild from the records, never lost data.
+
+// Partition-level namespaces (under a user prefix, or a tenant prefix for
+// the shared partition).
+const (
+	// NSRecord holds records by their 16-byte ULID.
+	NSRecord Namespace = 0x05
+	// NSVectorLog is a partition's change log: 16-byte log id → op byte and
+	// the record's 16-byte id.
+	NSVectorLog Namespace = 0x06
+)
+
+const (
+	logPut    byte = 1
+	logDelete byte = 2
+)
+
+// DefaultExactThreshold is the partition size up to which search is exact.
+// Measured by BenchmarkCrossover (engine): at 384 dimensions an exact scan
+// of 2,000 vectors costs about as much as an HNSW search at ef 64, and is
+// exact; past that HNSW wins by a growing margin.
+const DefaultExactThreshold = 2000
+
+// Hit is one search result.
+type Hit struct {
+	Record
+	// Score is the cosine similarity to the query, in [-1, 1].
+	Score float32
+}
+
+// SearchOptions tunes [DB.Search]. A nil *SearchOptions means defaults.
+type SearchOptions struct {
+	// Ef is the HNSW search breadth; zero means the index default (64).
+	Ef int
+	// Filter, when set, restricts results to records it accepts; it is
+	// given the record's id and runs during the search.
+	Filter func(id string) bool
+}
+
+// partitionFor returns the partition prefix a scope's records live in: the
+// user prefix, or the tenant prefix when User is empty (shared).
+func partitionFor(scope Scope) ([]byte, error) {
+	if scope.User == "" {
+		if err := scope.Validate(LevelTenant); err != nil {
+			return nil, err
+		}
+		if scope.Session != "" {
+			return nil, fmt.Errorf("%w: a shared record has no Session", ErrInvalidScope)
+		}
+		return scope.Prefix(LevelTenant), nil
+	}
+	if err := scope.Validate(LevelUser); err != nil {
+		return nil, err
+	}
+	return scope.Prefix(LevelUser), nil
+}
+
+// partition is the in-memory index of one partition.
+type partition struct {
+	prefix []byte
+	db     *DB
+	// erased is set when the partition's data is forgotten, so an
+	// in-flight snapshot is not written.
+	erased atomic.Bool
+
+	load    sync.Once
+	loadErr error
+
+	// apply is read-held by a writing transaction from the moment it takes
+	// a log id until its change is applied (or abandoned), and write-held
+	// briefly by a snapshot to read a mark: then every log id at or below
+	// lastLog has been applied.
+	apply sync.RWMutex
+
+	mu struct {
+		sync.RWMutex
+		dim     int
+		flat    *index.Flat
+		hnsw    *index.HNSW
+		keys    []ulid.ULID          // index id → record id; zero when deleted
+		ids     map[ulid.ULID]uint64 // record id → index id
+		lastLog ulid.ULID            // newest log id applied
+		dirty   int                  // changes since the last snapshot
+	}
+}
+
+// pendingOp is a change to apply to a partition after its commit.
+type pendingOp struct {
+	p      *partition
+	op     byte
+	id     ulid.ULID
+	vector []float32
+	logID  ulid.ULID
+}
+
+// getPartition returns the partition for prefix, loading it on first use.
+func (db *DB) getPartition(ctx context.Context, prefix []byte) (*partition, error) {
+	db.parts.Lock()
+	p, ok := db.parts.m[string(prefix)]
+	if !ok {
+		p = &partition{prefix: bytes.Clone(prefix)}
+		db.parts.m[string(prefix)] = p
+	}
+	db.parts.Unlock()
+	p.load.Do(func() { p.loadErr = db.loadPartition(ctx, p) })
+	if p.loadErr != nil {
+		// Let a later call try again.
+		db.parts.Lock()
+		if db.parts.m[string(prefix)] == p {
+			delete(db.parts.m, string(prefix))
+		}
+		db.parts.Unlock()
+		return nil, p.loadErr
+	}
+	return p, nil
+}
+
+// PutRecord stores rec in the partition of scope (its user, or the tenant's
+// shared partition when User is empty) and returns its id. The record and
+// its log entry commit with the transaction; the vector index takes the
+// change right after the commit. A record with the id of an existing one
+// replaces it. The first vector of a partition sets its dimension; later
+// ones must match ([ErrDimensionMismatch]).
+func (tx *Tx) PutRecord(scope Scope, rec Record) (string, error) {
+	prefix, err := partitionFor(scope)
+	if err != nil {
+		return "", err
+	}
+	if err := validateRecord(&rec); err != nil {
+		return "", err
+	}
+	var id ulid.ULID
+	if rec.ID != "" {
+		if id, err = ulid.ParseStrict(rec.ID); err != nil {
+			return "", fmt.Errorf("%w: id %q is not a ULID", ErrInvalidRecord, rec.ID)
+		}
+	}
+	p, err := tx.db.getPartition(tx.ctx, prefix)
+	if err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	if p.mu.dim == 0 {
+		p.mu.dim = len(rec.Vector) // reserved even if this transaction aborts
+	}
+	dim := p.mu.dim
+	p.mu.Unlock()
+	if len(rec.Vector) != dim {
+		return "", fmt.Errorf("%w: vector of %d dimensions in a partition of %d", ErrDimensionMismatch, len(rec.Vector), dim)
+	}
+	now := time.Now()
+	if rec.Time.IsZero() {
+		rec.Time = now
+	}
+	if rec.ID == "" {
+		id = tx.db.NewID(now)
+		rec.ID = id.String()
+	}
+	tx.hold(p)
+	logID := tx.db.NewID(now)
+	if err := tx.Set(Key(prefix, NSRecord, id[:]), encodeRecord(&rec)); err != nil {
+		return "", err
+	}
+	if err := tx.Set(Key(prefix, NSVectorLog, logID[:]), append([]byte{logPut}, id[:]...)); err != nil {
+		return "", err
+	}
+	tx.pending = append(tx.pending, pendingOp{p: p, op: logPut, id: id, vector: rec.Vector, logID: logID})
+	return rec.ID, nil
+}
+
+// DeleteRecord removes a record from scope's partition; a missing record is
+// not an error.
+func (tx *Tx) DeleteRecord(scope Scope, id string) error {
+	prefix, err := partitionFor(scope)
+	if err != nil {
+		return err
+	}
+	rid, err := ulid.ParseStrict(id)
+	if err != nil {
+		return fmt.Errorf("%w: id %q is not a ULID", ErrInvalidRecord, id)
+	}
+	p, err := tx.db.getPartition(tx.ctx, prefix)
+	if err != nil {
+		return err
+	}
+	tx.hold(p)
+	logID := tx.db.NewID(time.Now())
+	if err := tx.Delete(Key(prefix, NSRecord, rid[:])); err != nil {
+		return err
+	}
+	if err := tx.Set(Key(prefix, NSVectorLog, logID[:]), append([]byte{logDelete}, rid[:]...)); err != nil {
+		return err
+	}
+	tx.pending = append(tx.pending, pendingOp{p: p, op: logDelete, id: rid, logID: logID})
+	return nil
+}
+
+// GetRecord returns the record with id in scope's partition, or
+// [ErrNotFound].
+func (tx *Tx) GetRecord(scope Scope, id string) (Record, error) {
+	prefix, err := partitionFor(scope)
+	if err != nil {
+		return Record{}, err
+	}
+	rid, err := ulid.ParseStrict(id)
+	if err != nil {
+		return Record{}, fmt.Errorf("%w: id %q is not a ULID", ErrNotFound, id)
+	}
+	b, err := tx.Get(Key(prefix, NSRecord, rid[:]))
+	if err != nil {
+		return Record{}, err
+	}
+	r, err := decodeRecord(b)
+	r.ID = id
+	return r, err
+}
+
+// hold read-locks p's apply lock for the rest of the transaction, once.
+func (tx *Tx) hold(p *partition) {
+	for _, h := range tx.held {
+		if h == p {
+			return
+		}
+	}
+	p.apply.RLock()
+	tx.held = append(tx.held, p)
+}
+
+// finish applies the pending changes of a committed transaction (or drops
+// them), then releases the partitions.
+func (tx *Tx) finish(committed bool) {
+	if committed {
+		for _, op := range tx.pending {
+			op.p.applyOp(op)
+		}
+	}
+	for _, p := range tx.held {
+		p.apply.RUnlock()
+	}
+	tx.pending, tx.held = nil, nil
+}
+
+// applyOp applies one committed change to the in-memory index.
+func (p *partition) applyOp(op pendingOp) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.applyLocked(op.op, op.id, op.vector)
+	if op.logID.Compare(p.mu.lastLog) > 0 {
+		p.mu.lastLog = op.logID
+	}
+	p.mu.dirty++
+	p.db.promoteLocked(p)
+}
+
+// applyLocked adds, replaces or removes one record's vector.
+func (p *partition) applyLocked(op byte, id ulid.ULID, vec []float32) {
+	if old, ok := p.mu.ids[id]; ok {
+		p.removeIndexLocked(old)
+		delete(p.mu.ids, id)
+		p.mu.keys[old] = ulid.ULID{}
+	}
+	if op != logPut || len(vec) != p.mu.dim {
+		return
+	}
+	if p.mu.flat == nil && p.mu.hnsw == nil {
+		f, err := index.NewFlat(p.mu.dim)
+		if err != nil {
+			return
+		}
+		p.mu.flat = f
+	}
+	ix := uint64(len(p.mu.keys))
+	p.mu.keys = append(p.mu.keys, id)
+	p.mu.ids[id] = ix
+	// A vector that cannot be indexed (zero norm) stays stored and
+	// unsearchable; validateRecord already rejected non-finite ones.
+	if p.mu.hnsw != nil {
+		_ = p.mu.hnsw.Add(ix, vec)
+	} else {
+		_ = p.mu.flat.Add(ix, vec)
+	}
+}
+
+func (p *partition) removeIndexLocked(ix uint64) {
+	switch {
+	case p.mu.hnsw != nil:
+		p.mu.hnsw.Delete(ix)
+	case p.mu.flat != nil:
+		p.mu.flat.Delete(ix)
+	}
+}
+
+// promoteLocked moves a partition that outgrew the exact threshold to an
+// HNSW graph, inserting in parallel.
+func (db *DB) promoteLocked(p *partition) {
+	if p.mu.hnsw != nil || p.mu.flat == nil || p.mu.flat.Len() <= db.exactThreshold {
+		return
+	}
+	h, err := index.NewHNSW(p.mu.dim, &db.hnswOpts)
+	if err != nil {
+		return
+	}
+	var ids []uint64
+	for ix, id := range p.mu.keys {
+		if id != (ulid.ULID{}) {
+			ids = append(ids, uint64(ix))
+		}
+	}
+	parallelAdd(h, ids, func(ix uint64) []float32 {
+		v, _ := p.mu.flat.Vector(ix)
+		return v
+	})
+	p.mu.hnsw, p.mu.flat = h, nil
+}
+
+// Search returns the k records of scope's partition nearest to q by cosine
+// similarity, nearest first: exact in a small partition, HNSW in a large
+// one. The scope names the partition as PutRecord does.
+func (db *DB) Search(ctx context.Context, scope Scope, q []float32, k int, opts *SearchOptions) ([]Hit, error) {
+	prefix, err := partitionFor(scope)
+	if err != nil {
+		return nil, err
+	}
+	if len(q) == 0 {
+		return nil, fmt.Errorf("%w: empty query", ErrDimensionMismatch)
+	}
+	p, err := db.getPartition(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	var o SearchOptions
+	if opts != nil {
+		o = *opts
+	}
+	p.mu.RLock()
+	if p.mu.dim == 0 {
+		p.mu.RUnlock()
+		return nil, nil
+	}
+	if len(q) != p.mu.dim {
+		dim := p.mu.dim
+		p.mu.RUnlock()
+		return nil, fmt.Errorf("%w: query of %d dimensions in a partition of %d", ErrDimensionMismatch, len(q), dim)
+	}
+	io := &index.SearchOptions{Ef: o.Ef}
+	if o.Filter != nil {
+		keys := p.mu.keys
+		io.Filter = func(ix uint64) bool { return o.Filter(keys[ix].String()) }
+	}
+	var res []index.Result
+	switch {
+	case p.mu.hnsw != nil:
+		res, err = p.mu.hnsw.Search(q, k, io)
+	case p.mu.flat != nil:
+		res, err = p.mu.flat.Search(q, k, io)
+	}
+	ids := make([]ulid.ULID, len(res))
+	for i, r := range res {
+		ids[i] = p.mu.keys[r.ID]
+	}
+	p.mu.RUnlock()
+	if err != nil {
+		return nil, convertIndexError(err)
+	}
+	hits := make([]Hit, 0, len(res))
+	err = db.View(ctx, func(tx *Tx) error {
+		for i, id := range ids {
+			b, err := tx.Get(Key(prefix, NSRecord, id[:]))
+			if errors.Is(err, ErrNotFound) {
+				continue // deleted since the search
+			}
+			if err != nil {
+				return err
+			}
+			r, err := decodeRecord(b)
+			if err != nil {
+				return err
+			}
+			r.ID = id.String()
+			hits = append(hits, Hit{Record: r, Score: res[i].Score})
+		}
+		return nil
+	})
+	return hits, err
+}
+
+func convertIndexError(err error) error {
+	switch {
+	case errors.Is(err, index.ErrDimensionMismatch), errors.Is(err, index.ErrZeroVector):
+		return fmt.Errorf("%w: %v", ErrDimensionMismatch, err)
+	default:
+		return err
+	}
+}
+
+// parallelAdd inserts ids into h from all cores.
+func parallelAdd(h *index.HNSW, ids []uint64, vec func(uint64) []float32) {
+	workers := max(1, min(len(ids)/256, numCPU()))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(ids); i += workers {
+				_ = h.Add(ids[i], vec(ids[i]))
+			}
+		})
+	}
+	wg.Wait()
+	h.ConnectOrphans() // concurrent inserts can leave a node unreachable
+}

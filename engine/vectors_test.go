@@ -1,0 +1,436 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/engramdb/engram/index"
+)
+
+var ctxb = context.Background()
+
+func randVecs(seed uint64, n, dim int) [][]float32 {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	centres := make([][]float32, 20)
+	for i := range centres {
+		centres[i] = make([]float32, dim)
+		for j := range centres[i] {
+			centres[i][j] = float32(rng.NormFloat64())
+		}
+	}
+	out := make([][]float32, n)
+	for i := range out {
+		c := centres[rng.IntN(len(centres))]
+		out[i] = make([]float32, dim)
+		for j := range out[i] {
+			out[i][j] = c[j] + float32(rng.NormFloat64())
+		}
+	}
+	return out
+}
+
+func cosine(a, b []float32) float64 {
+	var d, na, nb float64
+	for i := range a {
+		d += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	return d / math.Sqrt(na*nb)
+}
+
+// bruteTop returns the ids of the k stored vectors nearest to q.
+func bruteTop(stored map[string][]float32, q []float32, k int) []string {
+	type sc struct {
+		id string
+		s  float64
+	}
+	var all []sc
+	for id, v := range stored {
+		all = append(all, sc{id, cosine(q, v)})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].s > all[j].s || (all[i].s == all[j].s && all[i].id < all[j].id) })
+	var out []string
+	for _, x := range all[:min(k, len(all))] {
+		out = append(out, x.id)
+	}
+	return out
+}
+
+func put(t testing.TB, db *DB, scope Scope, vecs [][]float32) map[string][]float32 {
+	t.Helper()
+	stored := map[string][]float32{}
+	for start := 0; start < len(vecs); start += 200 {
+		err := db.Update(ctxb, func(tx *Tx) error {
+			for i := start; i < min(start+200, len(vecs)); i++ {
+				id, err := tx.PutRecord(scope, Record{Text: fmt.Sprint("text ", i), Vector: vecs[i], Metadata: map[string]string{"i": fmt.Sprint(i)}})
+				if err != nil {
+					return err
+				}
+				stored[id] = vecs[i]
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return stored
+}
+
+func searchRecall(t testing.TB, db *DB, scope Scope, stored map[string][]float32, queries [][]float32, k int) float64 {
+	t.Helper()
+	var sum float64
+	for _, q := range queries {
+		hits, err := db.Search(ctxb, scope, q, k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]bool{}
+		for _, id := range bruteTop(stored, q, k) {
+			want[id] = true
+		}
+		got := 0
+		for _, h := range hits {
+			if _, ok := stored[h.ID]; !ok {
+				t.Fatalf("hit %s is not a record of this partition", h.ID)
+			}
+			if want[h.ID] {
+				got++
+			}
+		}
+		sum += float64(got) / float64(len(want))
+	}
+	return sum / float64(len(queries))
+}
+
+var vscope = Scope{Tenant: "acme", User: "alice"}
+
+func TestSearchExactPartition(t *testing.T) {
+	db, err := Open("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	vecs := randVecs(1, 300, 16)
+	stored := put(t, db, vscope, vecs[:250])
+	if r := searchRecall(t, db, vscope, stored, vecs[250:], 10); r != 1 {
+		t.Fatalf("exact partition recall = %v, want 1", r)
+	}
+	hits, _ := db.Search(ctxb, vscope, vecs[7], 1, nil)
+	if len(hits) != 1 || hits[0].Text != "text 7" || hits[0].Metadata["i"] != "7" || hits[0].Score < 0.999 {
+		t.Fatalf("search for a stored vector = %+v", hits)
+	}
+	// Delete, then the record is gone from search and storage.
+	id := hits[0].ID
+	if err := db.Update(ctxb, func(tx *Tx) error { return tx.DeleteRecord(vscope, id) }); err != nil {
+		t.Fatal(err)
+	}
+	hits, _ = db.Search(ctxb, vscope, vecs[7], 1, nil)
+	if len(hits) == 1 && hits[0].ID == id {
+		t.Fatal("deleted record still found")
+	}
+	// A filter restricts results.
+	hits, _ = db.Search(ctxb, vscope, vecs[0], 5, &SearchOptions{Filter: func(rid string) bool { return rid == id }})
+	if len(hits) != 0 {
+		t.Fatalf("filter admitting only a deleted id returned %v", hits)
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	db, err := Open("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	put(t, db, vscope, randVecs(2, 5, 8))
+	err = db.Update(ctxb, func(tx *Tx) error {
+		_, err := tx.PutRecord(vscope, Record{Vector: make([]float32, 9)})
+		return err
+	})
+	if !errors.Is(err, ErrDimensionMismatch) {
+		t.Fatalf("wrong dimension: %v", err)
+	}
+	for _, rec := range []Record{
+		{Vector: nil},
+		{Vector: []float32{float32(math.NaN()), 0, 0, 0, 0, 0, 0, 0}},
+		{Vector: make([]float32, 8), Text: "\xff"},
+		{Vector: make([]float32, 8), ID: "not-a-ulid"},
+		{Vector: make([]float32, 8), Metadata: map[string]string{"": "x"}},
+	} {
+		err := db.Update(ctxb, func(tx *Tx) error { _, err := tx.PutRecord(vscope, rec); return err })
+		if !errors.Is(err, ErrInvalidRecord) && !errors.Is(err, ErrDimensionMismatch) {
+			t.Errorf("PutRecord(%+v) = %v", rec, err)
+		}
+	}
+	if _, err := db.Search(ctxb, vscope, make([]float32, 3), 5, nil); !errors.Is(err, ErrDimensionMismatch) {
+		t.Fatalf("short query: %v", err)
+	}
+	if _, err := db.Search(ctxb, Scope{}, make([]float32, 8), 5, nil); !errors.Is(err, ErrInvalidScope) {
+		t.Fatalf("no tenant: %v", err)
+	}
+	if hits, err := db.Search(ctxb, Scope{Tenant: "acme", User: "nobody"}, make([]float32, 8), 5, nil); err != nil || len(hits) != 0 {
+		t.Fatalf("empty partition: %v, %v", hits, err)
+	}
+}
+
+// TestRecordAtomicity: a record written in a transaction that fails is in
+// neither the store nor the index.
+func TestRecordAtomicity(t *testing.T) {
+	db, err := Open("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	vecs := randVecs(3, 3, 8)
+	var id string
+	boom := errors.New("boom")
+	err = db.Update(ctxb, func(tx *Tx) error {
+		var err error
+		if id, err = tx.PutRecord(vscope, Record{Vector: vecs[0]}); err != nil {
+			return err
+		}
+		return boom
+	})
+	if err != boom {
+		t.Fatal(err)
+	}
+	put(t, db, vscope, vecs[1:])
+	hits, _ := db.Search(ctxb, vscope, vecs[0], 3, nil)
+	for _, h := range hits {
+		if h.ID == id {
+			t.Fatal("a rolled-back record is searchable")
+		}
+	}
+	err = db.View(ctxb, func(tx *Tx) error { _, err := tx.GetRecord(vscope, id); return err })
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("rolled-back record: %v", err)
+	}
+}
+
+// TestPartitionIsolation: random records across tenants, users and shared
+// partitions; every search returns only its own partition's records.
+func TestPartitionIsolation(t *testing.T) {
+	db, err := Open("", &Options{ExactThreshold: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rng := rand.New(rand.NewPCG(9, 9))
+	scopes := []Scope{
+		{Tenant: "a", User: "u"}, {Tenant: "a", User: "u2"}, {Tenant: "a"},
+		{Tenant: "ab", User: "u"}, {Tenant: "ab"}, {Tenant: "b", User: "a"},
+	}
+	owner := map[string]Scope{}
+	vecs := randVecs(4, 600, 8)
+	for i, v := range vecs {
+		sc := scopes[rng.IntN(len(scopes))]
+		err := db.Update(ctxb, func(tx *Tx) error {
+			id, err := tx.PutRecord(sc, Record{Vector: v})
+			owner[id] = sc
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 {
+			for _, q := range scopes {
+				hits, err := db.Search(ctxb, q, vecs[rng.IntN(len(vecs))], 20, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, h := range hits {
+					if owner[h.ID] != q {
+						t.Fatalf("search in %+v returned a record of %+v", q, owner[h.ID])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestPromotionToHNSW(t *testing.T) {
+	db, err := Open("", &Options{ExactThreshold: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	vecs := randVecs(5, 1100, 24)
+	stored := put(t, db, vscope, vecs[:1000])
+	p, _ := db.getPartition(ctxb, vscope.Prefix(LevelUser))
+	p.mu.RLock()
+	isHNSW := p.mu.hnsw != nil
+	p.mu.RUnlock()
+	if !isHNSW {
+		t.Fatal("partition of 1000 records with threshold 100 is not HNSW")
+	}
+	r := searchRecall(t, db, vscope, stored, vecs[1000:], 10)
+	t.Logf("recall@10 after promotion: %.4f", r)
+	if r < 0.95 {
+		t.Fatalf("recall@10 = %.4f, want >= 0.95", r)
+	}
+}
+
+func openDisk(t *testing.T, dir string, opts *Options) *DB {
+	t.Helper()
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func snapFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, snapDir, "*.snap"))
+	return files
+}
+
+// TestSnapshotReplayAndRecovery: a snapshot at Close, more writes without
+// one (a crash), then reopen replays them; a corrupt snapshot means a
+// rebuild with every stored vector still found first for itself.
+func TestSnapshotReplayAndRecovery(t *testing.T) {
+	dir := t.TempDir()
+	opts := &Options{ExactThreshold: 100}
+	vecs := randVecs(6, 900, 16)
+
+	db := openDisk(t, dir, opts)
+	stored := put(t, db, vscope, vecs[:600])
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(snapFiles(t, dir)) != 1 {
+		t.Fatalf("snapshot files after Close: %v", snapFiles(t, dir))
+	}
+
+	db = openDisk(t, dir, opts)
+	for id, v := range put(t, db, vscope, vecs[600:800]) {
+		stored[id] = v
+	}
+	db.skipFinalSnapshot = true // as if the process died
+	db.Close()
+
+	check := func(name string) {
+		db := openDisk(t, dir, opts)
+		defer db.Close()
+		for id, v := range stored {
+			hits, err := db.Search(ctxb, vscope, v, 1, nil)
+			if err != nil || len(hits) != 1 || hits[0].ID != id {
+				t.Fatalf("%s: stored vector %s not found first: %+v, %v", name, id, hits, err)
+			}
+		}
+		if r := searchRecall(t, db, vscope, stored, vecs[800:], 10); r < 0.95 {
+			t.Fatalf("%s: recall@10 = %.4f", name, r)
+		}
+	}
+	check("snapshot + replay")
+
+	for _, f := range snapFiles(t, dir) {
+		b, _ := os.ReadFile(f)
+		b[len(b)/2] ^= 0xFF
+		os.WriteFile(f, b, 0o600)
+	}
+	check("corrupt snapshot")
+	for _, f := range snapFiles(t, dir) {
+		os.WriteFile(f, []byte("garbage"), 0o600)
+	}
+	check("garbage snapshot")
+	for _, f := range snapFiles(t, dir) {
+		os.Remove(f)
+	}
+	check("missing snapshot")
+}
+
+func TestEraseDropsVectorsAndSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	opts := &Options{ExactThreshold: 50}
+	db := openDisk(t, dir, opts)
+	vecs := randVecs(7, 200, 8)
+	put(t, db, Scope{Tenant: "acme", User: "alice"}, vecs[:100])
+	put(t, db, Scope{Tenant: "acme", User: "bob"}, vecs[100:])
+	keep := put(t, db, Scope{Tenant: "other", User: "alice"}, vecs[:100])
+	db.Close()
+	if n := len(snapFiles(t, dir)); n != 3 {
+		t.Fatalf("%d snapshot files, want 3", n)
+	}
+	db = openDisk(t, dir, opts)
+	defer db.Close()
+	if _, err := db.ErasePrefix(ctxb, Scope{Tenant: "acme", User: "alice"}.Prefix(LevelUser), nil); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := db.Search(ctxb, Scope{Tenant: "acme", User: "alice"}, vecs[0], 5, nil); len(hits) != 0 {
+		t.Fatalf("erased user's records still found: %d", len(hits))
+	}
+	if n := len(snapFiles(t, dir)); n != 2 {
+		t.Fatalf("%d snapshot files after erasing a user, want 2", n)
+	}
+	if _, err := db.ErasePrefix(ctxb, Scope{Tenant: "acme"}.Prefix(LevelTenant), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(snapFiles(t, dir)); n != 1 {
+		t.Fatalf("%d snapshot files after erasing the tenant, want 1", n)
+	}
+	if r := searchRecall(t, db, Scope{Tenant: "other", User: "alice"}, keep, vecs[:20], 5); r < 0.95 {
+		t.Fatalf("other tenant's recall %.3f", r)
+	}
+}
+
+func TestEncryptedSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	key := bytes.Repeat([]byte{9}, 32)
+	opts := &Options{ExactThreshold: 20, EncryptionKey: key}
+	db := openDisk(t, dir, opts)
+	vecs := randVecs(8, 100, 8)
+	stored := put(t, db, vscope, vecs)
+	db.Close()
+	files := snapFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("snapshot files: %v", files)
+	}
+	raw, _ := os.ReadFile(files[0])
+	// No stored vector's normalised bytes appear in the file.
+	for _, v := range vecs[:10] {
+		n, _ := index.Normalize(nil, v)
+		var b []byte
+		for _, f := range n[:4] {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+		}
+		if bytes.Contains(raw, b) {
+			t.Fatal("snapshot of an encrypted store holds a vector in the clear")
+		}
+	}
+	db = openDisk(t, dir, opts)
+	defer db.Close()
+	if r := searchRecall(t, db, vscope, stored, vecs[:10], 5); r < 0.95 {
+		t.Fatalf("recall after reopening an encrypted store: %.3f", r)
+	}
+}
+
+func FuzzDecodeRecord(f *testing.F) {
+	f.Add(encodeRecord(&Record{Text: "hi", Vector: []float32{1, 2}, Metadata: map[string]string{"k": "v"}, Time: time.Unix(5, 0)}))
+	f.Add(encodeRecord(&Record{}))
+	f.Add([]byte{recordFormat})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeRecord(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v does not wrap ErrCorrupt", err)
+			}
+			return
+		}
+		again, err := decodeRecord(encodeRecord(&r))
+		if err != nil || fmt.Sprint(again) != fmt.Sprint(r) {
+			t.Fatalf("round trip: %v\n%+v\n%+v", err, r, again)
+		}
+	})
+}
