@@ -98,8 +98,8 @@ type DB struct {
 	// skipFinalSnapshot is a test seam: Close then leaves snapshots as
 	// they are, as a crash would.
 	skipFinalSnapshot bool
-	stop      chan struct{}
-	bg        sync.WaitGroup
+	stop              chan struct{}
+	bg                sync.WaitGroup
 
 	updates, views, conflicts, failures atomic.Uint64
 }

@@ -123,12 +123,12 @@ type HNSW struct {
 	nodes int           // slab capacity in nodes (the slabs' full length)
 	// Slabs have full length; node i's entries are written once, by the
 	// goroutine that reserved slot i, before n is raised past i.
-	vecs     []float32 // nodes·dim, node i at [i·dim, (i+1)·dim)
-	ids      []uint64
-	levels   []uint8
-	deleted  []uint32 // 1 = deleted; atomic
-	indeg    []int32  // layer-0 links into each node; atomic
-	links0   []uint32 // nodes·(m0+1): count, then neighbours
+	vecs    []float32 // nodes·dim, node i at [i·dim, (i+1)·dim)
+	ids     []uint64
+	levels  []uint8
+	deleted []uint32 // 1 = deleted; atomic
+	indeg   []int32  // layer-0 links into each node; atomic
+	links0  []uint32 // nodes·(m0+1): count, then neighbours
 	// Upper-layer lists of node i (layers 1..level, m+1 slots each) start
 	// at upperOff[i] in upper; level-0 nodes, most of them, have none.
 	upperOff  []uint32
