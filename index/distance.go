@@ -31,8 +31,10 @@ func pickKernel() func(a, b []float32) float32 {
 	return dotUnrolled
 }
 
-// Kernel returns the name of the dot-product kernel in use:
-// "vek32-avx2-fma" or "go-unrolled4".
+// Kernel returns the name of the dot-product kernel chosen at start-up:
+// "vek32-avx2-fma" or "go-unrolled4". (A program that later calls
+// vek.SetAcceleration(false) makes vek32 use its plain loop while this
+// still names the AVX2 kernel.)
 func Kernel() string { return kernelName }
 
 // dotUnrolled is the portable kernel: four independent accumulators let the
@@ -78,12 +80,14 @@ func Normalize(dst, v []float32) ([]float32, error) {
 		}
 		sum += f * f
 	}
-	if sum == 0 || math.IsInf(sum, 0) {
+	if sum == 0 {
 		return dst, ErrZeroVector
 	}
-	inv := float32(1 / math.Sqrt(sum))
+	// Scale in float64: 1/norm overflows float32 for norms below about
+	// 3e-39 (subnormal inputs), and rounds badly for huge ones.
+	inv := 1 / math.Sqrt(sum)
 	for _, x := range v {
-		dst = append(dst, x*inv)
+		dst = append(dst, float32(float64(x)*inv))
 	}
 	return dst, nil
 }
