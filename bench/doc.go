@@ -1,15 +1,79 @@
-// Package bench will hold Engram's benchmark harnesses and peers: ANN
-// recall and throughput against exact search and other libraries, recall
-// latency at scale, and retrieval quality on LoCoMo.
+// Package bench measures Engram's vector indexes against their peers:
+// recall@k against exact ground truth, single-thread queries per second,
+// build time and memory per vector, every system in the same run on the
+// same data. The command line is engram bench ann.
 //
 // # Basics
 //
-// Nothing is exported yet. The foundation's own benchmarks (Append, Window,
-// the hashing embedder) live beside the code they measure, as ordinary
-// go test -bench functions; see the README for their figures.
+// A [Dataset] comes from [LoadDir] (TEXMEX files: NAME_base.fvecs,
+// NAME_query.fvecs and an optional NAME_groundtruth_cosine.ivecs) or from
+// [Synthetic] (a seeded Gaussian mixture); either way it carries the exact
+// cosine neighbours of every query, computed by [GroundTruth] when no file
+// gives them. [Run] measures the systems named in [Options] and returns a
+// [Report] of [Row] values, which [WriteJSON], [WriteTable] and [WritePlot]
+// render. [ReadFvecs], [ReadIvecs], [WriteFvecs] and [WriteIvecs] handle the
+// file format.
+//
+//	Dataset ──▶ Run ──▶ Report ──▶ WriteJSON / WriteTable / WritePlot
+//	             │
+//	             ├─ engram-flat   index.Flat, exact
+//	             ├─ engram-hnsw   index.HNSW, ef swept, also built on every core
+//	             ├─ chromem-go    exact, at most 100 queries
+//	             ├─ coder-hnsw    github.com/coder/hnsw v0.6.1, ef swept
+//	             └─ hnswlib       python3-hnswlib via hnswlib.py, ef swept
+//
+// Every in-process system satisfies [System] (and optionally
+// [ParallelBuilder] and [Sizer]); more can be passed in Options.Extra.
+//
+// How each figure is measured:
+//
+//   - recall_at_k: for each query, the share of its exact k nearest ids
+//     among the k returned; the mean over queries.
+//   - qps: the queries run one after another on one goroutine under
+//     GOMAXPROCS 1 (so libraries that fan out, and the garbage collector,
+//     share one core), up to five passes until 0.1 s has passed; the
+//     fastest pass counts. hnswlib.py does the same with
+//     knn_query(num_threads=1) over the whole query batch.
+//   - build_seconds: inserting every base vector on one goroutine under
+//     GOMAXPROCS 1 (hnswlib: num_threads=1); rows with build_threads=N
+//     come from a second build with N goroutines calling Add at once.
+//   - bytes_per_vector: the index's own Bytes() where it has one
+//     (params say mem=index); otherwise the growth of the live Go heap
+//     across the build, each side measured after two GCs (mem=heap),
+//     counting the copy of the vectors every system is given; for hnswlib
+//     the growth of the Python process's resident set across the build
+//     (mem=rss), which includes hnswlib's fixed costs. The run's log also
+//     shows the heap growth of Sizer systems and hnswlib's own layout
+//     arithmetic, for comparison.
+//
+// The hnswlib peer needs a python3 that imports hnswlib and numpy: on
+// Debian, apt-get install python3-hnswlib python3-numpy. The interpreter is
+// Options.Python if set, else the first of /usr/bin/python3 (Debian's,
+// which sees dist-packages) and python3 on PATH (a pyenv or venv python3
+// usually comes first on PATH and cannot see Debian's packages) that
+// imports both. Without one, the peer is skipped with a message naming
+// what was tried. The script is embedded in the binary.
 //
 // # Caveats
 //
-// Harnesses read real data from ../shared/data when it is present and fall
-// back to seeded synthetic data, so they run on a machine without it.
+// Run changes GOMAXPROCS while it times; run nothing else in the process.
+// Timings on a shared or small machine vary by several per cent between
+// runs; compare systems within one run, as the report does.
+//
+// Peers are measured as released, and some releases are weak: coder/hnsw
+// v0.6.1 evicts arbitrary candidates from its bounded heaps (fixed upstream
+// after the release), so its recall stays near 0.2 at any ef; see the
+// coderSystem notes in coder.go. chromem-go scans in plain Go without SIMD
+// and is capped at Options.SlowQueries queries (its rows say queries=N).
+// Debian's python3-hnswlib is compiled for the x86-64 baseline (SSE, no AVX
+// instructions in the shared object), so a pip build with -march=native
+// may be faster than the hnswlib measured here.
+//
+// The synthetic generator's noise is isotropic inside each cluster, where
+// real embeddings have decaying spectra; it stands in for their scale and
+// cluster structure, not their fine geometry, so confirm conclusions on
+// real data (--data).
+//
+// Harnesses never need ../shared/data: tests that use it skip without it,
+// and everything else runs on synthetic data.
 package bench

@@ -3,7 +3,8 @@
 // erasure by prefix. Package memory builds the agent vocabulary on it; use
 // engine directly for records and keys without that vocabulary.
 //
-// The exported types are few: [DB], [Tx], [Scope] and [Stats].
+// The exported types are few: [DB], [Tx], [Scope], [Record], [Hit] and
+// [Stats].
 //
 // # Basics
 //
@@ -30,6 +31,26 @@
 // [DB.Update] commits when its function returns nil, discards everything when
 // it returns an error or panics, and retries on a write conflict.
 //
+// Records with vectors are searchable by cosine similarity:
+//
+//	err = db.Update(ctx, func(tx *engine.Tx) error {
+//		_, err := tx.PutRecord(engine.Scope{Tenant: "acme", User: "alice"},
+//			engine.Record{Text: "prefers email", Vector: vec})
+//		return err
+//	})
+//	hits, err := db.Search(ctx, engine.Scope{Tenant: "acme", User: "alice"}, q, 10, nil)
+//
+// Each (tenant, user) has its own partition, and each tenant one shared
+// partition (a scope without User): a search never scans another user's
+// vectors. A partition is searched exactly up to Options.ExactThreshold
+// vectors (default [DefaultExactThreshold]) and through an HNSW graph past
+// it. A record, its vector and its change-log entry commit in the caller's
+// transaction; the in-memory index takes the change after the commit.
+// Graphs are snapshotted in the background and at Close into dir/vectors
+// (sealed with AES-GCM when the store is encrypted); Open loads a snapshot
+// on a partition's first use and replays the log written after it, and a
+// missing or corrupt snapshot means a rebuild from the records.
+//
 // # Caveats
 //
 //   - One process opens a directory at a time ([ErrLocked]); share a store
@@ -38,4 +59,8 @@
 //     failure, call it again to finish.
 //   - Erased bytes leave the files only after [DB.Compact].
 //   - A [DB.Backup] stream is plain text even when the store is encrypted.
+//   - The first vector written to a partition fixes its dimension.
+//   - A snapshot is taken while holding the partition's read lock: writes to
+//     that partition wait for its encoding and write (2.7 s for 100,000
+//     vectors of 384 dimensions, measured by BenchmarkOpenPersisted).
 package engine

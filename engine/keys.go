@@ -43,6 +43,16 @@ const (
 	NSSessionInfo Namespace = 0x04
 )
 
+// Partition-level namespaces: under a user prefix, or under a tenant prefix
+// for the tenant's shared partition.
+const (
+	// NSRecord holds records by their 16-byte ULID.
+	NSRecord Namespace = 0x05
+	// NSVectorLog is a partition's change log: 16-byte log id → op byte and
+	// the record's 16-byte id.
+	NSVectorLog Namespace = 0x06
+)
+
 // System namespaces (keys that belong to no tenant).
 const (
 	// NSEmbeddingCache holds cached embeddings, keyed by embed.CacheKey.

@@ -27,16 +27,6 @@ import (
 // loading one replays the log after it. A missing or corrupt snapshot means
 // a rebuild from the records, never lost data.
 
-// Partition-level namespaces (under a user prefix, or a tenant prefix for
-// the shared partition).
-const (
-	// NSRecord holds records by their 16-byte ULID.
-	NSRecord Namespace = 0x05
-	// NSVectorLog is a partition's change log: 16-byte log id → op byte and
-	// the record's 16-byte id.
-	NSVectorLog Namespace = 0x06
-)
-
 const (
 	logPut    byte = 1
 	logDelete byte = 2

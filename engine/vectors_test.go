@@ -290,7 +290,7 @@ func openDisk(t *testing.T, dir string, opts *Options) *DB {
 	return db
 }
 
-func snapFiles(t *testing.T, dir string) []string {
+func snapFiles(t testing.TB, dir string) []string {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, snapDir, "*.snap"))
 	return files

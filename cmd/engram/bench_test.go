@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"image/png"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/engramdb/engram/bench"
+)
+
+// benchRowKeys is the JSON schema of a row, exactly.
+var benchRowKeys = []string{"build_seconds", "bytes_per_vector", "dataset", "dim", "k", "n", "params", "qps", "recall_at_k", "system"}
+
+// readRows decodes a --json file and checks every row has exactly the
+// schema's keys.
+func readRows(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for i, r := range rows {
+		var keys []string
+		for k := range r {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if !slices.Equal(keys, benchRowKeys) {
+			t.Errorf("row %d keys %v, want %v", i, keys, benchRowKeys)
+		}
+	}
+	return rows
+}
+
+func TestBenchANNSynthetic(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath, plotPath := filepath.Join(dir, "rows.json"), filepath.Join(dir, "plot.png")
+	out, err := runCLI(t, "bench", "ann", "--synthetic", "n=2000,dim=32,clusters=20,seed=1,queries=50",
+		"--k", "10", "--json", jsonPath, "--plot", plotPath)
+	if err != nil {
+		t.Fatalf("bench ann: %v\n%s", err, out)
+	}
+	rows := readRows(t, jsonPath)
+	systems := map[string]bool{}
+	for _, r := range rows {
+		systems[r["system"].(string)] = true
+		if r["n"].(float64) != 2000 || r["dim"].(float64) != 32 || r["k"].(float64) != 10 ||
+			r["dataset"] != "synthetic:n=2000,dim=32,clusters=20,seed=1,queries=50,sigma=1" {
+			t.Errorf("row %v", r)
+		}
+		if r["qps"].(float64) <= 0 || r["bytes_per_vector"].(float64) <= 0 {
+			t.Errorf("row %v", r)
+		}
+	}
+	for _, want := range []string{"engram-flat", "engram-hnsw", "chromem-go", "coder-hnsw"} {
+		if !systems[want] {
+			t.Errorf("no rows for %s", want)
+		}
+	}
+	if !systems["hnswlib"] && !strings.Contains(out, "skipped hnswlib") {
+		t.Errorf("hnswlib neither measured nor reported skipped:\n%s", out)
+	}
+	for _, want := range []string{"recall@10", "engram-hnsw", "M=16,efc=200,ef=64", "level=INFO msg=built system=engram-flat"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	f, err := os.Open(plotPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if img, err := png.Decode(f); err != nil || img.Bounds().Dx() < 500 {
+		t.Fatalf("plot does not decode: %v", err)
+	}
+}
+
+func TestBenchANNData(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 1))
+	vecs := func(n int) [][]float32 {
+		out := make([][]float32, n)
+		for i := range out {
+			out[i] = make([]float32, 8)
+			for j := range out[i] {
+				out[i][j] = float32(rng.NormFloat64())
+			}
+		}
+		return out
+	}
+	for name, v := range map[string][][]float32{"toy_base.fvecs": vecs(300), "toy_query.fvecs": vecs(12)} {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bench.WriteFvecs(f, v); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jsonPath := filepath.Join(t.TempDir(), "rows.json")
+	out, err := runCLI(t, "bench", "ann", "--data", dir, "--k", "5", "--systems", "engram-flat, chromem-go",
+		"--queries", "10", "--json", jsonPath)
+	if err != nil {
+		t.Fatalf("bench ann --data: %v\n%s", err, out)
+	}
+	rows := readRows(t, jsonPath)
+	if len(rows) != 2 || rows[0]["system"] != "engram-flat" || rows[1]["system"] != "chromem-go" {
+		t.Fatalf("rows %v", rows)
+	}
+	for _, r := range rows {
+		if r["dataset"] != "toy" || r["recall_at_k"].(float64) != 1 || r["k"].(float64) != 5 {
+			t.Errorf("row %v", r)
+		}
+	}
+	if !strings.Contains(out, "toy: n=300 dim=8 k=5 queries=10") {
+		t.Errorf("table header missing:\n%s", out)
+	}
+}
+
+func TestBenchANNBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no source", []string{"bench", "ann"}, "exactly one of --data"},
+		{"both sources", []string{"bench", "ann", "--data", dir, "--synthetic", "n=10"}, "exactly one of --data"},
+		{"bad spec", []string{"bench", "ann", "--synthetic", "n=abc"}, "invalid synthetic spec"},
+		{"k zero", []string{"bench", "ann", "--synthetic", "n=100,clusters=2,dim=4", "--k", "0"}, "--k 0"},
+		{"negative queries", []string{"bench", "ann", "--synthetic", "n=100,clusters=2,dim=4", "--queries", "-1"}, "--queries -1"},
+		{"unknown system", []string{"bench", "ann", "--synthetic", "n=100,clusters=2,dim=4", "--systems", "faiss"}, `unknown system: "faiss"`},
+		{"no systems", []string{"bench", "ann", "--synthetic", "n=100,clusters=2,dim=4", "--systems", " , "}, "names no system"},
+		{"svg plot", []string{"bench", "ann", "--synthetic", "n=100,clusters=2,dim=4", "--plot", "x.svg"}, "only .png"},
+		{"empty data dir", []string{"bench", "ann", "--data", dir}, "no dataset"},
+		{"k not a number", []string{"bench", "ann", "--k", "x"}, "invalid argument"},
+		{"extra argument", []string{"bench", "ann", "extra"}, "unknown command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runCLI(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q\n%s", err, tc.want, out)
+			}
+		})
+	}
+	if out, err := runCLI(t, "bench"); err != nil || !strings.Contains(out, "ann") {
+		t.Fatalf("bench without a subcommand: %v\n%s", err, out)
+	}
+}
