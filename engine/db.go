@@ -286,9 +286,31 @@ func (db *DB) NewID(t time.Time) ulid.ULID {
 		id = ulid.MustNew(ulid.Timestamp(time.Now()), rand.Reader)
 	}
 	if id.Compare(db.ids.last) <= 0 {
-		id = next(db.ids.last)
+		id = NextID(db.ids.last)
 	}
 	db.ids.last = id
+	return id
+}
+
+// NextID returns the ULID one above id, wrapping at the top.
+func NextID(id ulid.ULID) ulid.ULID {
+	for i := len(id) - 1; i >= 0; i-- {
+		id[i]++
+		if id[i] != 0 {
+			break
+		}
+	}
+	return id
+}
+
+// PrevID returns the ULID one below id, wrapping at zero.
+func PrevID(id ulid.ULID) ulid.ULID {
+	for i := len(id) - 1; i >= 0; i-- {
+		id[i]--
+		if id[i] != 0xFF {
+			break
+		}
+	}
 	return id
 }
 

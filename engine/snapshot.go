@@ -246,7 +246,7 @@ func (db *DB) replay(ctx context.Context, p *partition, mark ulid.ULID) error {
 	return db.View(ctx, func(tx *Tx) error {
 		it := tx.NewIterator(IterOptions{Prefix: logPrefix})
 		defer it.Close()
-		start := next(mark)
+		start := NextID(mark)
 		var val []byte
 		for it.Seek(append(bytes.Clone(logPrefix), start[:]...)); it.Valid(); it.Next() {
 			var logID, id ulid.ULID
@@ -280,16 +280,6 @@ func (db *DB) replay(ctx context.Context, p *partition, mark ulid.ULID) error {
 		}
 		return nil
 	})
-}
-
-func next(id ulid.ULID) ulid.ULID {
-	for i := len(id) - 1; i >= 0; i-- {
-		id[i]++
-		if id[i] != 0 {
-			break
-		}
-	}
-	return id
 }
 
 // snapshot writes the partition's graph to its file if it changed, then
@@ -340,7 +330,7 @@ func (db *DB) snapshot(ctx context.Context, p *partition) error {
 	p.mu.Unlock()
 	// The log up to the mark is now redundant.
 	logPrefix := Key(p.prefix, NSVectorLog)
-	end := append(bytes.Clone(logPrefix), next(mark).Bytes()...)
+	end := append(bytes.Clone(logPrefix), NextID(mark).Bytes()...)
 	for {
 		var n int
 		err := db.Update(ctx, func(tx *Tx) error {

@@ -128,7 +128,7 @@ func (ss *Session) Append(ctx context.Context, msgs ...Message) error {
 			if id.Compare(last) <= 0 {
 				// The clock went back (or another process wrote with a
 				// clock ahead): keep append order anyway.
-				id = next(last)
+				id = engine.NextID(last)
 			}
 			last = id
 			if err := tx.SetTTL(engine.Key(prefix, engine.NSMessage, id[:]), values[i], ttl); err != nil {
@@ -151,17 +151,6 @@ func (ss *Session) Append(ctx context.Context, msgs ...Message) error {
 		si.Last = last[:]
 		return tx.SetTTL(infoKey, encodeSessionInfo(si), ttl)
 	})
-}
-
-// next returns the ULID one above id.
-func next(id ulid.ULID) ulid.ULID {
-	for i := len(id) - 1; i >= 0; i-- {
-		id[i]++
-		if id[i] != 0 {
-			break
-		}
-	}
-	return id
 }
 
 // MessagesOptions selects a range of a session's messages.
@@ -241,7 +230,7 @@ func (o *MessagesOptions) bounds() (lo, hi ulid.ULID, err error) {
 		if err != nil {
 			return lo, hi, fmt.Errorf("%w: After %q is not a message id", ErrInvalidOptions, o.After)
 		}
-		lo = next(id)
+		lo = engine.NextID(id)
 	}
 	if !o.Since.IsZero() {
 		var s ulid.ULID
@@ -254,28 +243,17 @@ func (o *MessagesOptions) bounds() (lo, hi ulid.ULID, err error) {
 		if err != nil {
 			return lo, hi, fmt.Errorf("%w: Before %q is not a message id", ErrInvalidOptions, o.Before)
 		}
-		hi = prev(id)
+		hi = engine.PrevID(id)
 	}
 	if !o.Until.IsZero() {
 		var u ulid.ULID
 		if err := u.SetTime(ulid.Timestamp(o.Until)); err == nil {
-			if u = prev(u); u.Compare(hi) < 0 {
+			if u = engine.PrevID(u); u.Compare(hi) < 0 {
 				hi = u
 			}
 		}
 	}
 	return lo, hi, nil
-}
-
-// prev returns the ULID one below id.
-func prev(id ulid.ULID) ulid.ULID {
-	for i := len(id) - 1; i >= 0; i-- {
-		id[i]--
-		if id[i] != 0xFF {
-			break
-		}
-	}
-	return id
 }
 
 // decode turns a stored record into a Message, recounting tokens when the
