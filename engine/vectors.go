@@ -33,9 +33,10 @@ const (
 )
 
 // DefaultExactThreshold is the partition size up to which search is exact.
-// Measured by BenchmarkCrossover (engine): at 384 dimensions an exact scan
-// of 2,000 vectors costs about as much as an HNSW search at ef 64, and is
-// exact; past that HNSW wins by a growing margin.
+// Measured by BenchmarkCrossover at 384 dimensions, k 10: exact 33 µs
+// against HNSW 48 µs at 1,000 vectors, 52 against 43 µs at 2,000, 98
+// against 58 µs at 4,000. Up to 2,000 the graph would save little and lose
+// exactness; past it HNSW wins by a growing margin.
 const DefaultExactThreshold = 2000
 
 // Hit is one search result.
