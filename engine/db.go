@@ -98,6 +98,9 @@ type DB struct {
 	// skipFinalSnapshot is a test seam: Close then leaves snapshots as
 	// they are, as a crash would.
 	skipFinalSnapshot bool
+	// beforeApply is a test seam run between a commit and the index
+	// applying its changes, to widen that window.
+	beforeApply func()
 	stop              chan struct{}
 	bg                sync.WaitGroup
 

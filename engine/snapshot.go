@@ -481,8 +481,8 @@ func (db *DB) snapshotAll(ctx context.Context, minDirty int) {
 	}
 	db.parts.Unlock()
 	for _, p := range parts {
-		if p.loadErr != nil {
-			continue
+		if !p.loaded.Load() {
+			continue // still loading, or failed to
 		}
 		p.mu.RLock()
 		due := p.mu.hnsw != nil && p.mu.dirty >= minDirty && p.mu.dirty > 0

@@ -83,6 +83,9 @@ type partition struct {
 
 	load    sync.Once
 	loadErr error
+	// loaded is set once load succeeded: until then other goroutines (the
+	// snapshotter) must not read the fields load fills without locks.
+	loaded atomic.Bool
 
 	// apply is read-held by a writing transaction from the moment it takes
 	// a log id until its change is applied (or abandoned), and write-held
@@ -120,7 +123,10 @@ func (db *DB) getPartition(ctx context.Context, prefix []byte) (*partition, erro
 		db.parts.m[string(prefix)] = p
 	}
 	db.parts.Unlock()
-	p.load.Do(func() { p.loadErr = db.loadPartition(ctx, p) })
+	p.load.Do(func() {
+		p.loadErr = db.loadPartition(ctx, p)
+		p.loaded.Store(p.loadErr == nil)
+	})
 	if p.loadErr != nil {
 		// Let a later call try again.
 		db.parts.Lock()
@@ -247,6 +253,9 @@ func (tx *Tx) hold(p *partition) {
 // finish applies the pending changes of a committed transaction (or drops
 // them), then releases the partitions.
 func (tx *Tx) finish(committed bool) {
+	if committed && len(tx.pending) > 0 && tx.db.beforeApply != nil {
+		tx.db.beforeApply()
+	}
 	if committed {
 		for _, op := range tx.pending {
 			op.p.applyOp(op)

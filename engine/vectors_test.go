@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -433,4 +435,152 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("round trip: %v\n%+v\n%+v", err, r, again)
 		}
 	})
+}
+
+// TestConcurrentWritesSearchesSnapshots writes records from several
+// goroutines while others search and the snapshotter runs over and over;
+// after a reopen (snapshot plus replay, no final snapshot) every record is
+// found by its own vector.
+func TestConcurrentWritesSearchesSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	opts := &Options{ExactThreshold: 100, Durability: Async}
+	db := openDisk(t, dir, opts)
+	// Hold some commits back from the index for a moment, so snapshots
+	// land between a commit and its apply (where a careless mark would
+	// lose the change at replay).
+	var slow atomic.Int64
+	db.beforeApply = func() {
+		if slow.Add(1)%3 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	const writers, each = 3, 150
+	vecs := randVecs(13, writers*each, 16)
+	ids := make([]string, len(vecs))
+	stop := make(chan struct{})
+	var bg sync.WaitGroup
+	bg.Go(func() { // searcher
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := db.Search(ctxb, vscope, vecs[i%len(vecs)], 5, nil); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	bg.Go(func() { // snapshotter, far more often than in production
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			db.snapshotAll(ctxb, 1)
+		}
+	})
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := w * each; i < (w+1)*each; i++ {
+				err := db.Update(ctxb, func(tx *Tx) error {
+					id, err := tx.PutRecord(vscope, Record{Vector: vecs[i]})
+					ids[i] = id
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	bg.Wait()
+	db.skipFinalSnapshot = true
+	db.Close()
+
+	db = openDisk(t, dir, opts)
+	defer db.Close()
+	missing := 0
+	for i, v := range vecs {
+		hits, err := db.Search(ctxb, vscope, v, 1, &SearchOptions{Ef: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 1 || hits[0].ID != ids[i] {
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Fatalf("%d of %d records not found by their own vector after reopening", missing, len(vecs))
+	}
+}
+
+// TestSnapshotMarkWaitsForApply builds the interleaving a careless mark
+// gets wrong: A commits and is held before the index applies it, B commits
+// and applies, a snapshot is taken, then A applies. After a crash (no final
+// snapshot) the reopened store must still find A: the snapshot either
+// waited for A or marked below it.
+func TestSnapshotMarkWaitsForApply(t *testing.T) {
+	dir := t.TempDir()
+	opts := &Options{ExactThreshold: 10}
+	db := openDisk(t, dir, opts)
+	vecs := randVecs(14, 40, 8)
+	put(t, db, vscope, vecs[:30]) // an HNSW partition
+	p, err := db.getPartition(ctxb, vscope.Prefix(LevelUser))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	held, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	db.beforeApply = func() {
+		if first.CompareAndSwap(false, true) { // hold A only
+			close(held)
+			<-release
+		}
+	}
+	var idA string
+	aDone := make(chan error)
+	go func() {
+		aDone <- db.Update(ctxb, func(tx *Tx) error {
+			var err error
+			idA, err = tx.PutRecord(vscope, Record{Vector: vecs[30]})
+			return err
+		})
+	}()
+	<-held
+	put(t, db, vscope, vecs[31:32]) // B: commits and applies past A
+	snapDone := make(chan error)
+	go func() { snapDone <- db.snapshot(ctxb, p) }()
+	select {
+	case err := <-snapDone: // a snapshot that did not wait for A
+		if err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+	case <-time.After(100 * time.Millisecond): // it waits, as it should
+		close(release)
+		if err := <-snapDone; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	db.beforeApply = nil
+	db.skipFinalSnapshot = true
+	db.Close()
+
+	db = openDisk(t, dir, opts)
+	defer db.Close()
+	hits, err := db.Search(ctxb, vscope, vecs[30], 1, &SearchOptions{Ef: 100})
+	if err != nil || len(hits) != 1 || hits[0].ID != idA {
+		t.Fatalf("record A lost across the snapshot: %+v, %v", hits, err)
+	}
 }
