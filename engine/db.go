@@ -101,8 +101,8 @@ type DB struct {
 	// beforeApply is a test seam run between a commit and the index
 	// applying its changes, to widen that window.
 	beforeApply func()
-	stop              chan struct{}
-	bg                sync.WaitGroup
+	stop        chan struct{}
+	bg          sync.WaitGroup
 
 	updates, views, conflicts, failures atomic.Uint64
 }
