@@ -76,24 +76,7 @@ func ReadFvecs(r io.Reader) ([][]float32, error) {
 // readFvecs is ReadFvecs with a size hint (the file's length, or 0), used
 // only to reserve the backing array once; it is never trusted beyond that.
 func readFvecs(r io.Reader, sizeHint int64) ([][]float32, error) {
-	vr := &vecReader{r: bufio.NewReaderSize(r, 1<<16), kind: "fvecs"}
-	var flat []float32
-	for {
-		p, err := vr.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if flat == nil && sizeHint > 0 {
-			flat = make([]float32, 0, reserve(sizeHint, vr.dim))
-		}
-		for i := 0; i < len(p); i += 4 {
-			flat = append(flat, math.Float32frombits(binary.LittleEndian.Uint32(p[i:])))
-		}
-	}
-	return rows(flat, vr.dim), nil
+	return readVecs(r, sizeHint, "fvecs", math.Float32frombits)
 }
 
 // ReadIvecs reads a whole .ivecs stream, such as a ground-truth file of
@@ -104,8 +87,14 @@ func ReadIvecs(r io.Reader) ([][]int, error) {
 }
 
 func readIvecs(r io.Reader, sizeHint int64) ([][]int, error) {
-	vr := &vecReader{r: bufio.NewReaderSize(r, 1<<16), kind: "ivecs"}
-	var flat []int
+	return readVecs(r, sizeHint, "ivecs", func(u uint32) int { return int(int32(u)) })
+}
+
+// readVecs reads a TEXMEX stream whose 4-byte little-endian values decode
+// to T.
+func readVecs[T any](r io.Reader, sizeHint int64, kind string, decode func(uint32) T) ([][]T, error) {
+	vr := &vecReader{r: bufio.NewReaderSize(r, 1<<16), kind: kind}
+	var flat []T
 	for {
 		p, err := vr.next()
 		if err == io.EOF {
@@ -115,10 +104,10 @@ func readIvecs(r io.Reader, sizeHint int64) ([][]int, error) {
 			return nil, err
 		}
 		if flat == nil && sizeHint > 0 {
-			flat = make([]int, 0, reserve(sizeHint, vr.dim))
+			flat = make([]T, 0, reserve(sizeHint, vr.dim))
 		}
 		for i := 0; i < len(p); i += 4 {
-			flat = append(flat, int(int32(binary.LittleEndian.Uint32(p[i:]))))
+			flat = append(flat, decode(binary.LittleEndian.Uint32(p[i:])))
 		}
 	}
 	return rows(flat, vr.dim), nil

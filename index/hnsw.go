@@ -938,7 +938,9 @@ func sortCands(c []cand) {
 	sort.Slice(c, func(i, j int) bool { return c[i].d < c[j].d || (c[i].d == c[j].d && c[i].id < c[j].id) })
 }
 
-// minHeap pops the nearest candidate first.
+// minHeap pops the nearest candidate first. It and maxHeap are two typed
+// copies on purpose: a generic heap with a comparison function puts an
+// indirect call on the search's hottest path.
 type minHeap []cand
 
 func (hp *minHeap) push(c cand) {
