@@ -269,7 +269,6 @@ func (db *DB) attempt(ctx context.Context, update bool, fn func(*Tx) error) erro
 	}
 	err := run(ctx, func(t *kv.Txn) error {
 		tx.t = t
-		tx.finish(false) // a retried attempt starts clean
 		return fn(tx)
 	})
 	committed = err == nil && update
