@@ -256,6 +256,10 @@ func TestHNSWDelete(t *testing.T) {
 	if h.Len() != len(vecs) || h.Deleted() != n*3/10 {
 		t.Fatalf("Len %d Deleted %d; want %d and %d", h.Len(), h.Deleted(), len(vecs), n*3/10)
 	}
+	// Repair keeps every live vector reachable through the graph.
+	if u := unreachable(h); u != 0 {
+		t.Fatalf("%d live vectors unreachable after deleting 30%%", u)
+	}
 	r := meanRecall(t, h, vecs, data[n:], 10, nil)
 	t.Logf("recall@10 after deleting 30%%: %.4f", r)
 	if r < 0.95 {
