@@ -1068,7 +1068,6 @@ type searchScratch struct {
 	res       maxHeap
 	out       []cand
 	entries   []cand
-	nbrs      []uint32
 	selected  []cand
 	selected2 []cand
 	shrink    []cand
