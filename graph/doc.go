@@ -1,15 +1,69 @@
-// Package graph will hold Engram's temporal knowledge graph: triples with
-// validity intervals in SPO, POS and OSP indexes on package kv, entities with
-// aliases and observations, multi-hop traversal and N-Quads interchange.
+// Package graph is Engram's knowledge graph: a temporal triple store on
+// [kv], with entities, aliases, observations, multi-hop traversal and
+// N-Quads interchange.
 //
 // # Basics
 //
-// Nothing is exported yet: the graph lands with the knowledge-graph work
-// (issue 4). The package exists now so that the module's layout is fixed
-// from the start.
+// A [Fact] is a triple Subject —Predicate→ Object with bi-temporal
+// validity: it holds over event time [ValidFrom, ValidTo), and the store
+// recorded it at CreatedAt (and, once it stopped holding, at ExpiredAt).
+// Subjects and objects are [Entity] names: an entity has a display name (the
+// first spelling it was given), a type, aliases and observations, in the
+// shape of the MCP memory server's entities. Names, aliases and predicates
+// compare folded ([Fold]: case and white space do not matter).
+//
+// The package has few types: [Store] holds the configuration (which
+// predicates are single-valued, the default fan-out bound) and [Tx] is one
+// graph inside one kv transaction, so facts commit or roll back together
+// with whatever else that transaction writes (the messages they came from):
+//
+//	s, _ := graph.New(&graph.Options{SingleValued: []string{"renewal_owner"}})
+//	err := db.Update(ctx, func(t *kv.Txn) error {
+//		g := s.Tx(t, root)
+//		_, err := g.Relate(graph.Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana"})
+//		return err
+//	})
+//
+// A graph lives under a root key prefix chosen by the caller (package memory
+// gives each user its own), with three indexes of every fact:
+//
+//	SPO  subject → predicate → object   facts of a subject; its outgoing edges
+//	OSP  object → subject → predicate   incoming edges
+//	POS  predicate → object → subject   who has this value for that predicate
+//
+// Queries ([Tx.Facts], [Tx.Neighbors], [Tx.Traverse], [Tx.ShortestPath])
+// answer for now by default and for any event time with AsOf;
+// [Tx.History] lists every version of a (subject, predicate) pair. A
+// traversal is breadth-first, returns each fact once with its hop count and
+// path, and takes at most MaxFanout facts per entity and direction, so a
+// hub entity cannot blow up a query.
+//
+// Single-valued predicates ([Options.SingleValued]) keep one value per
+// subject at a time: a new fact closes the validity of the subject's
+// earlier facts for that predicate at its ValidFrom, instead of deleting
+// them, so "who owned the renewal in March?" still has an answer. Nothing
+// else ever invalidates a fact: not a fact of another predicate, and not a
+// fact of another subject.
+//
+// The methods named like the MCP memory server's tools (CreateEntities,
+// CreateRelations, AddObservations, DeleteEntities, DeleteObservations,
+// DeleteRelations, ReadGraph, SearchNodes, OpenNodes) have its semantics,
+// with listings paged: ReadGraph never returns an unbounded dump.
 //
 // # Caveats
 //
-// The package will import only kv from this module, so that facts can be
-// written in the same transaction as the messages they came from.
+//   - Use one [Tx] per kv transaction and root. Relate finds duplicates and
+//     applies the single-valued rule through an overlay of the Tx's own
+//     writes; a second Tx on the same root in the same transaction is not
+//     seen by the first.
+//   - A traversal reads a hub's facts in index order, so which MaxFanout
+//     facts it takes from a hub is the first in that order (by predicate,
+//     then object), not the most recent.
+//   - Facts that no longer hold stay in the indexes (that is the history),
+//     and "now" queries skip them; a pair with a very long history costs
+//     its length to skip.
+//   - DeleteEntities and DeleteRelations remove facts of every time; use
+//     Invalidate to record that a fact stopped holding.
+//   - Store.Load writes large dumps in several transactions: see its
+//     documentation for what a failure midway leaves.
 package graph

@@ -117,6 +117,13 @@ func (db *DB) Dir() string { return db.dir }
 // Encrypted reports whether the store encrypts its files.
 func (db *DB) Encrypted() bool { return len(db.opts.EncryptionKey) > 0 }
 
+// TxnLimits returns the most entries, and the most bytes (keys, values and
+// per-entry overhead), that one transaction may write; more is
+// [ErrTooLarge]. Both follow from the memtable size.
+func (db *DB) TxnLimits() (entries, bytes int64) {
+	return db.bdb.MaxBatchCount(), db.bdb.MaxBatchSize()
+}
+
 // Durability reports the durability the store was opened with.
 func (db *DB) Durability() Durability { return db.opts.Durability }
 

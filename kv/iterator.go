@@ -39,13 +39,14 @@ type Iterator struct {
 func (tx *Txn) NewIterator(opts IterOptions) *Iterator {
 	bo := badger.DefaultIteratorOptions
 	bo.Reverse = opts.Reverse
-	bo.Prefix = opts.Prefix
+	prefix := clone(opts.Prefix) // Badger keeps the slice: the caller may reuse theirs
+	bo.Prefix = prefix
 	bo.PrefetchValues = !opts.KeysOnly
 	bo.PrefetchSize = opts.Prefetch
 	if bo.PrefetchSize <= 0 {
 		bo.PrefetchSize = 16
 	}
-	it := &Iterator{it: tx.btx.NewIterator(bo), prefix: clone(opts.Prefix), rev: opts.Reverse}
+	it := &Iterator{it: tx.btx.NewIterator(bo), prefix: prefix, rev: opts.Reverse}
 	tx.iterators = append(tx.iterators, it)
 	return it
 }
