@@ -196,6 +196,11 @@ type Tx struct {
 	held    []*partition // partitions whose apply lock this Tx read-holds
 }
 
+// KV returns the transaction underneath, for packages that keep their own
+// keys in it (package graph): what they write commits or rolls back with
+// everything else of this Tx.
+func (tx *Tx) KV() *kv.Txn { return tx.t }
+
 // IterOptions configures an iterator; see [kv.IterOptions].
 type IterOptions = kv.IterOptions
 

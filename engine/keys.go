@@ -51,6 +51,9 @@ const (
 	// NSVectorLog is a partition's change log: 16-byte log id → op byte and
 	// the record's 16-byte id.
 	NSVectorLog Namespace = 0x06
+	// NSGraph holds the partition's knowledge graph; package graph lays
+	// out its keys under it (see graph's keys.go).
+	NSGraph Namespace = 0x07
 )
 
 // System namespaces (keys that belong to no tenant).

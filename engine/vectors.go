@@ -57,6 +57,17 @@ type SearchOptions struct {
 
 // partitionFor returns the partition prefix a scope's records live in: the
 // user prefix, or the tenant prefix when User is empty (shared).
+// PartitionPrefix returns the key prefix of the partition that holds the
+// scope's long-term data (records, vectors, the graph): the user's, or the
+// tenant's shared partition when User is empty (and then Session must be
+// too). Session and Agent do not select a partition.
+func (s Scope) PartitionPrefix() ([]byte, error) {
+	if s.User != "" {
+		s.Session = ""
+	}
+	return partitionFor(s)
+}
+
 func partitionFor(scope Scope) ([]byte, error) {
 	if scope.User == "" {
 		if err := scope.Validate(LevelTenant); err != nil {

@@ -186,12 +186,17 @@ func (tx *Tx) rewriteFact(s, p, o string, id ulid.ULID, f *Fact) error {
 // deleteFact removes a fact's record and index entries.
 func (tx *Tx) deleteFact(s, p, o string, id ulid.ULID) error {
 	tx.noteWrite(s, p, o, id, nil)
-	for _, k := range [][]byte{tx.k.fact(id), tx.k.spo(s, p, o, id), tx.k.osp(s, p, o, id), tx.k.pos(s, p, o, id)} {
-		if err := tx.t.Delete(k); err != nil {
-			return err
-		}
+	// One at a time: each key is built in the same buffer.
+	if err := tx.t.Delete(tx.k.fact(id)); err != nil {
+		return err
 	}
-	return nil
+	if err := tx.t.Delete(tx.k.spo(s, p, o, id)); err != nil {
+		return err
+	}
+	if err := tx.t.Delete(tx.k.osp(s, p, o, id)); err != nil {
+		return err
+	}
+	return tx.t.Delete(tx.k.pos(s, p, o, id))
 }
 
 // lookup finds a fact by id: its folded names and its stored value.

@@ -1,9 +1,11 @@
 // Package memory is Engram's agent API: an agent's conversations, kept per
-// tenant, user and session, with bounded windows for the next model call.
-// Memories, facts and hybrid recall build on the same [Store].
+// tenant, user and session, with bounded windows for the next model call,
+// and a knowledge graph of facts per user. Memories and hybrid recall build
+// on the same [Store].
 //
 // The exported types are few: [Store], [Session], [Message] (with [Role] and
-// [ToolCall]), [Scope] and the options of each call.
+// [ToolCall]), [Scope], [Batch], the graph's [Fact] and [Entity] (shared
+// with package graph) and the options of each call.
 //
 // # Basics
 //
@@ -32,8 +34,30 @@
 //	budget 5:     sys                  ──────── u2  a2  u3   ✗ starts with tool(x)
 //	              sys                           u2  a2  u3   ✓
 //
+// # Facts
+//
+// Each user has a knowledge graph (and each tenant a shared one, for scopes
+// with no User): [Store.Relate] stores a [Fact], Subject —Predicate→
+// Object, valid from ValidFrom (default now) until ValidTo (zero: still
+// valid). Predicates declared in Options.SingleValued hold one value per
+// subject at a time: a new value closes the old one's validity instead of
+// deleting it, so the past still answers.
+//
+//	store, _ := memory.Open(dir, &memory.Options{SingleValued: []string{"renewal_owner"}})
+//	store.Relate(ctx, alice, memory.Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana", ValidFrom: march})
+//	store.Relate(ctx, alice, memory.Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Eve", ValidFrom: june})
+//	now, _ := store.Facts(ctx, alice, memory.FactQuery{Subject: "Alice", Predicate: "renewal_owner"})            // Eve
+//	then, _ := store.Facts(ctx, alice, memory.FactQuery{Subject: "Alice", Predicate: "renewal_owner", AsOf: april}) // Dana
+//	walk, _ := store.Traverse(ctx, alice, memory.TraverseQuery{From: []string{"Alice"}, MaxHops: 2})
+//
+// Entities have the MCP memory server's shape and methods
+// ([Store.CreateEntities], [Store.ReadGraph], [Store.SearchNodes], ...).
+// A [Batch] written with [Store.Write] commits messages and the facts drawn
+// from them in one transaction, or nothing.
+//
 // [Store.Forget] erases a session, a user or a tenant with everything derived
-// from it.
+// from it; forgetting a user erases the user's graph (a session's facts
+// belong to its user and stay when only the session is forgotten).
 //
 // # Caveats
 //

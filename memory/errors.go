@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/graph"
 )
 
 // Errors shared with package engine; errors.Is matches them at either layer.
@@ -61,3 +62,30 @@ var ErrBudgetTooSmall = errors.New("memory: system messages alone exceed the win
 
 // ErrCorrupt is returned when a stored record cannot be decoded.
 var ErrCorrupt = errors.New("memory: corrupt record")
+
+// Errors of the knowledge graph, shared with package graph.
+var (
+	// ErrInvalidName is returned for an entity name, alias or predicate
+	// that is empty, longer than graph.MaxNameLength bytes, not UTF-8 or
+	// holds control characters.
+	ErrInvalidName = graph.ErrInvalidName
+	// ErrInvalidFact is returned by [Store.Relate] for a fact that cannot be
+	// stored: a bad name (also [ErrInvalidName]), ValidTo not after
+	// ValidFrom, a confidence outside [0, 1]. Nothing is written.
+	ErrInvalidFact = graph.ErrInvalidFact
+	// ErrInvalidEntity is returned for an entity whose type, aliases or
+	// observations cannot be stored.
+	ErrInvalidEntity = graph.ErrInvalidEntity
+	// ErrEntityNotFound is returned by calls that need an entity to exist.
+	ErrEntityNotFound = graph.ErrEntityNotFound
+	// ErrFactNotFound is returned for an unknown fact id.
+	ErrFactNotFound = graph.ErrFactNotFound
+	// ErrAliasConflict is returned for an alias that names another entity.
+	ErrAliasConflict = graph.ErrAliasConflict
+	// ErrInvalidQuery is returned for a graph query with a bad limit, hop
+	// count or direction.
+	ErrInvalidQuery = graph.ErrInvalidQuery
+	// ErrInvalidCursor is returned for a paging cursor the store did not
+	// produce.
+	ErrInvalidCursor = graph.ErrInvalidCursor
+)

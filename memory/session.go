@@ -53,104 +53,129 @@ func (ss *Session) Append(ctx context.Context, msgs ...Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	prefix, err := ss.prefix()
+	a, err := ss.store.prepareAppend(ss.scope, msgs)
 	if err != nil {
 		return err
 	}
-	st := ss.store
-	enc, err := st.encoder()
-	if err != nil {
+	mu := ss.store.sessionLock(a.prefix)
+	mu.Lock()
+	defer mu.Unlock()
+	return ss.store.db.Update(ctx, func(tx *engine.Tx) error {
+		_, err := ss.store.appendTx(tx, a)
 		return err
+	})
+}
+
+// preparedAppend is a batch of messages checked and encoded outside any
+// transaction, ready for appendTx.
+type preparedAppend struct {
+	prefix []byte
+	msgs   []Message
+	values [][]byte
+	now    time.Time
+}
+
+// prepareAppend checks and encodes a batch of messages for the session
+// named by scope.
+func (s *Store) prepareAppend(scope Scope, msgs []Message) (*preparedAppend, error) {
+	if err := scope.Validate(engine.LevelSession); err != nil {
+		return nil, err
 	}
-	now := time.Now()
-	values := make([][]byte, len(msgs))
+	enc, err := s.encoder()
+	if err != nil {
+		return nil, err
+	}
+	a := &preparedAppend{prefix: scope.Prefix(engine.LevelSession), msgs: msgs, values: make([][]byte, len(msgs)), now: time.Now()}
 	batchCalls := map[string]bool{}
 	for i := range msgs {
 		m := msgs[i] // a copy: the caller's slice is not modified
 		if err := m.validate(); err != nil {
-			return fmt.Errorf("append message %d: %w", i, err)
+			return nil, fmt.Errorf("append message %d: %w", i, err)
 		}
 		for _, c := range m.ToolCalls {
 			if batchCalls[c.ID] {
-				return fmt.Errorf("append message %d: %w %q", i, ErrDuplicateToolCall, c.ID)
+				return nil, fmt.Errorf("append message %d: %w %q", i, ErrDuplicateToolCall, c.ID)
 			}
 		}
 		for _, c := range m.ToolCalls {
 			batchCalls[c.ID] = true
 		}
 		if m.Time.IsZero() {
-			m.Time = now
+			m.Time = a.now
 		}
 		m.Tokens = countTokens(enc, &m)
-		if values[i], err = encodeRecord(&m, st.opts.Encoding); err != nil {
-			return fmt.Errorf("append message %d: %w", i, err)
+		if a.values[i], err = encodeRecord(&m, s.opts.Encoding); err != nil {
+			return nil, fmt.Errorf("append message %d: %w", i, err)
 		}
-		if len(values[i]) > st.opts.MaxMessageBytes {
-			return fmt.Errorf("append message %d: %w: %d bytes encoded, limit %d", i, ErrTooLarge, len(values[i]), st.opts.MaxMessageBytes)
+		if len(a.values[i]) > s.opts.MaxMessageBytes {
+			return nil, fmt.Errorf("append message %d: %w: %d bytes encoded, limit %d", i, ErrTooLarge, len(a.values[i]), s.opts.MaxMessageBytes)
 		}
 	}
+	return a, nil
+}
 
-	mu := st.sessionLock(prefix)
-	mu.Lock()
-	defer mu.Unlock()
-	ttl := st.opts.SessionTTL
+// appendTx writes a prepared batch in tx and returns the ids given to its
+// messages. The caller holds the session's lock.
+func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) {
+	prefix, msgs, now := a.prefix, a.msgs, a.now
+	ttl := s.opts.SessionTTL
 	infoKey := engine.Key(prefix, engine.NSSessionInfo)
-	return st.db.Update(ctx, func(tx *engine.Tx) error {
-		si := &sessionInfo{Created: now.UnixNano()}
-		switch b, err := tx.Get(infoKey); {
-		case err == nil:
-			if si, err = decodeSessionInfo(b); err != nil {
-				return err
-			}
-		case !errors.Is(err, engine.ErrNotFound):
-			return err
+	si := &sessionInfo{Created: now.UnixNano()}
+	switch b, err := tx.Get(infoKey); {
+	case err == nil:
+		if si, err = decodeSessionInfo(b); err != nil {
+			return nil, err
 		}
-		var last ulid.ULID
-		copy(last[:], si.Last)
-		inBatch := map[string]bool{}
-		for i := range msgs {
-			m := &msgs[i]
-			for _, c := range m.ToolCalls {
-				if _, err := tx.Get(engine.Key(prefix, engine.NSToolCall, []byte(c.ID))); err == nil {
-					return fmt.Errorf("append message %d: %w %q", i, ErrDuplicateToolCall, c.ID)
-				} else if !errors.Is(err, engine.ErrNotFound) {
-					return err
-				}
-			}
-			if m.Role == RoleTool && !inBatch[m.ToolCallID] {
-				if _, err := tx.Get(engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))); errors.Is(err, engine.ErrNotFound) {
-					return fmt.Errorf("append message %d: %w: %q", i, ErrOrphanToolResult, m.ToolCallID)
-				} else if err != nil {
-					return err
-				}
-			}
-			id := st.db.NewID(now)
-			if id.Compare(last) <= 0 {
-				// The clock went back (or another process wrote with a
-				// clock ahead): keep append order anyway.
-				id = engine.NextID(last)
-			}
-			last = id
-			if err := tx.SetTTL(engine.Key(prefix, engine.NSMessage, id[:]), values[i], ttl); err != nil {
-				return fmt.Errorf("append message %d: %w", i, err)
-			}
-			if m.Role == RoleSystem {
-				if err := tx.SetTTL(engine.Key(prefix, engine.NSSystemMessage, id[:]), nil, ttl); err != nil {
-					return err
-				}
-			}
-			for _, c := range m.ToolCalls {
-				inBatch[c.ID] = true
-				if err := tx.SetTTL(engine.Key(prefix, engine.NSToolCall, []byte(c.ID)), id[:], ttl); err != nil {
-					return err
-				}
+	case !errors.Is(err, engine.ErrNotFound):
+		return nil, err
+	}
+	var last ulid.ULID
+	copy(last[:], si.Last)
+	inBatch := map[string]bool{}
+	ids := make([]ulid.ULID, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		for _, c := range m.ToolCalls {
+			if _, err := tx.Get(engine.Key(prefix, engine.NSToolCall, []byte(c.ID))); err == nil {
+				return nil, fmt.Errorf("append message %d: %w %q", i, ErrDuplicateToolCall, c.ID)
+			} else if !errors.Is(err, engine.ErrNotFound) {
+				return nil, err
 			}
 		}
-		si.Updated = now.UnixNano()
-		si.Messages += len(msgs)
-		si.Last = last[:]
-		return tx.SetTTL(infoKey, encodeSessionInfo(si), ttl)
-	})
+		if m.Role == RoleTool && !inBatch[m.ToolCallID] {
+			if _, err := tx.Get(engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))); errors.Is(err, engine.ErrNotFound) {
+				return nil, fmt.Errorf("append message %d: %w: %q", i, ErrOrphanToolResult, m.ToolCallID)
+			} else if err != nil {
+				return nil, err
+			}
+		}
+		id := s.db.NewID(now)
+		if id.Compare(last) <= 0 {
+			// The clock went back (or another process wrote with a
+			// clock ahead): keep append order anyway.
+			id = engine.NextID(last)
+		}
+		last = id
+		ids[i] = id
+		if err := tx.SetTTL(engine.Key(prefix, engine.NSMessage, id[:]), a.values[i], ttl); err != nil {
+			return nil, fmt.Errorf("append message %d: %w", i, err)
+		}
+		if m.Role == RoleSystem {
+			if err := tx.SetTTL(engine.Key(prefix, engine.NSSystemMessage, id[:]), nil, ttl); err != nil {
+				return nil, err
+			}
+		}
+		for _, c := range m.ToolCalls {
+			inBatch[c.ID] = true
+			if err := tx.SetTTL(engine.Key(prefix, engine.NSToolCall, []byte(c.ID)), id[:], ttl); err != nil {
+				return nil, err
+			}
+		}
+	}
+	si.Updated = now.UnixNano()
+	si.Messages += len(msgs)
+	si.Last = last[:]
+	return ids, tx.SetTTL(infoKey, encodeSessionInfo(si), ttl)
 }
 
 // MessagesOptions selects a range of a session's messages.

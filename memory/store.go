@@ -14,6 +14,7 @@ import (
 
 	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/graph"
 )
 
 // Scope says whose memory a call reads or writes: Tenant (a hard partition),
@@ -75,6 +76,12 @@ type Options struct {
 	// leaves the listing SessionTTL after its last append. Zero keeps
 	// messages until they are forgotten. Resolution is one second.
 	SessionTTL time.Duration
+
+	// SingleValued lists the graph predicates that hold one object per
+	// subject at a time, such as "renewal_owner": a new fact closes the
+	// validity of the subject's earlier fact instead of deleting it, so
+	// questions about the past still have answers. See [Store.Relate].
+	SingleValued []string
 }
 
 func (o *Options) validate() error {
@@ -93,17 +100,21 @@ func (o *Options) validate() error {
 	if o.SessionTTL < 0 {
 		errs = append(errs, fmt.Errorf("SessionTTL %v is negative", o.SessionTTL))
 	}
+	if _, err := graph.New(&graph.Options{SingleValued: o.SingleValued}); err != nil {
+		errs = append(errs, fmt.Errorf("SingleValued: %w", err))
+	}
 	if len(errs) == 0 {
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 }
 
-// Store is an agent's memory: conversations now; memories, facts and hybrid
-// recall as they land. It is safe for concurrent use by multiple goroutines.
+// Store is an agent's memory: conversations and the knowledge graph now;
+// memories and hybrid recall as they land. It is safe for concurrent use by multiple goroutines.
 type Store struct {
-	db   *engine.DB
-	opts Options
+	db    *engine.DB
+	opts  Options
+	graph *graph.Store
 
 	// sessionLocks serialize appends to one session inside this process, so
 	// that ids stay in append order and tool-call checks see every earlier
@@ -131,6 +142,10 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	g, err := graph.New(&graph.Options{SingleValued: o.SingleValued})
+	if err != nil {
+		return nil, err // checked by validate
+	}
 	db, err := engine.Open(dir, &engine.Options{
 		Durability:    o.Durability,
 		EncryptionKey: o.EncryptionKey,
@@ -139,7 +154,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, opts: o}, nil
+	return &Store{db: db, opts: o, graph: g}, nil
 }
 
 // Close closes the store, waiting for running calls. Calling it again
@@ -170,9 +185,15 @@ func (s *Store) CountTokens(msgs ...Message) (int, error) {
 func (s *Store) encoder() (*tiktoken.Tiktoken, error) { return tokenizer(s.opts.Encoding) }
 
 func (s *Store) sessionLock(prefix []byte) *sync.Mutex {
+	return &s.sessionLocks[sessionLockIndex(prefix, len(s.sessionLocks))]
+}
+
+// sessionLockIndex returns which of n session locks serializes the session
+// with this prefix.
+func sessionLockIndex(prefix []byte, n int) int {
 	h := fnv.New32a()
 	h.Write(prefix)
-	return &s.sessionLocks[h.Sum32()%uint32(len(s.sessionLocks))]
+	return int(h.Sum32() % uint32(n))
 }
 
 // SessionInfo describes one session of a user.
