@@ -50,6 +50,17 @@
 // DeleteRelations, ReadGraph, SearchNodes, OpenNodes) have its semantics,
 // with listings paged: ReadGraph never returns an unbounded dump.
 //
+// # N-Quads
+//
+// [Tx.Export] writes a graph (every entity and every fact of every time) as
+// N-Quads, and [Store.Import] reads them back, through the cayley project's
+// quad and quad/nquads packages, so a graph moves between Engram, cayley
+// and RDF tools. A fact is its triple in a named graph of its own, the fact
+// IRI, which also carries its validity, record times, source and
+// confidence; the mapping is documented on [Tx.Export]. Quads from other
+// tools import as facts. Import parses and checks the whole input before it
+// writes: malformed input is [ErrInvalidNQuads] and writes nothing.
+//
 // # Caveats
 //
 //   - Use one [Tx] per kv transaction and root. Relate finds duplicates and

@@ -18,7 +18,7 @@ import (
 // Limits on entities.
 const (
 	// MaxObservationLength bounds one observation, in bytes.
-	MaxObservationLength = 4096
+	MaxObservationLength = 2048
 	// MaxObservations bounds the observations of one entity.
 	MaxObservations = 256
 	// MaxAliases bounds the aliases of one entity.
@@ -91,7 +91,7 @@ func (tx *Tx) putEntity(folded string, e *Entity) error {
 	if err != nil {
 		return err
 	}
-	return tx.t.Set(tx.k.name(tagEntity, folded), b)
+	return tx.set(tx.k.name(tagEntity, folded), b)
 }
 
 // entity reads the entity whose folded display name is folded.
@@ -197,7 +197,9 @@ func (tx *Tx) CreateEntities(entities []Entity) ([]Entity, error) {
 		obs, aliases := e.Observations, e.Aliases
 		e.Observations, _ = addUnique([]string{}, obs)
 		e.Aliases = nil
-		e.CreatedAt = now
+		if e.CreatedAt.IsZero() || !tx.keepRecordTimes {
+			e.CreatedAt = now
+		}
 		if err := tx.putEntity(folded, &e); err != nil {
 			return nil, err
 		}
@@ -350,7 +352,7 @@ func (tx *Tx) DeleteEntities(names []string) error {
 				return err
 			}
 		}
-		if err := tx.t.Delete(tx.k.name(tagEntity, folded)); err != nil {
+		if err := tx.del(tx.k.name(tagEntity, folded)); err != nil {
 			return err
 		}
 	}
@@ -476,7 +478,7 @@ func (tx *Tx) MergeEntities(into, from string) (Entity, error) {
 			return Entity{}, err
 		}
 	}
-	if err := tx.t.Delete(tx.k.name(tagEntity, ff)); err != nil {
+	if err := tx.del(tx.k.name(tagEntity, ff)); err != nil {
 		return Entity{}, err
 	}
 	if err := tx.extend(fi, Entity{Type: gone.Type, Observations: gone.Observations, Aliases: names}); err != nil {

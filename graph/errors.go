@@ -33,9 +33,9 @@ var (
 	// alias of another entity.
 	ErrAliasConflict = errors.New("graph: alias names another entity")
 
-	// ErrInvalidNQuads is returned by Import for input that is not N-Quads,
-	// or whose quads do not follow the mapping described in the package
-	// documentation. Nothing is written.
+	// ErrInvalidNQuads is returned by [ParseNQuads] and [Store.Import] for
+	// input that is not N-Quads, or whose quads do not follow the mapping
+	// documented on [Tx.Export]. Nothing is written.
 	ErrInvalidNQuads = errors.New("graph: invalid N-Quads")
 
 	// ErrInvalidCursor is returned for a paging cursor this package did not

@@ -161,7 +161,10 @@ type checkedFact struct {
 	s, p, o string // folded subject, predicate and object
 }
 
-func checkFact(f Fact) (checkedFact, error) {
+// checkFact validates a fact for storing. A dump may hold facts whose
+// ValidTo equals their ValidFrom (a value replaced at the instant it was
+// set: see Relate), so restoring allows that empty interval.
+func checkFact(f Fact, restoring bool) (checkedFact, error) {
 	c := checkedFact{Fact: f}
 	var err error
 	if c.Subject, c.s, err = checkName("subject", f.Subject); err != nil {
@@ -179,7 +182,7 @@ func checkFact(f Fact) (checkedFact, error) {
 	if err := checkTime("ValidTo", f.ValidTo); err != nil {
 		return c, err
 	}
-	if !f.ValidTo.IsZero() && !f.ValidFrom.IsZero() && !f.ValidTo.After(f.ValidFrom) {
+	if !f.ValidTo.IsZero() && !f.ValidFrom.IsZero() && (f.ValidTo.Before(f.ValidFrom) || (!restoring && f.ValidTo.Equal(f.ValidFrom))) {
 		return c, fmt.Errorf("%w: ValidTo %v is not after ValidFrom %v", ErrInvalidFact, f.ValidTo, f.ValidFrom)
 	}
 	if math.IsNaN(f.Confidence) || f.Confidence < 0 || f.Confidence > 1 {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"hash/maphash"
 	"errors"
 	"fmt"
 	"time"
@@ -35,9 +36,10 @@ type LoadStats struct {
 
 // Load writes a dump into the graph under root: entities as
 // [Tx.CreateEntities] does, then facts in order as [Tx.Relate] does,
-// except that a fact's ID (when it is a ULID not taken in this graph),
-// CreatedAt and ExpiredAt (when it has a ValidTo) are kept when set, so
-// that a dump restores them.
+// except that what a dump records is restored: an entity's CreatedAt, a
+// fact's ID (when it is a ULID not taken in this graph), CreatedAt and
+// ExpiredAt (when it has a ValidTo), and a fact whose ValidTo equals its
+// ValidFrom (one replaced at the instant it began) is accepted.
 //
 // Every entity and fact is checked before anything is written: a bad one
 // is an error and nothing is written. The writes then go in transactions
@@ -54,9 +56,17 @@ func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts 
 		return LoadStats{}, err
 	}
 	maxEntries, maxBytes := db.TxnLimits()
-	// Stay well inside the limits: the estimate below is rough, and the
-	// first mention of an entity adds its records to the chunk.
-	maxEntries, maxBytes = maxEntries/2, maxBytes/2
+	// A chunk stops while it has room for one more entity or fact of the
+	// largest size the checks allow, so no write can exceed the limits.
+	const maxEntriesPerItem = 8 + MaxAliases
+	maxItemBytes := int64(entryOverhead*maxEntriesPerItem + 16*MaxNameLength + 2*MaxSourceLength + 2*factHead + 64 +
+		MaxObservations*(MaxObservationLength+8)*2)
+	maxItemBytes = min(maxItemBytes, maxBytes/4)
+	fresh, err := s.emptyGraph(ctx, db, root)
+	if err != nil {
+		return LoadStats{}, err
+	}
+	ls := &loadState{fresh: fresh, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
 	total := len(d.Entities) + len(d.Facts)
 	var st LoadStats
 	names := map[string]string{} // shared across chunks: folded → display
@@ -68,40 +78,33 @@ func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts 
 		var n int
 		var chunk LoadStats
 		var tx *Tx
+		var seen []uint64 // facts this chunk wrote, for ls.seen once committed
 		err := db.Update(ctx, func(t *kv.Txn) error {
 			tx = s.Tx(t, root)
 			tx.keepRecordTimes = true
+			tx.load = ls
 			for k, v := range names {
 				tx.names[k] = v
 			}
-			n, chunk = 0, LoadStats{}
-			var entries, bytes int64
-			for i := done; i < total && entries < maxEntries && bytes < maxBytes; i++ {
+			n, chunk, seen = 0, LoadStats{}, seen[:0]
+			for i := done; i < total && tx.entries+maxEntriesPerItem <= maxEntries && tx.bytes+maxItemBytes <= maxBytes; i++ {
 				if i < len(d.Entities) {
-					e := d.Entities[i]
-					created, err := tx.CreateEntities([]Entity{e})
+					created, err := tx.CreateEntities([]Entity{d.Entities[i]})
 					if err != nil {
 						return fmt.Errorf("entity %d: %w", i, err)
 					}
 					chunk.Entities += len(created)
-					entries += 2 + int64(len(e.Aliases))
-					bytes += 256 + int64(len(e.Name)+len(e.Type))*4
-					for _, x := range e.Observations {
-						bytes += int64(len(x)) + 8
-					}
 				} else {
-					f := &d.Facts[i-len(d.Entities)]
-					_, isNew, err := tx.relate(*f)
+					f, isNew, err := tx.relate(d.Facts[i-len(d.Entities)])
 					if err != nil {
 						return fmt.Errorf("fact %d: %w", i-len(d.Entities), err)
 					}
 					if isNew {
 						chunk.Facts++
+						seen = append(seen, ls.hash(Fold(f.Subject), Fold(f.Predicate), Fold(f.Object)))
 					} else {
 						chunk.Duplicates++
 					}
-					entries += 8
-					bytes += 8*int64(len(root)+48) + 10*int64(len(f.Subject)+len(f.Predicate)+len(f.Object)) + 2*int64(len(f.Source)) + 512
 				}
 				n++
 			}
@@ -116,6 +119,9 @@ func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts 
 		for k, v := range tx.names { // only once committed
 			names[k] = v
 		}
+		for _, h := range seen {
+			ls.seen[h] = struct{}{}
+		}
 		st.Entities += chunk.Entities
 		st.Facts += chunk.Facts
 		st.Duplicates += chunk.Duplicates
@@ -125,6 +131,52 @@ func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts 
 		}
 	}
 	return st, nil
+}
+
+// loadState is what Store.Load knows across its chunks. When the graph was
+// empty as the load began, a fact can only repeat one the load itself
+// wrote; seen holds hashes of those triples, so most facts skip the index
+// seek of the duplicate check (9 µs of Badger merge-iterator work each in
+// a million-fact load, half of Load's CPU time before this).
+type loadState struct {
+	fresh bool
+	seed  maphash.Seed
+	seen  map[uint64]struct{}
+}
+
+func (ls *loadState) hash(s, p, o string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(ls.seed)
+	h.WriteString(s)
+	h.WriteByte(0)
+	h.WriteString(p)
+	h.WriteByte(0)
+	h.WriteString(o)
+	return h.Sum64()
+}
+
+// mayRepeat reports whether a fact with these folded names could repeat
+// one already stored; false is certain, true means look.
+func (ls *loadState) mayRepeat(s, p, o string) bool {
+	if !ls.fresh {
+		return true
+	}
+	_, ok := ls.seen[ls.hash(s, p, o)]
+	return ok
+}
+
+// emptyGraph reports whether the graph under root holds no fact.
+func (s *Store) emptyGraph(ctx context.Context, db *kv.DB, root []byte) (bool, error) {
+	empty := true
+	err := db.View(ctx, func(t *kv.Txn) error {
+		tx := s.Tx(t, root)
+		it := t.NewIterator(kv.IterOptions{Prefix: tx.k.start(tagSPO), KeysOnly: true})
+		defer it.Close()
+		it.Seek(nil)
+		empty = !it.Valid()
+		return nil
+	})
+	return empty, err
 }
 
 // checkDump checks every entity and fact of d as Load would write them.
@@ -137,7 +189,7 @@ func (s *Store) checkDump(d *Dump) error {
 	}
 	now := s.now()
 	for i := range d.Facts {
-		c, err := checkFact(d.Facts[i])
+		c, err := checkFact(d.Facts[i], true)
 		if err == nil {
 			err = checkTime("CreatedAt", c.CreatedAt)
 		}

@@ -20,6 +20,9 @@ import (
 // A fact with the same subject, predicate and object as a stored one is not
 // stored twice: when both still hold (zero ValidTo), or both have the same
 // ValidFrom and ValidTo, Relate returns the stored fact and writes nothing.
+// For a single-valued predicate this is judged after the rule below has
+// bounded the new fact's ValidTo, so relating a pair's history again
+// changes nothing.
 //
 // For a single-valued predicate (see [Options.SingleValued]) the new fact,
 // valid from f, is reconciled with the subject's other facts for that
@@ -39,7 +42,7 @@ func (tx *Tx) Relate(f Fact) (Fact, error) {
 
 // relate is Relate, also reporting whether the fact was new.
 func (tx *Tx) relate(f Fact) (Fact, bool, error) {
-	c, err := checkFact(f)
+	c, err := checkFact(f, tx.keepRecordTimes)
 	if err != nil {
 		return Fact{}, false, err
 	}
@@ -54,11 +57,23 @@ func (tx *Tx) relate(f Fact) (Fact, bool, error) {
 	if err := tx.endpoints(&c, now); err != nil {
 		return Fact{}, false, err
 	}
+	// The single-valued rule may bound the new fact first; a duplicate is
+	// then judged on the fact as it would be stored, and only a fact that
+	// is stored closes others.
+	var closes []closing
+	if tx.s.singleValued[c.p] && !c.ValidTo.Equal(c.ValidFrom) {
+		// A fact closed at its own start (a dump restores those) never
+		// held: it neither closes nor is bounded by another.
+		if closes, err = tx.reconcile(&c); err != nil {
+			return Fact{}, false, err
+		}
+	}
 	if old, ok, err := tx.duplicate(&c); err != nil || ok {
 		return old, false, err
 	}
-	if tx.s.singleValued[c.p] {
-		if err := tx.reconcile(&c, now); err != nil {
+	for _, cl := range closes {
+		cl.fact.ValidTo, cl.fact.ExpiredAt = c.ValidFrom, now
+		if err := tx.rewriteFact(c.s, c.p, cl.o, cl.id, &cl.fact); err != nil {
 			return Fact{}, false, err
 		}
 	}
@@ -100,6 +115,11 @@ func (tx *Tx) ensureEntity(display, folded string, now time.Time) (string, error
 
 // duplicate looks for a stored fact that the new one would repeat.
 func (tx *Tx) duplicate(c *checkedFact) (Fact, bool, error) {
+	if tx.load != nil && !tx.load.mayRepeat(c.s, c.p, c.o) {
+		if _, mine := tx.overlay[pairKey(c.s, c.p)]; !mine {
+			return Fact{}, false, nil
+		}
+	}
 	var found Fact
 	var ok bool
 	from, to := nanos(c.ValidFrom), nanos(c.ValidTo)
@@ -118,17 +138,19 @@ func (tx *Tx) duplicate(c *checkedFact) (Fact, bool, error) {
 	return found, ok, err
 }
 
+// closing is a fact the single-valued rule closes at the new fact's start.
+type closing struct {
+	fact Fact
+	o    string
+	id   ulid.ULID
+}
+
 // reconcile applies the single-valued rule of Relate against the subject's
-// other facts for the predicate.
-func (tx *Tx) reconcile(c *checkedFact, now time.Time) error {
+// other facts for the predicate: it bounds the new fact's ValidTo by the
+// earliest later start and returns the facts to close.
+func (tx *Tx) reconcile(c *checkedFact) ([]closing, error) {
 	f := nanos(c.ValidFrom)
-	type change struct {
-		fact    Fact
-		o       string
-		id      ulid.ULID
-		closeAt int64
-	}
-	var changes []change
+	var closes []closing
 	err := tx.pairFacts(c.s, c.p, "", func(o string, id ulid.ULID, val []byte) (bool, error) {
 		v, err := readValidity(val)
 		if err != nil {
@@ -143,60 +165,50 @@ func (tx *Tx) reconcile(c *checkedFact, now time.Time) error {
 			if err != nil {
 				return false, err
 			}
-			changes = append(changes, change{fact: fact, o: o, id: id})
+			closes = append(closes, closing{fact: fact, o: o, id: id})
 		case v.from > f && (c.ValidTo.IsZero() || v.from < nanos(c.ValidTo)):
 			c.ValidTo = fromNanos(v.from)
 		}
 		return true, nil
 	})
-	if err != nil {
-		return err
-	}
-	for _, ch := range changes {
-		ch.fact.ValidTo = c.ValidFrom
-		ch.fact.ExpiredAt = now
-		if err := tx.rewriteFact(c.s, c.p, ch.o, ch.id, &ch.fact); err != nil {
-			return err
-		}
-	}
-	return nil
+	return closes, err
 }
 
 // putFact writes a new fact's record and its three index entries.
 func (tx *Tx) putFact(c *checkedFact, id ulid.ULID) error {
-	if err := tx.t.Set(tx.k.fact(id), appendFactRef(nil, c.s, c.p, c.o)); err != nil {
+	if err := tx.set(tx.k.fact(id), appendFactRef(nil, c.s, c.p, c.o)); err != nil {
 		return err
 	}
 	if err := tx.rewriteFact(c.s, c.p, c.o, id, &c.Fact); err != nil {
 		return err
 	}
-	return tx.t.Set(tx.k.pos(c.s, c.p, c.o, id), nil)
+	return tx.set(tx.k.pos(c.s, c.p, c.o, id), nil)
 }
 
 // rewriteFact writes a fact's value under its SPO and OSP keys.
 func (tx *Tx) rewriteFact(s, p, o string, id ulid.ULID, f *Fact) error {
 	val := appendFact(nil, f)
 	tx.noteWrite(s, p, o, id, val)
-	if err := tx.t.Set(tx.k.spo(s, p, o, id), val); err != nil {
+	if err := tx.set(tx.k.spo(s, p, o, id), val); err != nil {
 		return err
 	}
-	return tx.t.Set(tx.k.osp(s, p, o, id), val)
+	return tx.set(tx.k.osp(s, p, o, id), val)
 }
 
 // deleteFact removes a fact's record and index entries.
 func (tx *Tx) deleteFact(s, p, o string, id ulid.ULID) error {
 	tx.noteWrite(s, p, o, id, nil)
 	// One at a time: each key is built in the same buffer.
-	if err := tx.t.Delete(tx.k.fact(id)); err != nil {
+	if err := tx.del(tx.k.fact(id)); err != nil {
 		return err
 	}
-	if err := tx.t.Delete(tx.k.spo(s, p, o, id)); err != nil {
+	if err := tx.del(tx.k.spo(s, p, o, id)); err != nil {
 		return err
 	}
-	if err := tx.t.Delete(tx.k.osp(s, p, o, id)); err != nil {
+	if err := tx.del(tx.k.osp(s, p, o, id)); err != nil {
 		return err
 	}
-	return tx.t.Delete(tx.k.pos(s, p, o, id))
+	return tx.del(tx.k.pos(s, p, o, id))
 }
 
 // lookup finds a fact by id: its folded names and its stored value.

@@ -154,6 +154,12 @@ type Tx struct {
 	// (Load restores dumps with it).
 	keepRecordTimes bool
 
+	// load is set while Store.Load writes through this Tx.
+	load *loadState
+	// entries and bytes estimate what this Tx added to the kv transaction,
+	// as Badger counts it against its limits (see kv.DB.TxnLimits).
+	entries, bytes int64
+
 	// base and overlay serve pairFacts; see overlay.go.
 	base    *kv.Iterator
 	baseVal []byte
@@ -216,10 +222,27 @@ func (tx *Tx) canonical(name string) (string, bool, error) {
 
 func (tx *Tx) setName(folded, display string) error {
 	tx.names[folded] = display
-	return tx.t.Set(tx.k.name(tagName, folded), []byte(display))
+	return tx.set(tx.k.name(tagName, folded), []byte(display))
 }
 
 func (tx *Tx) deleteName(folded string) error {
 	tx.names[folded] = ""
-	return tx.t.Delete(tx.k.name(tagName, folded))
+	return tx.del(tx.k.name(tagName, folded))
+}
+
+// entryOverhead is what Badger adds to a written entry's key and value when
+// it checks a transaction's size (meta, version and a margin).
+const entryOverhead = 32
+
+// set and del write through the kv transaction and count what they add.
+func (tx *Tx) set(key, val []byte) error {
+	tx.entries++
+	tx.bytes += int64(len(key) + len(val) + entryOverhead)
+	return tx.t.Set(key, val)
+}
+
+func (tx *Tx) del(key []byte) error {
+	tx.entries++
+	tx.bytes += int64(len(key) + entryOverhead)
+	return tx.t.Delete(key)
 }

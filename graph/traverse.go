@@ -293,7 +293,8 @@ func (tx *Tx) Traverse(q TraverseQuery) (Traversal, error) {
 	var res Traversal
 	emitted := map[ulid.ULID]bool{}
 	frontier := slices.Clone(seeds)
-	for h := 1; h <= hops && len(frontier) > 0 && !res.Truncated; h++ {
+	full := false // Limit reached: the walk stops (a fan-out cut does not stop it)
+	for h := 1; h <= hops && len(frontier) > 0 && !full; h++ {
 		var next []string
 		for _, u := range frontier {
 			ui := index[u]
@@ -302,7 +303,7 @@ func (tx *Tx) Traverse(q TraverseQuery) (Traversal, error) {
 					return true, nil
 				}
 				if len(res.Steps) == limit {
-					res.Truncated = true
+					res.Truncated, full = true, true
 					return false, nil
 				}
 				f, err := decodeFact(e.val, e.id[:])
