@@ -2,9 +2,9 @@ package graph
 
 import (
 	"context"
-	"hash/maphash"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"time"
 
 	"github.com/oklog/ulid/v2"
