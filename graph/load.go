@@ -66,10 +66,9 @@ func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts 
 	if err != nil {
 		return LoadStats{}, err
 	}
-	ls := &loadState{fresh: fresh, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
+	ls := &loadState{fresh: fresh, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, names: map[string]string{}}
 	total := len(d.Entities) + len(d.Facts)
 	var st LoadStats
-	names := map[string]string{} // shared across chunks: folded → display
 	done := 0
 	for done < total {
 		if err := ctx.Err(); err != nil {
@@ -83,9 +82,6 @@ func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts 
 			tx = s.Tx(t, root)
 			tx.keepRecordTimes = true
 			tx.load = ls
-			for k, v := range names {
-				tx.names[k] = v
-			}
 			n, chunk, seen = 0, LoadStats{}, seen[:0]
 			for i := done; i < total && tx.entries+maxEntriesPerItem <= maxEntries && tx.bytes+maxItemBytes <= maxBytes; i++ {
 				if i < len(d.Entities) {
@@ -117,7 +113,7 @@ func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts 
 			return st, err
 		}
 		for k, v := range tx.names { // only once committed
-			names[k] = v
+			ls.names[k] = v
 		}
 		for _, h := range seen {
 			ls.seen[h] = struct{}{}
@@ -139,6 +135,9 @@ func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts 
 // seek of the duplicate check (9 µs of Badger merge-iterator work each in
 // a million-fact load, half of Load's CPU time before this).
 type loadState struct {
+	// names caches resolved names across chunks, as Tx.names does within
+	// one; a chunk's own lookups join it once the chunk commits.
+	names map[string]string
 	fresh bool
 	seed  maphash.Seed
 	seen  map[uint64]struct{}

@@ -53,16 +53,20 @@ func (tx *Tx) noteWrite(s, p, o string, id ulid.ULID, val []byte) {
 }
 
 // pairFacts calls fn for each fact of (s, p) visible to this Tx, with object
-// o when o is set. val is valid only during the call.
-func (tx *Tx) pairFacts(s, p, o string, fn func(o string, id ulid.ULID, val []byte) (bool, error)) error {
-	if tx.base == nil {
+// o when o is set; with ownOnly, only for those this Tx wrote. val is valid
+// only during the call.
+func (tx *Tx) pairFacts(s, p, o string, ownOnly bool, fn func(o string, id ulid.ULID, val []byte) (bool, error)) error {
+	if tx.base == nil && !ownOnly {
 		tx.base = tx.t.NewIterator(kv.IterOptions{Prefix: tx.k.start(tagSPO), KeysOnly: true})
 	}
 	po := tx.overlay[pairKey(s, p)]
 	prefix := bytes.Clone(tx.k.triple(tagSPO, s, p, o, nil))
 	root := len(tx.k.root) + 1
 	var err error
-	for tx.base.Seek(prefix); tx.base.Valid() && bytes.HasPrefix(tx.base.Key(), prefix); tx.base.Next() {
+	if !ownOnly {
+		tx.base.Seek(prefix)
+	}
+	for ; !ownOnly && tx.base.Valid() && bytes.HasPrefix(tx.base.Key(), prefix); tx.base.Next() {
 		_, _, obj, id, ok := splitTriple(tx.base.Key()[root:])
 		if !ok {
 			return fmt.Errorf("%w: index key", ErrCorrupt)

@@ -115,15 +115,17 @@ func (tx *Tx) ensureEntity(display, folded string, now time.Time) (string, error
 
 // duplicate looks for a stored fact that the new one would repeat.
 func (tx *Tx) duplicate(c *checkedFact) (Fact, bool, error) {
-	if tx.load != nil && !tx.load.mayRepeat(c.s, c.p, c.o) {
-		if _, mine := tx.overlay[pairKey(c.s, c.p)]; !mine {
-			return Fact{}, false, nil
-		}
+	// A load into an empty graph knows which triples it wrote before this
+	// transaction: for any other, only this transaction's own writes can
+	// hold a duplicate.
+	ownOnly := tx.load != nil && !tx.load.mayRepeat(c.s, c.p, c.o)
+	if ownOnly && tx.overlay[pairKey(c.s, c.p)] == nil {
+		return Fact{}, false, nil
 	}
 	var found Fact
 	var ok bool
 	from, to := nanos(c.ValidFrom), nanos(c.ValidTo)
-	err := tx.pairFacts(c.s, c.p, c.o, func(_ string, id ulid.ULID, val []byte) (bool, error) {
+	err := tx.pairFacts(c.s, c.p, c.o, ownOnly, func(_ string, id ulid.ULID, val []byte) (bool, error) {
 		v, err := readValidity(val)
 		if err != nil {
 			return false, err
@@ -151,7 +153,7 @@ type closing struct {
 func (tx *Tx) reconcile(c *checkedFact) ([]closing, error) {
 	f := nanos(c.ValidFrom)
 	var closes []closing
-	err := tx.pairFacts(c.s, c.p, "", func(o string, id ulid.ULID, val []byte) (bool, error) {
+	err := tx.pairFacts(c.s, c.p, "", false, func(o string, id ulid.ULID, val []byte) (bool, error) {
 		v, err := readValidity(val)
 		if err != nil {
 			return false, err

@@ -194,6 +194,11 @@ func (tx *Tx) resolve(folded string) (string, bool, error) {
 	if d, ok := tx.names[folded]; ok {
 		return d, d != "", nil
 	}
+	if tx.load != nil {
+		if d, ok := tx.load.names[folded]; ok {
+			return d, d != "", nil
+		}
+	}
 	v, err := tx.t.Get(tx.k.name(tagName, folded))
 	switch {
 	case errors.Is(err, kv.ErrNotFound):
