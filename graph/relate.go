@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -397,7 +398,8 @@ func (tx *Tx) Facts(q FactQuery) ([]Fact, error) {
 }
 
 // History returns every fact of subject and predicate, valid or not, in
-// order of ValidFrom (then of creation): how the pair's value changed.
+// order of ValidFrom, then CreatedAt, then id (creation order): how the
+// pair's value changed.
 func (tx *Tx) History(subject, predicate string) ([]Fact, error) {
 	s, ok, err := tx.canonical(subject)
 	if err != nil || !ok {
@@ -421,7 +423,10 @@ func (tx *Tx) History(subject, predicate string) ([]Fact, error) {
 		if c := a.ValidFrom.Compare(b.ValidFrom); c != 0 {
 			return c
 		}
-		return a.CreatedAt.Compare(b.CreatedAt)
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID) // ULIDs: creation order
 	})
 	return out, nil
 }

@@ -380,8 +380,9 @@ type NeighborQuery struct {
 
 // Neighbors returns the facts valid at q.AsOf that link the entity to its
 // neighbours: outgoing facts first (by predicate, then object), then
-// incoming ones (by subject, then predicate). An unknown entity is
-// [ErrEntityNotFound].
+// incoming ones (by subject, then predicate), at most q.Limit of each. With
+// [Both], a fact from the entity to itself comes once from each direction.
+// An unknown entity is [ErrEntityNotFound].
 func (tx *Tx) Neighbors(q NeighborQuery) ([]Fact, error) {
 	limit, err := pageLimit(q.Limit)
 	if err != nil {
