@@ -29,7 +29,7 @@ import (
 // transactions.
 func TestModel(t *testing.T) {
 	steps := 2000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		steps = 300
 	}
 	for _, mode := range []modelMode{modelSeparate, modelShared, modelLoaded} {
@@ -548,7 +548,7 @@ func (r *modelRun) run(steps int) {
 	alice := Entity{Name: "Alice", Aliases: []string{"Al"}}
 	if r.mode == modelLoaded {
 		// The first run also checks a load of several transactions.
-		if r.seed == 1 && !testing.Short() {
+		if r.seed == 1 && !testing.Short() && !raceEnabled {
 			r.checkLargeLoad()
 		}
 		d := &Dump{Entities: []Entity{alice}}

@@ -21,7 +21,7 @@ import (
 // emitted; each fact once; Limit; Truncated.
 func TestTraverseBFS(t *testing.T) {
 	graphs := 40
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		graphs = 10
 	}
 	for seed := range uint64(graphs) {
