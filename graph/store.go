@@ -25,8 +25,10 @@ const (
 	// MaxHopsLimit is the deepest traversal allowed.
 	MaxHopsLimit = 8
 	// DefaultTraverseLimit caps the facts one traversal returns when the
-	// query leaves Limit zero.
-	DefaultTraverseLimit = 1000
+	// query leaves Limit zero: more than a model's context holds, and
+	// bounded so that a 3-hop walk costs about half a millisecond (at
+	// about 2.5 µs per fact read; 1,000 facts took 2 to 7 ms).
+	DefaultTraverseLimit = 200
 	// DefaultPageSize is the size of a listing whose Limit is zero.
 	DefaultPageSize = 100
 	// MaxPageSize is the largest page a listing returns.

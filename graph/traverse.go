@@ -69,6 +69,8 @@ type Step struct {
 	Hops int `json:"hops"`
 	// Path holds the display names of the entities from a seed to the
 	// entity this fact reached (Hops+1 names); the fact links the last two.
+	// Steps that end at the same entity may share one Path: read, don't
+	// modify.
 	Path []string `json:"path"`
 }
 
@@ -269,26 +271,16 @@ func (tx *Tx) Traverse(q TraverseQuery) (Traversal, error) {
 	}
 	defer w.close()
 
-	// node is a reached entity: its display name and the node it was
-	// reached from (-1 for a seed), for paths.
-	type node struct {
-		display string
-		parent  int
-		depth   int
-	}
-	nodes := make([]node, 0, len(seeds))
+	// paths[i] is the path to the i-th entity reached (seeds first): built
+	// once per entity and shared by the steps that end there.
+	paths := make([][]string, 0, len(seeds))
 	index := map[string]int{}
 	for i, s := range seeds {
-		index[s] = len(nodes)
-		nodes = append(nodes, node{display: names[i], parent: -1})
+		index[s] = len(paths)
+		paths = append(paths, names[i:i+1:i+1])
 	}
-	path := func(i int) []string {
-		p := make([]string, nodes[i].depth+1)
-		for j := nodes[i].depth; j >= 0; j-- {
-			p[j] = nodes[i].display
-			i = nodes[i].parent
-		}
-		return p
+	extend := func(p []string, name string) []string {
+		return append(p[:len(p):len(p)], name) // always a new array
 	}
 	var res Traversal
 	emitted := map[ulid.ULID]bool{}
@@ -311,24 +303,20 @@ func (tx *Tx) Traverse(q TraverseQuery) (Traversal, error) {
 					return false, err
 				}
 				emitted[e.id] = true
-				vi, seen := index[string(e.other)]
-				if !seen {
-					other := f.Object
-					if !e.out {
-						other = f.Subject
-					}
-					vi = len(nodes)
-					index[string(e.other)] = vi
-					nodes = append(nodes, node{display: other, parent: ui, depth: nodes[ui].depth + 1})
-					next = append(next, string(e.other))
+				other := f.Object
+				if !e.out {
+					other = f.Subject
 				}
-				p := path(ui)
-				if seen {
+				var p []string
+				if vi, seen := index[string(e.other)]; seen {
 					// Already reached (a seed, or by a shorter or earlier
 					// path): the fact still links u to it.
-					p = append(p, nodes[vi].display)
+					p = extend(paths[ui], paths[vi][len(paths[vi])-1])
 				} else {
-					p = path(vi)
+					p = extend(paths[ui], other)
+					index[string(e.other)] = len(paths)
+					paths = append(paths, p)
+					next = append(next, string(e.other))
 				}
 				res.Steps = append(res.Steps, Step{Fact: f, Hops: h, Path: p})
 				return true, nil
