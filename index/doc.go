@@ -1,8 +1,8 @@
 // Package index holds Engram's in-memory search structures: the exact
 // [Flat] index and the [HNSW] graph over cosine similarity, with SIMD dot
 // products (vek32's AVX2+FMA kernels where the CPU has them, a 4-way
-// unrolled Go loop elsewhere). The lexical index (BM25) lands with hybrid
-// recall.
+// unrolled Go loop elsewhere), and the lexical [BM25] index with its
+// analyzer, [Analyze].
 //
 // # Basics
 //
@@ -15,6 +15,31 @@
 // pure in-memory structures: [HNSW.Encode] and [DecodeHNSW] snapshot a
 // graph (magic number, version and checksum), and the engine rebuilds one
 // from its stored vectors when a snapshot is missing or corrupt.
+//
+// # Lexical search
+//
+//	x := index.NewBM25(nil)             // k1 1.2, b 0.75, as in Lucene
+//	x.Add(id, "Alice's account 3942")   // terms: alic, account, 3942
+//	hits, err := x.Search("account 3942", 10, &index.SearchOptions{Filter: allowed})
+//
+// [Analyze] turns text into terms: NFKC, word segmentation, Unicode case
+// folding, the Snowball English stop words dropped and the remaining words
+// stemmed with Snowball's English (Porter2) stemmer, while tokens holding a
+// digit or an inner '-', '_', '.', '/', '@' or ':' ("v1.2.3", "user_id",
+// "alice@example.com") stay whole, so identifiers match exactly. A
+// [Result]'s Score from [BM25.Search] is the BM25 score, comparable only
+// within one query. Deletes keep the statistics exact at once and reclaim
+// memory once half the documents are deleted; [BM25.Encode] and
+// [DecodeBM25] snapshot the index like an HNSW graph.
+//
+//	text ──Analyze──▶ terms ──▶ dictionary  term ─▶ term id
+//	                            postings    term id ─▶ [(slot, tf) …]
+//	                            documents   slot ─▶ id, length, term ids
+//
+// Analysis is English: other languages are folded and split into words but
+// not stemmed, and Chinese and Japanese text is indexed one Han or Hiragana
+// character per term (no dictionary segmentation). A hyphenated word is one
+// term: "state-of-the-art" does not match "state of the art".
 //
 // # Caveats
 //
