@@ -1,0 +1,478 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	tiktoken "github.com/pkoukk/tiktoken-go"
+
+	"github.com/engramdb/engram/index"
+)
+
+// Summarizer condenses messages that leave a session's window into a rolling
+// summary.
+//
+// Implementations must be safe for concurrent use: a [Store] calls one
+// Summarizer from many sessions at once.
+type Summarizer interface {
+	// Summarize returns a new summary that covers prev (the summary so far,
+	// possibly empty) and msgs (the messages leaving the window, oldest
+	// first), in at most maxTokens tokens (counted with the store's
+	// encoding).
+	Summarize(ctx context.Context, prev string, msgs []Message, maxTokens int) (string, error)
+}
+
+// Extractive is the offline default [Summarizer]: it keeps the most
+// informative sentences of the previous summary and the new messages, ranked
+// by TF-IDF centrality, and returns them in their original order, one per
+// line, each prefixed with its speaker ("user: ...", "assistant: ...", or
+// the message's Name). It never calls a network service and is
+// deterministic: the same input gives the same summary.
+//
+// The zero value is ready to use. Extractive is safe for concurrent use.
+//
+// # Algorithm
+//
+// Each sentence (of prev, and of the content of user, assistant and
+// plain-text tool messages) becomes a TF-IDF vector over the sentences of
+// the call, of the terms the lexical index uses (index.Analyze: stemmed,
+// stop words removed, identifiers kept whole), and scores its degree
+// centrality: the sum of its cosine similarities to every other sentence,
+// as in continuous LexRank (Erkan and Radev, "LexRank: Graph-based Lexical
+// Centrality as Salience in Text Summarization", JAIR 2004). A sentence that shares its terms with much of
+// the conversation scores high; an aside scores low. Sentences are kept
+// greedily, best first, while the summary fits maxTokens; a sentence nearly
+// identical to one already kept is skipped. Sentences of prev compete with
+// new ones on equal terms, so the summary stays bounded as it rolls: older
+// material survives only while it stays central.
+//
+// System messages, tool calls and JSON tool results are left out: they are
+// instructions and machine data, not what was said. Sentences with no
+// content word (only stop words, punctuation or emoji) carry nothing to rank
+// and are dropped.
+//
+// When no whole sentence fits, the best one is cut at a word or token
+// boundary, so a conversation with something to say never gets an empty
+// summary. Sentences that share no term with the rest score zero and only
+// fill room the others leave.
+type Extractive struct {
+	// Encoding is the tiktoken encoding that counts maxTokens. Empty means
+	// [DefaultEncoding]; set it to the store's Options.Encoding when that is
+	// different.
+	Encoding string
+}
+
+// extractiveRedundancy is the cosine similarity at or above which a
+// candidate counts as a repeat of a sentence already kept: the two share
+// nearly all their terms in nearly the same proportions.
+const extractiveRedundancy = 0.9
+
+// maxSpeakerLen bounds the label recognised at the start of a line of prev
+// as its speaker ("user: ..."); longer text before ": " belongs to the
+// sentence.
+const maxSpeakerLen = 64
+
+// Summarize returns the sentences of prev and msgs that best fit maxTokens,
+// one per line, in their original order. An input with nothing to summarize
+// returns "" and no error. It returns an error wrapping [ErrInvalidOptions]
+// for a maxTokens that is not positive or an unknown Encoding, and ctx.Err()
+// when ctx is done before it starts.
+func (e Extractive) Summarize(ctx context.Context, prev string, msgs []Message, maxTokens int) (string, error) {
+	if maxTokens <= 0 {
+		return "", fmt.Errorf("%w: summary budget of %d tokens is not positive", ErrInvalidOptions, maxTokens)
+	}
+	enc, err := tokenizer(cmp.Or(e.Encoding, DefaultEncoding))
+	if err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("memory: summarize: %w", err)
+	}
+	units := summaryUnits(prev, msgs)
+	if len(units) == 0 {
+		return "", nil
+	}
+	scoreUnits(units)
+
+	// Best first; ties go to the earlier sentence, so the result depends on
+	// nothing but the input.
+	order := make([]int, len(units))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(units[b].score, units[a].score) })
+
+	// Each kept line costs its own tokens plus about one for the newline
+	// that joins it; the exact count of the joined text is checked below,
+	// since BPE may merge across the join.
+	var kept []int
+	used := 0
+	for _, i := range order {
+		if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("memory: summarize: %w", err)
+		}
+		if used >= maxTokens {
+			break
+		}
+		u := &units[i]
+		cost := countText(enc, u.line())
+		if len(kept) > 0 {
+			cost++
+		}
+		if used+cost > maxTokens || redundant(u, units, kept) {
+			continue
+		}
+		kept = append(kept, i)
+		used += cost
+	}
+	for len(kept) > 0 {
+		out := joinUnits(units, kept)
+		if countText(enc, out) <= maxTokens {
+			return out, nil
+		}
+		kept = kept[:len(kept)-1] // the lowest-scoring line kept
+	}
+	return cutUnit(enc, &units[order[0]], maxTokens), nil
+}
+
+// cutUnit returns the start of u that fits maxTokens: its speaker and the
+// start of its text when the label leaves room for a word or so, else the
+// start of its text alone.
+func cutUnit(enc *tiktoken.Tiktoken, u *summaryUnit, maxTokens int) string {
+	if u.speaker != "" {
+		label := u.speaker + ": "
+		if room := maxTokens - countText(enc, label); room >= 2 {
+			if t := truncateTokens(enc, u.text, room); t != "" {
+				if line := label + t; countText(enc, line) <= maxTokens {
+					return line
+				}
+			}
+		}
+	}
+	return truncateTokens(enc, u.text, maxTokens)
+}
+
+// summaryUnit is one sentence competing for a place in the summary.
+type summaryUnit struct {
+	speaker string // "" when unknown (a line of prev without a label)
+	text    string // the sentence, trimmed, one line
+	vec     []termWeight
+	score   float64
+}
+
+// line is the unit as the summary shows it.
+func (u *summaryUnit) line() string {
+	if u.speaker == "" {
+		return u.text
+	}
+	return u.speaker + ": " + u.text
+}
+
+type termWeight struct {
+	term int
+	w    float64
+}
+
+// summaryUnits splits prev and the messages into sentences, in order, and
+// gives each its terms' raw counts in vec (weighted later by scoreUnits).
+// Sentences without a term are dropped.
+func summaryUnits(prev string, msgs []Message) []summaryUnit {
+	var units []summaryUnit
+	ids := map[string]int{}
+	add := func(speaker, text string) {
+		for _, sp := range sentenceSpans(text) {
+			s := text[sp.start:sp.end]
+			counts := map[int]float64{}
+			for _, t := range index.Analyze(s) {
+				id, ok := ids[t]
+				if !ok {
+					id = len(ids)
+					ids[t] = id
+				}
+				counts[id]++
+			}
+			if len(counts) == 0 {
+				continue
+			}
+			vec := make([]termWeight, 0, len(counts))
+			for id, c := range counts {
+				vec = append(vec, termWeight{id, c})
+			}
+			slices.SortFunc(vec, func(a, b termWeight) int { return cmp.Compare(a.term, b.term) })
+			units = append(units, summaryUnit{speaker: speaker, text: s, vec: vec})
+		}
+	}
+	for line := range strings.Lines(strings.ToValidUTF8(prev, "\uFFFD")) {
+		speaker, rest := speakerLabel(line)
+		add(speaker, rest)
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if !summarizable(m) {
+			continue
+		}
+		add(speakerOf(m), strings.ToValidUTF8(m.Content, "\uFFFD"))
+	}
+	return units
+}
+
+// summarizable reports whether a message's content is conversation: not a
+// system prompt, not a tool's JSON.
+func summarizable(m *Message) bool {
+	switch m.Role {
+	case RoleUser, RoleAssistant:
+		return true
+	case RoleTool:
+		c := strings.TrimSpace(m.Content)
+		if c == "" {
+			return false
+		}
+		return !((c[0] == '{' || c[0] == '[') && json.Valid([]byte(c)))
+	}
+	return false
+}
+
+// speakerOf is the label a message's sentences carry: its Name, else its
+// role.
+func speakerOf(m *Message) string {
+	if name := strings.TrimSpace(strings.ToValidUTF8(m.Name, "\uFFFD")); name != "" && !strings.ContainsAny(name, ":\r\n") {
+		return name
+	}
+	return string(m.Role)
+}
+
+// speakerLabel splits a line of a previous summary into its speaker label
+// and the rest: "user: we chose Dana" gives ("user", "we chose Dana"). A
+// line without a label (a summary written by a model, say) gives ("", line).
+// Only the label's form is checked: a "Note: ..." line reads as spoken by
+// "Note", which the summary then shows exactly as before.
+func speakerLabel(line string) (speaker, rest string) {
+	line = strings.TrimSpace(line)
+	i := strings.Index(line, ": ")
+	if i <= 0 || i > maxSpeakerLen || strings.IndexFunc(line[:i], unicode.IsSpace) >= 0 {
+		return "", line
+	}
+	rest = strings.TrimSpace(line[i+2:])
+	if rest == "" {
+		return "", line
+	}
+	return line[:i], rest
+}
+
+// scoreUnits turns the term counts into unit TF-IDF vectors and scores each
+// unit by degree centrality, the sum of its cosine similarities to the other
+// units. With unit vectors u, that sum is u_i·(Σ_j u_j) − 1: one pass over
+// the centroid instead of one per pair.
+func scoreUnits(units []summaryUnit) {
+	df := map[int]int{}
+	for i := range units {
+		for _, tw := range units[i].vec {
+			df[tw.term]++
+		}
+	}
+	// Smoothed idf, ln((1+N)/(1+df)) + 1, stays positive, so a term every
+	// sentence shares still links them instead of vanishing.
+	n := float64(len(units))
+	sum := make([]float64, len(df))
+	for i := range units {
+		v := units[i].vec
+		var norm float64
+		for j := range v {
+			v[j].w *= math.Log((1+n)/(1+float64(df[v[j].term]))) + 1
+			norm += v[j].w * v[j].w
+		}
+		norm = math.Sqrt(norm)
+		for j := range v {
+			v[j].w /= norm
+			sum[v[j].term] += v[j].w
+		}
+	}
+	for i := range units {
+		var dot float64
+		for _, tw := range units[i].vec {
+			dot += tw.w * sum[tw.term]
+		}
+		units[i].score = dot - 1
+	}
+}
+
+// redundant reports whether u nearly repeats a unit already kept.
+func redundant(u *summaryUnit, units []summaryUnit, kept []int) bool {
+	for _, k := range kept {
+		if cosine(u.vec, units[k].vec) >= extractiveRedundancy {
+			return true
+		}
+	}
+	return false
+}
+
+// cosine is the dot product of two unit vectors sorted by term.
+func cosine(a, b []termWeight) float64 {
+	var dot float64
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i].term < b[j].term:
+			i++
+		case a[i].term > b[j].term:
+			j++
+		default:
+			dot += a[i].w * b[j].w
+			i++
+			j++
+		}
+	}
+	return dot
+}
+
+// joinUnits renders the kept units in their original order, one per line.
+func joinUnits(units []summaryUnit, kept []int) string {
+	idx := slices.Clone(kept)
+	slices.Sort(idx)
+	var b strings.Builder
+	for n, i := range idx {
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(units[i].line())
+	}
+	return b.String()
+}
+
+// textSpan is a byte range [start, end) of a string.
+type textSpan struct{ start, end int }
+
+// sentenceSpans splits text into sentences, trimmed of white space. A
+// sentence ends at a line break; at '.', '!', '?' or '…' (with any closing
+// quotes or brackets after them) followed by white space or the end of the
+// text; and at the full-width '。', '！' and '？'. A lone '.' followed by a
+// lower-case word does not end one ("e.g. the", "approx. ten"), nor does a
+// '.' inside a token ("3.5", "engram.dev").
+func sentenceSpans(text string) []textSpan {
+	var out []textSpan
+	start := 0
+	emit := func(end int) {
+		s, e := start, end
+		for s < e {
+			r, size := utf8.DecodeRuneInString(text[s:e])
+			if !unicode.IsSpace(r) {
+				break
+			}
+			s += size
+		}
+		for e > s {
+			r, size := utf8.DecodeLastRuneInString(text[s:e])
+			if !unicode.IsSpace(r) {
+				break
+			}
+			e -= size
+		}
+		if e > s {
+			out = append(out, textSpan{s, e})
+		}
+		start = end
+	}
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029':
+			emit(i)
+			i += size
+			start = i
+		case r == '。' || r == '！' || r == '？':
+			i = skipClosers(text, i+size)
+			emit(i)
+		case isTerminator(r):
+			j, lone := i+size, r == '.'
+			for j < len(text) {
+				r2, size2 := utf8.DecodeRuneInString(text[j:])
+				if !isTerminator(r2) {
+					break
+				}
+				j += size2
+				lone = false
+			}
+			j = skipClosers(text, j)
+			if j < len(text) {
+				next, _ := utf8.DecodeRuneInString(text[j:])
+				if !unicode.IsSpace(next) {
+					i = j
+					continue
+				}
+				if lone {
+					k := j
+					for k < len(text) {
+						r3, size3 := utf8.DecodeRuneInString(text[k:])
+						if r3 != ' ' && r3 != '\t' {
+							break
+						}
+						k += size3
+					}
+					if r3, _ := utf8.DecodeRuneInString(text[k:]); unicode.IsLower(r3) {
+						i = j
+						continue
+					}
+				}
+			}
+			emit(j)
+			i = j
+		default:
+			i += size
+		}
+	}
+	emit(len(text))
+	return out
+}
+
+func isTerminator(r rune) bool { return r == '.' || r == '!' || r == '?' || r == '…' }
+
+// skipClosers returns the index after any closing quotes and brackets at i.
+func skipClosers(text string, i int) int {
+	for i < len(text) {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !strings.ContainsRune(`"')]}»”’」』`, r) {
+			break
+		}
+		i += size
+	}
+	return i
+}
+
+// countText counts the tokens of plain text (no chat framing) in enc.
+func countText(enc *tiktoken.Tiktoken, s string) int {
+	return len(enc.EncodeOrdinary(s))
+}
+
+// truncateTokens returns the longest prefix of s that fits n tokens, cut at
+// a token boundary and, when one lies in the second half of the prefix, at
+// the last white space before it; the result is trimmed and valid UTF-8.
+func truncateTokens(enc *tiktoken.Tiktoken, s string, n int) string {
+	s = strings.TrimSpace(s)
+	toks := enc.EncodeOrdinary(s)
+	if len(toks) <= n {
+		return s
+	}
+	for k := n; k > 0; k-- {
+		p := strings.ToValidUTF8(enc.Decode(toks[:k]), "")
+		// A token may end inside a multi-byte character; drop the partial
+		// bytes (ToValidUTF8 above) and keep what is a prefix of s.
+		for !strings.HasPrefix(s, p) && p != "" {
+			_, size := utf8.DecodeLastRuneInString(p)
+			p = p[:len(p)-size]
+		}
+		if i := strings.LastIndexFunc(p, unicode.IsSpace); i > len(p)/2 {
+			p = p[:i]
+		}
+		p = strings.TrimSpace(p)
+		if countText(enc, p) <= n {
+			return p
+		}
+	}
+	return ""
+}
