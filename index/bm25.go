@@ -105,7 +105,7 @@ type BM25 struct {
 		total  uint64            // sum of the live documents' lens
 		dead   int               // deleted slots still in ids
 
-		tids []uint32 // AddTerms' buffer of term ids
+		tids []uint64 // addTerms' buffer of term ids and fields
 	}
 }
 
@@ -181,7 +181,27 @@ func (x *BM25) Add(id uint64, text string) {
 // they must come from the same analysis as the queries), except that empty
 // terms are skipped and terms longer than 256 bytes are cut as [Analyze]
 // cuts them. x keeps no reference to terms.
-func (x *BM25) AddTerms(id uint64, terms []string) {
+func (x *BM25) AddTerms(id uint64, terms []string) { x.addTerms(id, terms, nil) }
+
+// AddFields indexes a document of two fields under id, replacing the
+// document of an existing id: text, and context, whose terms count half
+// (BM25F with weights 1 and ½: a term's frequency is its occurrences in
+// text plus half those in context, and the document's length is summed
+// the same way). Context is for words that describe the document without
+// being its text, such as the question a reply answers.
+func (x *BM25) AddFields(id uint64, text, context string) {
+	x.addTerms(id, Analyze(text), Analyze(context))
+}
+
+// Term frequencies and document lengths are kept in half occurrences, so
+// that a context term (weight ½) is one unit and a text term two.
+const (
+	unitsText    = 2
+	unitsContext = 1
+	unitsPerTerm = 2.0
+)
+
+func (x *BM25) addTerms(id uint64, terms, context []string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if s, ok := x.mu.slot[id]; ok {
@@ -191,39 +211,47 @@ func (x *BM25) AddTerms(id uint64, terms []string) {
 	}
 	// Slots, term ids and forward offsets are uint32. Filling them takes
 	// over 48 GiB, so the panic is unreachable in practice.
-	if x.fullLocked(len(terms)) {
+	if x.fullLocked(len(terms) + len(context)) {
 		x.compactLocked()
-		if x.fullLocked(len(terms)) {
+		if x.fullLocked(len(terms) + len(context)) {
 			panic("index: BM25 full: 2^32 documents or term occurrences")
 		}
 	}
 
+	// Each entry is a term id shifted left by one, its low bit set for a
+	// context occurrence: sorted, a term's occurrences are adjacent.
 	tids := x.mu.tids[:0]
-	for _, t := range terms {
-		if t = clipTerm(t); t == "" {
-			continue
+	for field, list := range [2][]string{terms, context} {
+		for _, t := range list {
+			if t = clipTerm(t); t == "" {
+				continue
+			}
+			tid, ok := x.mu.dict[t]
+			if !ok {
+				tid = uint32(len(x.mu.terms))
+				t = strings.Clone(t) // a term may be a substring of a large text
+				x.mu.dict[t] = tid
+				x.mu.terms = append(x.mu.terms, t)
+				x.mu.post = append(x.mu.post, nil)
+				x.mu.df = append(x.mu.df, 0)
+			}
+			tids = append(tids, uint64(tid)<<1|uint64(field))
 		}
-		tid, ok := x.mu.dict[t]
-		if !ok {
-			tid = uint32(len(x.mu.terms))
-			t = strings.Clone(t) // a term may be a substring of a large text
-			x.mu.dict[t] = tid
-			x.mu.terms = append(x.mu.terms, t)
-			x.mu.post = append(x.mu.post, nil)
-			x.mu.df = append(x.mu.df, 0)
-		}
-		tids = append(tids, tid)
 	}
 	slices.Sort(tids)
 
 	s := uint32(len(x.mu.ids))
 	var dl uint64
 	for i := 0; i < len(tids); {
-		tid, j := tids[i], i+1
-		for j < len(tids) && tids[j] == tid {
-			j++
+		tid, j := uint32(tids[i]>>1), i
+		var tf uint32
+		for ; j < len(tids) && uint32(tids[j]>>1) == tid; j++ {
+			if tids[j]&1 == 0 {
+				tf += unitsText
+			} else {
+				tf += unitsContext
+			}
 		}
-		tf := uint32(j - i)
 		x.mu.post[tid] = append(x.mu.post[tid], posting{doc: s, tf: tf})
 		x.mu.df[tid]++
 		x.mu.fwd = append(x.mu.fwd, tid)
@@ -420,8 +448,8 @@ func (x *BM25) search(sc *bm25Scratch, terms []string, k int, opts *SearchOption
 	// parts hoisted: w = idf·(k1+1)·repeats, c1 = k1·(1−b), c2 = k1·b/avgdl.
 	// avgdl > 0: some live document holds a query term.
 	N := float64(n)
-	avgdl := float64(x.mu.total) / N
-	c1, c2 := x.k1*(1-x.b), x.k1*x.b/avgdl
+	avgdl := float64(x.mu.total) / N       // in units: tf and dl are too
+	c1, c2 := x.k1*(1-x.b), x.k1*x.b/avgdl // dl/avgdl is the same in units
 	if cap(sc.acc) < len(x.mu.ids) {
 		sc.acc = make([]float64, len(x.mu.ids))
 	}
@@ -434,7 +462,7 @@ func (x *BM25) search(sc *bm25Scratch, terms []string, k int, opts *SearchOption
 			if dl == deadDoc {
 				continue
 			}
-			tf := float64(p.tf)
+			tf := float64(p.tf) / unitsPerTerm
 			// Every contribution is > 0, so a zero accumulator means the
 			// slot is not yet touched.
 			if acc[p.doc] == 0 {

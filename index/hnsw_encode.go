@@ -291,8 +291,10 @@ func (d *decoder) bytes(n int) []byte {
 	if d.err != nil {
 		return d.buf[:0]
 	}
-	b := d.buf[:n]
-	if n > len(d.buf) {
+	var b []byte
+	if n <= len(d.buf) {
+		b = d.buf[:n]
+	} else {
 		b = make([]byte, n)
 	}
 	if _, d.err = io.ReadFull(d.r, b); d.err != nil {
