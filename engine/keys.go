@@ -41,6 +41,8 @@ const (
 	NSToolCall Namespace = 0x03
 	// NSSessionInfo is the session's metadata record (one key).
 	NSSessionInfo Namespace = 0x04
+	// NSSummary is the session's rolling summary (one key; package memory).
+	NSSummary Namespace = 0x0C
 )
 
 // Partition-level namespaces: under a user prefix, or under a tenant prefix
@@ -54,6 +56,19 @@ const (
 	// NSGraph holds the partition's knowledge graph; package graph lays
 	// out its keys under it (see graph's keys.go).
 	NSGraph Namespace = 0x07
+	// NSSpace holds the named record spaces of the partition: the space's
+	// name and a 0x00 separator, then the space's own NSRecord and
+	// NSVectorLog keys (see Tx.PutRecordIn).
+	NSSpace Namespace = 0x08
+	// NSMemoryHash maps a memory's content hash (32 bytes) to its id, for
+	// exact deduplication (package memory).
+	NSMemoryHash Namespace = 0x09
+	// NSMemoryArchive holds superseded versions of memories by their
+	// 16-byte ULID (package memory).
+	NSMemoryArchive Namespace = 0x0A
+	// NSExpiry indexes records by when they expire: 8-byte big-endian Unix
+	// nanoseconds, then the 16-byte id, so a sweep reads only what is due.
+	NSExpiry Namespace = 0x0B
 )
 
 // System namespaces (keys that belong to no tenant).
@@ -160,4 +175,16 @@ func NamespaceOf(key []byte) (Level, Namespace, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// IsRecordKey reports whether key holds a record of a named space: it is
+// under a partition, NSSpace, a space name and its separator, NSRecord and
+// a 16-byte id.
+func IsRecordKey(key []byte) bool {
+	const idLen = 16
+	if len(key) < idLen+3 || key[len(key)-idLen-1] != byte(NSRecord) || key[len(key)-idLen-2] != sep {
+		return false
+	}
+	_, ns, ok := NamespaceOf(key)
+	return ok && ns == NSSpace
 }

@@ -18,6 +18,11 @@ type Record struct {
 	ID string
 	// Text is the record's text.
 	Text string
+	// Context is more text the lexical index matches the record by, at
+	// half the weight of Text, without it being part of Text: package
+	// memory puts the message an episode answers there, since a reply's
+	// words are often in the question before it.
+	Context string
 	// Vector is the record's embedding. All vectors of a partition have one
 	// dimension, set by its first record.
 	Vector []float32
@@ -25,10 +30,18 @@ type Record struct {
 	Metadata map[string]string
 	// Time is when the record was written; zero on PutRecord means now.
 	Time time.Time
+	// ExpiresAt, when set on PutRecord, makes the store delete the record
+	// at that time (one-second resolution): from then on no search or read
+	// returns it. It is not stored with the record and is zero on reads.
+	ExpiresAt time.Time
 }
 
-// recordFormat is the first byte of a stored record.
-const recordFormat = 1
+// recordFormat is the first byte of a stored record: 2 adds Context after
+// Text; 1 (without it) is still read.
+const (
+	recordFormat   = 2
+	recordFormatV1 = 1
+)
 
 // maxRecordDim bounds a stored vector.
 const maxRecordDim = 1 << 16
@@ -36,11 +49,11 @@ const maxRecordDim = 1 << 16
 // encodeRecord lays a record out as:
 //
 //	format u8 | time i64 | dim uvarint | dim × f32 | len uvarint text |
-//	pairs uvarint | (len uvarint key | len uvarint value)*
+//	len uvarint context | pairs uvarint | (len uvarint key | len uvarint value)*
 //
 // little-endian, metadata sorted by key so equal records encode equally.
 func encodeRecord(r *Record) []byte {
-	n := 1 + 8 + binary.MaxVarintLen64*3 + 4*len(r.Vector) + len(r.Text)
+	n := 1 + 8 + binary.MaxVarintLen64*4 + 4*len(r.Vector) + len(r.Text) + len(r.Context)
 	keys := make([]string, 0, len(r.Metadata))
 	for k, v := range r.Metadata {
 		keys = append(keys, k)
@@ -55,6 +68,7 @@ func encodeRecord(r *Record) []byte {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
 	}
 	b = appendString(b, r.Text)
+	b = appendString(b, r.Context)
 	b = binary.AppendUvarint(b, uint64(len(keys)))
 	for _, k := range keys {
 		b = appendString(b, k)
@@ -70,14 +84,19 @@ func appendString(b []byte, s string) []byte {
 
 // decodeRecord is the inverse of encodeRecord; it never panics and bounds
 // every length by the input's size.
-func decodeRecord(b []byte) (Record, error) {
+func decodeRecord(b []byte) (Record, error) { return decodeRecordSkip(b, false) }
+
+// decodeRecordSkip is decodeRecord, leaving the vector out when skip is
+// set.
+func decodeRecordSkip(b []byte, skip bool) (Record, error) {
 	var r Record
 	bad := func(what string) (Record, error) {
 		return Record{}, fmt.Errorf("%w: record: %s", ErrCorrupt, what)
 	}
-	if len(b) < 9 || b[0] != recordFormat {
+	if len(b) < 9 || (b[0] != recordFormat && b[0] != recordFormatV1) {
 		return bad("unknown format")
 	}
+	format := b[0]
 	r.Time = time.Unix(0, int64(binary.LittleEndian.Uint64(b[1:9]))).UTC()
 	b = b[9:]
 	dim, n := binary.Uvarint(b)
@@ -85,16 +104,21 @@ func decodeRecord(b []byte) (Record, error) {
 		return bad("vector length")
 	}
 	b = b[n:]
-	if dim > 0 {
+	if dim > 0 && !skip {
 		r.Vector = make([]float32, dim)
 		for i := range r.Vector {
 			r.Vector[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 		}
-		b = b[4*dim:]
 	}
+	b = b[4*dim:]
 	var ok bool
 	if r.Text, b, ok = readString(b); !ok {
 		return bad("text")
+	}
+	if format >= 2 {
+		if r.Context, b, ok = readString(b); !ok {
+			return bad("context")
+		}
 	}
 	pairs, n := binary.Uvarint(b)
 	if n <= 0 || pairs > uint64(len(b)) {
@@ -135,7 +159,7 @@ func validateRecord(r *Record) error {
 		return fmt.Errorf("%w: record has no vector", ErrDimensionMismatch)
 	case len(r.Vector) > maxRecordDim:
 		return fmt.Errorf("%w: vector of %d dimensions, limit %d", ErrDimensionMismatch, len(r.Vector), maxRecordDim)
-	case !utf8.ValidString(r.Text):
+	case !utf8.ValidString(r.Text) || !utf8.ValidString(r.Context):
 		return fmt.Errorf("%w: record text is not valid UTF-8", ErrInvalidRecord)
 	}
 	for _, f := range r.Vector {
@@ -153,3 +177,8 @@ func validateRecord(r *Record) error {
 	}
 	return nil
 }
+
+// DecodeRecord decodes a record's stored value, as found under an NSRecord
+// key by a caller that scans keys itself. The id is not part of the value:
+// ID is empty.
+func DecodeRecord(b []byte) (Record, error) { return decodeRecord(b) }

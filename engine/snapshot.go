@@ -108,7 +108,7 @@ func (db *DB) loadIndex(ctx context.Context, p *partition) error {
 			db.logger.Warn("engram: vector snapshot unusable; rebuilding from records",
 				"file", db.snapshotPath(p.prefix), "err", err)
 			p.mu.ids = map[ulid.ULID]uint64{}
-			p.mu.keys, p.mu.hnsw, p.mu.flat, p.mu.dim, p.mu.lastLog = nil, nil, nil, 0, ulid.ULID{}
+			p.mu.keys, p.mu.hnsw, p.mu.flat, p.mu.lex, p.mu.dim, p.mu.lastLog = nil, nil, nil, nil, 0, ulid.ULID{}
 		}
 	}
 	return db.rebuild(ctx, p)
@@ -117,6 +117,8 @@ func (db *DB) loadIndex(ctx context.Context, p *partition) error {
 // rebuild indexes every record of the partition.
 func (db *DB) rebuild(ctx context.Context, p *partition) error {
 	var vecs [][]float32
+	lex := index.NewBM25(nil)
+	p.mu.lex = lex
 	err := db.View(ctx, func(tx *Tx) error {
 		recPrefix := Key(p.prefix, NSRecord)
 		it := tx.NewIterator(IterOptions{Prefix: recPrefix})
@@ -139,9 +141,11 @@ func (db *DB) rebuild(ctx context.Context, p *partition) error {
 			if len(r.Vector) != p.mu.dim {
 				continue
 			}
-			p.mu.ids[id] = uint64(len(p.mu.keys))
+			ix := uint64(len(p.mu.keys))
+			p.mu.ids[id] = ix
 			p.mu.keys = append(p.mu.keys, id)
 			vecs = append(vecs, r.Vector)
+			lex.AddFields(ix, r.Text, r.Context)
 		}
 		last, err := lastLogID(tx, p.prefix)
 		p.mu.lastLog = last
@@ -230,7 +234,11 @@ func (db *DB) loadSnapshot(ctx context.Context, p *partition) error {
 	if h.Dim() != int(dims.Dim) {
 		return fmt.Errorf("%w: snapshot dimension", ErrCorrupt)
 	}
-	p.mu.dim, p.mu.hnsw, p.mu.keys, p.mu.lastLog = int(dims.Dim), h, keys, mark
+	lex, err := index.DecodeBM25(r)
+	if err != nil {
+		return err
+	}
+	p.mu.dim, p.mu.hnsw, p.mu.lex, p.mu.keys, p.mu.lastLog = int(dims.Dim), h, lex, keys, mark
 	for ix, id := range keys {
 		if id != (ulid.ULID{}) {
 			p.mu.ids[id] = uint64(ix)
@@ -260,6 +268,7 @@ func (db *DB) replay(ctx context.Context, p *partition, mark ulid.ULID) error {
 			}
 			copy(id[:], val[1:])
 			var vec []float32
+			var text, context string
 			if val[0] == logPut {
 				b, err := tx.Get(Key(p.prefix, NSRecord, id[:]))
 				if errors.Is(err, ErrNotFound) {
@@ -272,9 +281,9 @@ func (db *DB) replay(ctx context.Context, p *partition, mark ulid.ULID) error {
 				if err != nil {
 					return err
 				}
-				vec = r.Vector
+				vec, text, context = r.Vector, r.Text, r.Context
 			}
-			p.applyLocked(val[0], id, vec)
+			p.applyLocked(val[0], id, vec, text, context)
 			p.mu.lastLog = logID
 			p.mu.dirty++
 		}
@@ -305,6 +314,13 @@ func (db *DB) snapshot(ctx context.Context, p *partition) error {
 		buf.Write(k[:])
 	}
 	err := p.mu.hnsw.Encode(&buf)
+	if err == nil {
+		lex := p.mu.lex
+		if lex == nil {
+			lex = index.NewBM25(nil)
+		}
+		err = lex.Encode(&buf)
+	}
 	p.mu.RUnlock()
 	if err != nil {
 		return err

@@ -53,6 +53,49 @@ type SearchOptions struct {
 	// Filter, when set, restricts results to records it accepts; it is
 	// given the record's id and runs during the search.
 	Filter func(id string) bool
+	// Space names the record space searched within the scope's partition
+	// (see [Tx.PutRecordIn]); empty is the default space.
+	Space string
+	// IDsOnly returns hits with only ID and Score set, without reading the
+	// records: for a caller that fuses rankings first and reads only the
+	// records it keeps. Such hits can name a record deleted or expired
+	// since the index last changed.
+	IDsOnly bool
+}
+
+// MaxSpaceLength is the longest record space name, in bytes.
+const MaxSpaceLength = 32
+
+// validateSpace checks a record space name: empty, or 1 to MaxSpaceLength
+// bytes of lower-case ASCII letters, digits and '_'.
+func validateSpace(space string) error {
+	if len(space) > MaxSpaceLength {
+		return fmt.Errorf("%w: space %q is longer than %d bytes", ErrInvalidRecord, space, MaxSpaceLength)
+	}
+	for i := 0; i < len(space); i++ {
+		c := space[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return fmt.Errorf("%w: space %q may hold only a-z, 0-9 and _", ErrInvalidRecord, space)
+		}
+	}
+	return nil
+}
+
+// recordPrefix returns the key prefix of a record space: the partition's
+// prefix for the default space, else the partition's prefix, NSSpace, the
+// space's name and a separator.
+func recordPrefix(scope Scope, space string) ([]byte, error) {
+	prefix, err := partitionFor(scope)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateSpace(space); err != nil {
+		return nil, err
+	}
+	if space == "" {
+		return prefix, nil
+	}
+	return append(Key(prefix, NSSpace, []byte(space)), sep), nil
 }
 
 // partitionFor returns the partition prefix a scope's records live in: the
@@ -109,6 +152,7 @@ type partition struct {
 		dim     int
 		flat    *index.Flat
 		hnsw    *index.HNSW
+		lex     *index.BM25          // the records' text, under the same index ids
 		keys    []ulid.ULID          // index id → record id; zero when deleted
 		ids     map[ulid.ULID]uint64 // record id → index id
 		lastLog ulid.ULID            // newest log id applied
@@ -122,6 +166,8 @@ type pendingOp struct {
 	op     byte
 	id     ulid.ULID
 	vector []float32
+	text   string
+	ctx    string // the record's Context
 	logID  ulid.ULID
 }
 
@@ -157,12 +203,28 @@ func (db *DB) getPartition(ctx context.Context, prefix []byte) (*partition, erro
 // replaces it. The first vector of a partition sets its dimension; later
 // ones must match ([ErrDimensionMismatch]).
 func (tx *Tx) PutRecord(scope Scope, rec Record) (string, error) {
-	prefix, err := partitionFor(scope)
+	return tx.PutRecordIn(scope, "", rec)
+}
+
+// PutRecordIn is [Tx.PutRecord] into a named space of the scope's
+// partition. A space is a separate set of records with its own vector and
+// text indexes (and its own dimension), erased with the partition: package
+// memory keeps memories and message episodes in two spaces so that a
+// search of one never wades through the other. A name is at most
+// [MaxSpaceLength] bytes of a-z, 0-9 and _; "" is the default space.
+func (tx *Tx) PutRecordIn(scope Scope, space string, rec Record) (string, error) {
+	prefix, err := recordPrefix(scope, space)
 	if err != nil {
 		return "", err
 	}
 	if err := validateRecord(&rec); err != nil {
 		return "", err
+	}
+	var ttl time.Duration
+	if !rec.ExpiresAt.IsZero() {
+		if ttl = time.Until(rec.ExpiresAt); ttl <= 0 {
+			return "", fmt.Errorf("%w: record expired at %v", ErrInvalidRecord, rec.ExpiresAt)
+		}
 	}
 	var id ulid.ULID
 	if rec.ID != "" {
@@ -193,20 +255,26 @@ func (tx *Tx) PutRecord(scope Scope, rec Record) (string, error) {
 	}
 	tx.hold(p)
 	logID := tx.db.NewID(now)
-	if err := tx.Set(Key(prefix, NSRecord, id[:]), encodeRecord(&rec)); err != nil {
+	if err := tx.SetTTL(Key(prefix, NSRecord, id[:]), encodeRecord(&rec), ttl); err != nil {
 		return "", err
 	}
 	if err := tx.Set(Key(prefix, NSVectorLog, logID[:]), append([]byte{logPut}, id[:]...)); err != nil {
 		return "", err
 	}
-	tx.pending = append(tx.pending, pendingOp{p: p, op: logPut, id: id, vector: rec.Vector, logID: logID})
+	tx.pending = append(tx.pending, pendingOp{p: p, op: logPut, id: id, vector: rec.Vector, text: rec.Text, ctx: rec.Context, logID: logID})
 	return rec.ID, nil
 }
 
 // DeleteRecord removes a record from scope's partition; a missing record is
 // not an error.
 func (tx *Tx) DeleteRecord(scope Scope, id string) error {
-	prefix, err := partitionFor(scope)
+	return tx.DeleteRecordIn(scope, "", id)
+}
+
+// DeleteRecordIn is [Tx.DeleteRecord] in a named space (see
+// [Tx.PutRecordIn]).
+func (tx *Tx) DeleteRecordIn(scope Scope, space, id string) error {
+	prefix, err := recordPrefix(scope, space)
 	if err != nil {
 		return err
 	}
@@ -233,7 +301,14 @@ func (tx *Tx) DeleteRecord(scope Scope, id string) error {
 // GetRecord returns the record with id in scope's partition, or
 // [ErrNotFound].
 func (tx *Tx) GetRecord(scope Scope, id string) (Record, error) {
-	prefix, err := partitionFor(scope)
+	return tx.GetRecordIn(scope, "", id, true)
+}
+
+// GetRecordIn is [Tx.GetRecord] in a named space (see [Tx.PutRecordIn]).
+// Without withVector the record's Vector is left nil, which saves decoding
+// it.
+func (tx *Tx) GetRecordIn(scope Scope, space, id string, withVector bool) (Record, error) {
+	prefix, err := recordPrefix(scope, space)
 	if err != nil {
 		return Record{}, err
 	}
@@ -245,7 +320,7 @@ func (tx *Tx) GetRecord(scope Scope, id string) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	r, err := decodeRecord(b)
+	r, err := decodeRecordSkip(b, !withVector)
 	r.ID = id
 	return r, err
 }
@@ -282,7 +357,7 @@ func (tx *Tx) finish(committed bool) {
 func (p *partition) applyOp(op pendingOp) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.applyLocked(op.op, op.id, op.vector)
+	p.applyLocked(op.op, op.id, op.vector, op.text, op.ctx)
 	if op.logID.Compare(p.mu.lastLog) > 0 {
 		p.mu.lastLog = op.logID
 	}
@@ -290,8 +365,8 @@ func (p *partition) applyOp(op pendingOp) {
 	p.db.promoteLocked(p)
 }
 
-// applyLocked adds, replaces or removes one record's vector.
-func (p *partition) applyLocked(op byte, id ulid.ULID, vec []float32) {
+// applyLocked adds, replaces or removes one record's vector and text.
+func (p *partition) applyLocked(op byte, id ulid.ULID, vec []float32, text, context string) {
 	if old, ok := p.mu.ids[id]; ok {
 		p.removeIndexLocked(old)
 		delete(p.mu.ids, id)
@@ -310,6 +385,10 @@ func (p *partition) applyLocked(op byte, id ulid.ULID, vec []float32) {
 	ix := uint64(len(p.mu.keys))
 	p.mu.keys = append(p.mu.keys, id)
 	p.mu.ids[id] = ix
+	if p.mu.lex == nil {
+		p.mu.lex = index.NewBM25(nil)
+	}
+	p.mu.lex.AddFields(ix, text, context)
 	// A vector that cannot be indexed (zero norm) stays stored and
 	// unsearchable; validateRecord already rejected non-finite ones.
 	if p.mu.hnsw != nil {
@@ -320,6 +399,9 @@ func (p *partition) applyLocked(op byte, id ulid.ULID, vec []float32) {
 }
 
 func (p *partition) removeIndexLocked(ix uint64) {
+	if p.mu.lex != nil {
+		p.mu.lex.Delete(ix)
+	}
 	switch {
 	case p.mu.hnsw != nil:
 		p.mu.hnsw.Delete(ix)
@@ -355,7 +437,11 @@ func (db *DB) promoteLocked(p *partition) {
 // similarity, nearest first: exact in a small partition, HNSW in a large
 // one. The scope names the partition as PutRecord does.
 func (db *DB) Search(ctx context.Context, scope Scope, q []float32, k int, opts *SearchOptions) ([]Hit, error) {
-	prefix, err := partitionFor(scope)
+	var o SearchOptions
+	if opts != nil {
+		o = *opts
+	}
+	prefix, err := recordPrefix(scope, o.Space)
 	if err != nil {
 		return nil, err
 	}
@@ -365,10 +451,6 @@ func (db *DB) Search(ctx context.Context, scope Scope, q []float32, k int, opts 
 	p, err := db.getPartition(ctx, prefix)
 	if err != nil {
 		return nil, err
-	}
-	var o SearchOptions
-	if opts != nil {
-		o = *opts
 	}
 	p.mu.RLock()
 	if p.mu.dim == 0 {
@@ -400,8 +482,20 @@ func (db *DB) Search(ctx context.Context, scope Scope, q []float32, k int, opts 
 	if err != nil {
 		return nil, convertIndexError(err)
 	}
+	return db.readHits(ctx, prefix, ids, res, o.IDsOnly)
+}
+
+// readHits reads the records of a search's results. A record deleted or
+// expired since the search is left out.
+func (db *DB) readHits(ctx context.Context, prefix []byte, ids []ulid.ULID, res []index.Result, idsOnly bool) ([]Hit, error) {
 	hits := make([]Hit, 0, len(res))
-	err = db.View(ctx, func(tx *Tx) error {
+	if idsOnly {
+		for i, id := range ids {
+			hits = append(hits, Hit{Record: Record{ID: id.String()}, Score: res[i].Score})
+		}
+		return hits, nil
+	}
+	err := db.View(ctx, func(tx *Tx) error {
 		for i, id := range ids {
 			b, err := tx.Get(Key(prefix, NSRecord, id[:]))
 			if errors.Is(err, ErrNotFound) {
@@ -444,4 +538,42 @@ func parallelAdd(h *index.HNSW, ids []uint64, vec func(uint64) []float32) {
 	}
 	wg.Wait()
 	h.ConnectOrphans() // concurrent inserts can leave a node unreachable
+}
+
+// ScanRecordsIn calls fn with each record of a space of scope's partition
+// whose id sorts after after (the zero ULID: from the first), in id order,
+// until fn returns false or an error. Expired records are not visited.
+func (tx *Tx) ScanRecordsIn(scope Scope, space string, after ulid.ULID, fn func(Record) (bool, error)) error {
+	prefix, err := recordPrefix(scope, space)
+	if err != nil {
+		return err
+	}
+	recPrefix := Key(prefix, NSRecord)
+	it := tx.NewIterator(IterOptions{Prefix: recPrefix})
+	defer it.Close()
+	start := Key(prefix, NSRecord)
+	if after != (ulid.ULID{}) {
+		next := NextID(after)
+		if next == (ulid.ULID{}) {
+			return nil // nothing sorts after the largest id
+		}
+		start = append(start, next[:]...)
+	}
+	var val []byte
+	for it.Seek(start); it.Valid(); it.Next() {
+		var id ulid.ULID
+		copy(id[:], it.Key()[len(recPrefix):])
+		if val, err = it.Value(val[:0]); err != nil {
+			return err
+		}
+		r, err := decodeRecord(val)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", id, err)
+		}
+		r.ID = id.String()
+		if more, err := fn(r); err != nil || !more {
+			return err
+		}
+	}
+	return nil
 }
