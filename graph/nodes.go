@@ -131,3 +131,14 @@ func (tx *Tx) relationsAmong(folded []string) ([]Relation, error) {
 	}
 	return rels, nil
 }
+
+// Names calls fn with every name and alias of the graph, folded (see
+// [Fold]), and the display name of the entity it resolves to, in folded
+// order, until fn returns false. It is how a caller finds entities named in
+// free text.
+func (tx *Tx) Names(fn func(folded, display string) bool) error {
+	start := bytes.Clone(tx.k.start(tagName))
+	return tx.scan(start, true, func(key, val []byte) (bool, error) {
+		return fn(string(key[len(start):]), string(val)), nil
+	})
+}
