@@ -86,7 +86,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 		}
 		steps[i].user = string(p)
 		if op.msgs != nil {
-			a, err := s.prepareAppend(op.scope, op.msgs)
+			a, err := s.prepareAppend(ctx, op.scope, op.msgs)
 			if err != nil {
 				return BatchResult{}, fmt.Errorf("batch op %d: %w", i, err)
 			}
@@ -142,6 +142,11 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 	})
 	if err != nil {
 		return BatchResult{}, err
+	}
+	for i := range steps {
+		if steps[i].root != nil {
+			s.nameCache.invalidate(steps[i].root)
+		}
 	}
 	return res, nil
 }

@@ -1,11 +1,12 @@
 // Package memory is Engram's agent API: an agent's conversations, kept per
-// tenant, user and session, with bounded windows for the next model call,
-// and a knowledge graph of facts per user. Memories and hybrid recall build
-// on the same [Store].
+// tenant, user and session, with bounded windows for the next model call;
+// long-term memories; a knowledge graph of facts per user; and one hybrid
+// [Store.Recall] that fuses them into the context the model sees.
 //
 // The exported types are few: [Store], [Session], [Message] (with [Role] and
-// [ToolCall]), [Scope], [Batch], the graph's [Fact] and [Entity] (shared
-// with package graph) and the options of each call.
+// [ToolCall]), [Scope], [Memory], [Batch], the graph's [Fact] and [Entity]
+// (shared with package graph), [Query] and [Recollection], and the options
+// of each call.
 //
 // # Basics
 //
@@ -59,6 +60,37 @@
 // from it; forgetting a user erases the user's graph (a session's facts
 // belong to its user and stay when only the session is forgotten).
 //
+// # Memories
+//
+// [Store.Remember] stores a [Memory] (a fact, preference, episode, summary
+// or observation) for a user. Writes are add-only with deduplication: the
+// same text up to case and white space, or an embedding at least
+// Options.DedupThreshold similar, returns the existing id and merges tags
+// and metadata. [Store.UpdateMemory] writes a new version that supersedes
+// the old one; [Store.MemoryHistory] lists the versions. A memory with
+// ExpiresAt is never recalled after it and is swept from the indexes.
+//
+// # Recall
+//
+// [Store.Recall] returns the context for the next model call:
+//
+//	window + rolling summary ─┐
+//	memories: vector, BM25 ───┤
+//	episodes: vector, BM25 ───┼─ reciprocal-rank fusion ─ decay ─ MMR ─ dedup ─ token budget ─▶ Recollection
+//	graph: linked entities, ──┘                                                                 ChatMessages(), Trace
+//	       facts valid now within Hops
+//
+// Every message a user or assistant writes is also indexed, with its
+// session and date, as an episode of the user's past: with
+// [SourceEpisodes], Recall finds what the user said in other sessions.
+// Entities are linked by matching every name and alias of the user's graph
+// against the query in one pass, on word boundaries. The result's Trace
+// lists every candidate with its rank in each list, its fused score, and
+// whether it was kept or why not.
+//
+//	rec, err := store.Recall(ctx, memory.Query{Scope: scope, Text: "Who owns my renewal?"})
+//	chat := rec.ChatMessages() // a dated system preamble, then the window
+//
 // # Caveats
 //
 //   - One process opens a directory at a time ([ErrLocked]).
@@ -73,4 +105,10 @@
 //     without its call.
 //   - Forgotten bytes leave the files after compaction
 //     (engine.DB.Compact).
+//   - The default embedder is lexical (hashed words and character
+//     n-grams), not semantic; configure a provider for recall by meaning.
+//   - Near-duplicate detection searches before its transaction: two
+//     concurrent near-duplicates can both be stored (exact ones cannot).
+//   - Recall writes when a session's window has moved on: it folds the
+//     messages that left it into the stored rolling summary.
 package memory

@@ -60,6 +60,16 @@ var (
 // no window fits.
 var ErrBudgetTooSmall = errors.New("memory: system messages alone exceed the window budget")
 
+// ErrInvalidMemory is returned by [Store.Remember] and [Store.UpdateMemory]
+// for a memory that cannot be stored: an unknown kind, empty or over-long
+// text, bad tags or metadata, an importance outside [0, 1], an expiry not
+// in the future. Nothing is written.
+var ErrInvalidMemory = errors.New("memory: invalid memory")
+
+// ErrEmbedding is returned when the embedder fails or returns vectors that
+// cannot be used. Nothing is written.
+var ErrEmbedding = errors.New("memory: embedding failed")
+
 // ErrCorrupt is returned when a stored record cannot be decoded.
 var ErrCorrupt = errors.New("memory: corrupt record")
 

@@ -70,7 +70,11 @@ func (s *Store) updateGraph(ctx context.Context, scope Scope, fn func(*graph.Tx)
 	if err != nil {
 		return err
 	}
-	return s.db.Update(ctx, func(tx *engine.Tx) error { return fn(s.graph.Tx(tx.KV(), root)) })
+	err = s.db.Update(ctx, func(tx *engine.Tx) error { return fn(s.graph.Tx(tx.KV(), root)) })
+	if err == nil {
+		s.nameCache.invalidate(root)
+	}
+	return err
 }
 
 // viewGraph runs fn on the scope's graph in a read-only transaction.
@@ -281,4 +285,20 @@ func (s *Store) MergeEntities(ctx context.Context, scope Scope, into, from strin
 		return err
 	})
 	return out, err
+}
+
+// GraphDump is a graph's entities and facts for [Store.ImportGraph].
+type GraphDump = graph.Dump
+
+// ImportGraph bulk-loads entities and facts into the scope's graph, in
+// chunked transactions (see graph.Store.Load, including its caveats: it is
+// much faster than Relate per fact, keeps ids and times as given, and is
+// not isolated from concurrent writers to the same graph).
+func (s *Store) ImportGraph(ctx context.Context, scope Scope, d *GraphDump) (graph.LoadStats, error) {
+	root, err := graphRoot(scope)
+	if err != nil {
+		return graph.LoadStats{}, err
+	}
+	defer s.nameCache.invalidate(root)
+	return s.graph.Load(ctx, s.db.KV(), root, d, nil)
 }

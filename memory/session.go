@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -53,7 +54,7 @@ func (ss *Session) Append(ctx context.Context, msgs ...Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	a, err := ss.store.prepareAppend(ss.scope, msgs)
+	a, err := ss.store.prepareAppend(ctx, ss.scope, msgs)
 	if err != nil {
 		return err
 	}
@@ -69,15 +70,33 @@ func (ss *Session) Append(ctx context.Context, msgs ...Message) error {
 // preparedAppend is a batch of messages checked and encoded outside any
 // transaction, ready for appendTx.
 type preparedAppend struct {
-	prefix []byte
-	msgs   []Message
-	values [][]byte
-	now    time.Time
+	prefix  []byte
+	user    Scope // the partition the messages' episodes go to
+	session string
+	msgs    []Message
+	values  [][]byte
+	// vectors holds the embedding of each message that is an episode
+	// (see episodeText), nil for the others.
+	vectors [][]float32
+	now     time.Time
+}
+
+// episodeText returns the text a message is recalled by as an episode of
+// the user's past, and whether it is one: user and assistant messages with
+// content, prefixed by the speaker's Name when set.
+func episodeText(m *Message) (string, bool) {
+	if (m.Role != RoleUser && m.Role != RoleAssistant) || m.Content == "" {
+		return "", false
+	}
+	if m.Name != "" {
+		return m.Name + ": " + m.Content, true
+	}
+	return m.Content, true
 }
 
 // prepareAppend checks and encodes a batch of messages for the session
 // named by scope.
-func (s *Store) prepareAppend(scope Scope, msgs []Message) (*preparedAppend, error) {
+func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) (*preparedAppend, error) {
 	if err := scope.Validate(engine.LevelSession); err != nil {
 		return nil, err
 	}
@@ -111,6 +130,25 @@ func (s *Store) prepareAppend(scope Scope, msgs []Message) (*preparedAppend, err
 			return nil, fmt.Errorf("append message %d: %w: %d bytes encoded, limit %d", i, ErrTooLarge, len(a.values[i]), s.opts.MaxMessageBytes)
 		}
 	}
+	// Embed the episodes, in one call, outside the transaction.
+	a.user, a.session = Scope{Tenant: scope.Tenant, User: scope.User}, scope.Session
+	a.vectors = make([][]float32, len(msgs))
+	var texts []string
+	var at []int
+	for i := range msgs {
+		if t, ok := episodeText(&msgs[i]); ok {
+			texts, at = append(texts, t), append(at, i)
+		}
+	}
+	if len(texts) > 0 {
+		vecs, err := s.embed(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range at {
+			a.vectors[i] = vecs[j]
+		}
+	}
 	return a, nil
 }
 
@@ -131,6 +169,21 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 	}
 	var last ulid.ULID
 	copy(last[:], si.Last)
+	// prev is the text of the message before the next episode: an answer's
+	// words are often in the question before it, so an episode is also
+	// found by them (engine.Record.Context).
+	var prev string
+	if last != (ulid.ULID{}) && slices.ContainsFunc(a.vectors, func(v []float32) bool { return v != nil }) {
+		switch b, err := tx.Get(engine.Key(prefix, engine.NSMessage, last[:])); {
+		case err == nil:
+			var pm Message
+			if _, err := decodeRecord(b, &pm); err == nil {
+				prev, _ = episodeText(&pm)
+			}
+		case !errors.Is(err, engine.ErrNotFound):
+			return nil, err
+		}
+	}
 	inBatch := map[string]bool{}
 	ids := make([]ulid.ULID, len(msgs))
 	for i := range msgs {
@@ -170,6 +223,14 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 			if err := tx.SetTTL(engine.Key(prefix, engine.NSToolCall, []byte(c.ID)), id[:], ttl); err != nil {
 				return nil, err
 			}
+		}
+		if a.vectors[i] != nil {
+			if err := s.putEpisode(tx, a, i, id, prev); err != nil {
+				return nil, fmt.Errorf("append message %d: %w", i, err)
+			}
+		}
+		if t, ok := episodeText(m); ok {
+			prev = t
 		}
 	}
 	si.Updated = now.UnixNano()
@@ -297,4 +358,37 @@ func (ss *Session) decode(id ulid.ULID, val []byte, encoding string) (Message, e
 		m.Tokens = countTokens(enc, &m)
 	}
 	return m, nil
+}
+
+// putEpisode indexes message i of a prepared append, stored under id, as an
+// episode in its user's partition: the record's id is the message's, so the
+// message and its episode are found from each other.
+func (s *Store) putEpisode(tx *engine.Tx, a *preparedAppend, i int, id ulid.ULID, prev string) error {
+	m := &a.msgs[i]
+	text, _ := episodeText(m)
+	t := m.Time
+	if t.IsZero() {
+		t = a.now
+	}
+	rec := engine.Record{
+		ID:       id.String(),
+		Text:     text,
+		Context:  prev,
+		Vector:   a.vectors[i],
+		Metadata: map[string]string{"session": a.session, "role": string(m.Role)},
+		Time:     t,
+	}
+	if ttl := s.opts.SessionTTL; ttl > 0 {
+		prefix, err := a.user.PartitionPrefix()
+		if err != nil {
+			return err
+		}
+		rec.ExpiresAt = a.now.Add(ttl)
+		if err := tx.Set(expiryKey(prefix, rec.ExpiresAt, rec.ID), []byte(spaceMessages)); err != nil {
+			return err
+		}
+		s.sweep.note(a.user)
+	}
+	_, err := tx.PutRecordIn(a.user, spaceMessages, rec)
+	return err
 }

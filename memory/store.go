@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oklog/ulid/v2"
 	tiktoken "github.com/pkoukk/tiktoken-go"
 
 	"github.com/engramdb/engram/embed"
@@ -82,6 +84,45 @@ type Options struct {
 	// validity of the subject's earlier fact instead of deleting it, so
 	// questions about the past still have answers. See [Store.Relate].
 	SingleValued []string
+
+	// Embedder turns memories, messages and queries into vectors. Nil means
+	// the offline hashing embedder (embed.NewHashing), which is lexical,
+	// not semantic; set a provider (embed.NewOllama, embed.NewOpenAI) for
+	// recall by meaning. An embedder other than embed.Hashing is wrapped in
+	// a cache kept in the store. All vectors of a store must come from one
+	// embedder: changing it on an existing store fails with
+	// ErrDimensionMismatch, or silently mixes models of equal dimension.
+	Embedder embed.Embedder
+
+	// VectorWeight is the weight of vector search in Recall's hybrid
+	// fusion, against 1 for BM25 and the graph; negative leaves vector
+	// search out of hybrid recall. Zero means 1 with a configured
+	// embedder and none with the default hashing embedder, whose vectors
+	// are lexical: they repeat BM25's evidence with more noise, and fusing
+	// them lowers recall (measured on LoCoMo: see the README).
+	VectorWeight float64
+
+	// DedupThreshold is the cosine similarity at or above which
+	// [Store.Remember] treats a new memory as a near-duplicate of an
+	// existing one of the same kind. Zero means [DefaultDedupThreshold];
+	// negative turns near-duplicate detection off (exact duplicates are
+	// always caught).
+	DedupThreshold float64
+
+	// SweepInterval is how often the store removes expired memories and
+	// messages from its indexes (they are never recalled once expired,
+	// swept or not). Zero means one minute; negative turns the background
+	// sweep off ([Store.Sweep] still works).
+	SweepInterval time.Duration
+
+	// Summarizer condenses the messages that leave a session's window into
+	// its rolling summary, which Recall shows the model. Nil means
+	// [Extractive], offline.
+	Summarizer Summarizer
+
+	// SummaryTokens bounds a session's rolling summary. Zero means
+	// [DefaultSummaryTokens].
+	SummaryTokens int
 }
 
 func (o *Options) validate() error {
@@ -100,6 +141,15 @@ func (o *Options) validate() error {
 	if o.SessionTTL < 0 {
 		errs = append(errs, fmt.Errorf("SessionTTL %v is negative", o.SessionTTL))
 	}
+	if o.DedupThreshold > 1 || o.DedupThreshold != o.DedupThreshold {
+		errs = append(errs, fmt.Errorf("DedupThreshold %v is above 1", o.DedupThreshold))
+	}
+	if o.VectorWeight != o.VectorWeight || o.VectorWeight > 100 {
+		errs = append(errs, fmt.Errorf("VectorWeight %v is above 100", o.VectorWeight))
+	}
+	if o.SummaryTokens < 0 {
+		errs = append(errs, fmt.Errorf("SummaryTokens %d is negative", o.SummaryTokens))
+	}
 	if _, err := graph.New(&graph.Options{SingleValued: o.SingleValued}); err != nil {
 		errs = append(errs, fmt.Errorf("SingleValued: %w", err))
 	}
@@ -115,6 +165,18 @@ type Store struct {
 	db    *engine.DB
 	opts  Options
 	graph *graph.Store
+
+	embedder       embed.Embedder
+	cache          *embed.Cache // the embedder's cache, when it has one
+	dedupThreshold float64
+	vectorWeight   float64
+	summarizer     Summarizer
+	nameCache      nameCache
+	lineTokens     tokenCache
+
+	// sweep tracks the partitions that hold expiring data, for the
+	// background sweeper.
+	sweep sweeper
 
 	// sessionLocks serialize appends to one session inside this process, so
 	// that ids stay in append order and tool-call checks see every earlier
@@ -154,12 +216,54 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, opts: o, graph: g}, nil
+	s := &Store{db: db, opts: o, graph: g, embedder: o.Embedder, summarizer: o.Summarizer}
+	switch {
+	case s.embedder == nil:
+		h, err := embed.NewHashing(nil)
+		if err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+		s.embedder = h
+	case !isHashing(s.embedder):
+		c, err := embed.NewCache(s.embedder, db.EmbeddingCache(), nil)
+		if err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("%w: Embedder: %w", ErrInvalidOptions, err)
+		}
+		s.embedder, s.cache = c, c
+	}
+	switch s.vectorWeight = o.VectorWeight; {
+	case s.vectorWeight < 0:
+		s.vectorWeight = 0
+	case s.vectorWeight == 0 && s.cache != nil:
+		s.vectorWeight = 1
+	}
+	s.dedupThreshold = o.DedupThreshold
+	if s.dedupThreshold == 0 {
+		s.dedupThreshold = DefaultDedupThreshold
+	}
+	if s.summarizer == nil {
+		s.summarizer = Extractive{Encoding: o.Encoding}
+	}
+	if s.opts.SummaryTokens == 0 {
+		s.opts.SummaryTokens = DefaultSummaryTokens
+	}
+	s.sweep.start(s, o.SweepInterval)
+	return s, nil
+}
+
+func isHashing(e embed.Embedder) bool {
+	_, ok := e.(*embed.Hashing)
+	return ok
 }
 
 // Close closes the store, waiting for running calls. Calling it again
 // returns nil.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.sweep.stop()
+	return s.db.Close()
+}
 
 // Engine returns the database underneath, for callers that want records and
 // keys without the agent vocabulary.
@@ -295,9 +399,12 @@ func (s *Store) Sessions(ctx context.Context, scope Scope, opts SessionsOptions)
 
 // Forget erases a scope: a whole session (Tenant, User and Session set), a
 // user with all their sessions (Tenant and User), or a tenant (Tenant
-// alone). Everything stored under the scope goes: messages, the indexes
-// derived from them, session records, and the embeddings cached for the
-// messages' text (under every provider and model). Agent is ignored.
+// alone). Everything stored under the scope goes: messages and their
+// episodes in the vector and text indexes, session records and rolling
+// summaries, and the embeddings cached for that text (under every
+// provider and model); for a user or tenant also memories with all their
+// versions, and the knowledge graph. Forgetting a session leaves the
+// user's memories and facts, which belong to the user. Agent is ignored.
 //
 // Forget deletes in batches; if it fails part way, what was deleted stays
 // deleted and calling it again finishes. The bytes leave the files after
@@ -319,8 +426,62 @@ func (s *Store) Forget(ctx context.Context, scope Scope) error {
 	if err := s.forgetCachedEmbeddings(ctx, prefix); err != nil {
 		return err
 	}
+	if level == engine.LevelSession {
+		// The session's messages are episodes in the user's partition.
+		if err := s.forgetEpisodes(ctx, scope); err != nil {
+			return err
+		}
+	}
 	_, err := s.db.ErasePrefix(ctx, prefix, nil)
+	if level != engine.LevelSession {
+		s.nameCache.invalidatePrefix(prefix)
+		s.sweep.forget(prefix)
+	}
 	return err
+}
+
+// forgetEpisodes deletes the episodes of a session's messages from its
+// user's partition, in batches.
+func (s *Store) forgetEpisodes(ctx context.Context, scope Scope) error {
+	prefix := scope.Prefix(engine.LevelSession)
+	user := Scope{Tenant: scope.Tenant, User: scope.User}
+	msgPrefix := engine.Key(prefix, engine.NSMessage)
+	var after []byte
+	for {
+		n := 0
+		err := s.db.Update(ctx, func(tx *engine.Tx) error {
+			n = 0
+			it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, KeysOnly: true})
+			var ids []ulid.ULID
+			start := msgPrefix
+			if after != nil {
+				start = append(bytes.Clone(msgPrefix), after...)
+			}
+			for it.Seek(start); it.Valid() && len(ids) < 256; it.Next() {
+				k := it.Key()
+				if after != nil && bytes.Equal(k[len(msgPrefix):], after) {
+					continue
+				}
+				var id ulid.ULID
+				copy(id[:], k[len(msgPrefix):])
+				ids = append(ids, id)
+			}
+			it.Close()
+			for _, id := range ids {
+				if err := tx.DeleteRecordIn(user, spaceMessages, id.String()); err != nil {
+					return err
+				}
+			}
+			n = len(ids)
+			if n > 0 {
+				after = bytes.Clone(ids[n-1][:])
+			}
+			return nil
+		})
+		if err != nil || n < 256 {
+			return err
+		}
+	}
 }
 
 // forgetCachedEmbeddings erases the cached vectors of every message under
@@ -332,21 +493,48 @@ func (s *Store) forgetCachedEmbeddings(ctx context.Context, prefix []byte) error
 		it := tx.NewIterator(engine.IterOptions{Prefix: prefix})
 		defer it.Close()
 		var val []byte
-		for it.Seek(nil); it.Valid(); it.Next() {
-			if l, ns, ok := engine.NamespaceOf(it.Key()); !ok || l != engine.LevelSession || ns != engine.NSMessage {
-				continue
-			}
-			var err error
-			if val, err = it.Value(val[:0]); err != nil {
-				return err
-			}
-			var m Message
-			if _, err := decodeRecord(val, &m); err != nil {
-				continue // erased below all the same
-			}
-			if h := embed.ContentHash(m.Content); !seen[h] {
+		add := func(text string) {
+			if h := embed.ContentHash(text); !seen[h] {
 				seen[h] = true
 				hashes = append(hashes, h)
+			}
+		}
+		for it.Seek(nil); it.Valid(); it.Next() {
+			l, ns, ok := engine.NamespaceOf(it.Key())
+			if !ok {
+				continue
+			}
+			switch {
+			case l == engine.LevelSession && ns == engine.NSMessage:
+				var err error
+				if val, err = it.Value(val[:0]); err != nil {
+					return err
+				}
+				var m Message
+				if _, err := decodeRecord(val, &m); err != nil {
+					continue // erased below all the same
+				}
+				add(m.Content)
+				if t, ok := episodeText(&m); ok {
+					add(t)
+				}
+			case ns == engine.NSSpace && engine.IsRecordKey(it.Key()):
+				var err error
+				if val, err = it.Value(val[:0]); err != nil {
+					return err
+				}
+				if r, err := engine.DecodeRecord(val); err == nil {
+					add(r.Text)
+				}
+			case ns == engine.NSMemoryArchive:
+				var err error
+				if val, err = it.Value(val[:0]); err != nil {
+					return err
+				}
+				var m Memory
+				if json.Unmarshal(val, &m) == nil {
+					add(m.Text)
+				}
 			}
 		}
 		return nil

@@ -1,0 +1,240 @@
+package memory
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	tiktoken "github.com/pkoukk/tiktoken-go"
+
+	"github.com/engramdb/engram/graph"
+)
+
+// The preamble's sections, in order.
+var preambleSections = []struct {
+	source Source
+	title  string
+}{
+	{SourceMemories, "Memories:"},
+	{SourceEpisodes, "Earlier messages:"},
+	{SourceGraph, "Facts:"},
+}
+
+// itemLine renders one recalled item as a preamble line, dated.
+func itemLine(it *Item) string {
+	var b strings.Builder
+	b.WriteString("- ")
+	switch it.Source {
+	case SourceMemories:
+		if !it.Time.IsZero() {
+			b.WriteString("[" + it.Time.UTC().Format("2006-01-02") + "] ")
+		}
+		if it.Memory != nil && it.Memory.Kind != KindFact {
+			b.WriteString("(" + string(it.Memory.Kind) + ") ")
+		}
+		b.WriteString(it.Text)
+	case SourceEpisodes:
+		b.WriteString("[" + it.Time.UTC().Format("2006-01-02 15:04"))
+		if it.Session != "" {
+			b.WriteString(", session " + it.Session)
+		}
+		b.WriteString("] " + it.Text)
+	case SourceGraph:
+		b.WriteString(it.Text)
+		if f := it.Fact; f != nil {
+			switch {
+			case !f.ValidFrom.IsZero() && !f.ValidTo.IsZero():
+				b.WriteString(" (" + f.ValidFrom.UTC().Format("2006-01-02") + " to " + f.ValidTo.UTC().Format("2006-01-02") + ")")
+			case !f.ValidFrom.IsZero():
+				b.WriteString(" (since " + f.ValidFrom.UTC().Format("2006-01-02") + ")")
+			}
+		}
+	}
+	return strings.Join(strings.Fields(b.String()), " ") // one line
+}
+
+// renderPreamble lays out the summary and the items, grouped by source in
+// rank order within each group.
+func renderPreamble(now time.Time, summary string, items []Item) string {
+	if summary == "" && len(items) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Context recalled from memory (now: " + now.UTC().Format("2006-01-02 15:04 MST") + ").")
+	if summary != "" {
+		b.WriteString("\n\nSummary of this conversation so far:\n" + summary)
+	}
+	for _, sec := range preambleSections {
+		first := true
+		for i := range items {
+			if items[i].Source != sec.source {
+				continue
+			}
+			if first {
+				b.WriteString("\n\n" + sec.title)
+				first = false
+			}
+			b.WriteString("\n" + itemLine(&items[i]))
+		}
+	}
+	return b.String()
+}
+
+// assemble picks the items for the preamble, best first, while they fit
+// the tokens the window left, and fills rec. Every candidate's Kept and
+// Reason are settled.
+func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrator, rec *Recollection, cands []*Candidate, q *Query) error {
+	budget := q.MaxTokens - rec.Trace.WindowTokens
+	count := func(text string) int {
+		if text == "" {
+			return 0
+		}
+		m := Message{Role: RoleSystem, Content: text}
+		return countTokens(enc, &m)
+	}
+	summary := rec.Summary
+	if summary != "" {
+		rec.Trace.SummaryTokens = len(enc.EncodeOrdinary(summary))
+	}
+	// Estimate with per-line counts, then check the whole text exactly and
+	// back off while it is over: the budget always holds. The estimate
+	// starts from the framing, the header with every section title, and the
+	// summary.
+	used := tokensPerMessage + len(enc.EncodeOrdinary(string(RoleSystem))) + preambleFrameTokens(enc) + rec.Trace.SummaryTokens
+	if summary != "" && used > budget {
+		summary, rec.Trace.SummaryTokens = "", 0 // it does not fit; the items may
+		used = tokensPerMessage + len(enc.EncodeOrdinary(string(RoleSystem))) + preambleFrameTokens(enc)
+	}
+	var kept []*Candidate
+	seen := map[string]string{} // folded text → id of the first with it
+	for i, c := range cands {
+		if !c.hydrated && len(kept) < q.TopK {
+			// Read the records of the next candidates that could fit.
+			end := i
+			for n := 0; end < len(cands) && n < q.TopK-len(kept)+4; end++ {
+				if cands[end].Reason == "" {
+					n++
+				}
+			}
+			if err := h.hydrate(ctx, cands[i:end]); err != nil {
+				return err
+			}
+		}
+		if c.Reason != "" {
+			continue
+		}
+		if len(kept) >= q.TopK {
+			c.Reason = "top k"
+			continue
+		}
+		key := graph.Fold(c.Text)
+		if first, ok := seen[key]; ok {
+			c.Reason = "duplicate of " + first
+			continue
+		}
+		seen[key] = c.ID
+		c.Tokens = s.lineTokens.count(enc, itemLine(&c.item)) + 1 // and its newline
+		if used+c.Tokens > budget {
+			c.Reason = "budget"
+			continue
+		}
+		used += c.Tokens
+		kept = append(kept, c)
+	}
+	items := func() []Item {
+		out := make([]Item, len(kept))
+		for i, c := range kept {
+			out[i] = c.item
+		}
+		return out
+	}
+	// The estimate adds up pieces that the tokenizer would split the same
+	// way, so the whole text never takes more (the budget property test
+	// checks this); only an estimate near the budget is worth the exact
+	// count, which costs as much as all the line counts together.
+	pre := renderPreamble(q.Now, summary, items())
+	n := used
+	if len(kept) == 0 && summary == "" {
+		n = 0
+	}
+	if n > budget-budget/20-8 {
+		n = count(pre)
+	}
+	for n > budget {
+		if len(kept) == 0 {
+			summary = ""
+			rec.Trace.SummaryTokens = 0
+		} else {
+			kept[len(kept)-1].Reason = "budget"
+			kept = kept[:len(kept)-1]
+		}
+		pre = renderPreamble(q.Now, summary, items())
+		n = count(pre)
+	}
+	for _, c := range kept {
+		c.Kept = true
+	}
+	rec.Summary = summary
+	rec.Items = items()
+	rec.Preamble = pre
+	rec.Trace.PreambleTokens = n
+	rec.Trace.TokensUsed = rec.Trace.WindowTokens + rec.Trace.PreambleTokens
+	return nil
+}
+
+// preambleFrame is the preamble's fixed text: its header (the date has a
+// fixed width) and every section title, with a summary heading.
+var preambleFrame = renderPreamble(time.Time{}, "x", []Item{{Source: SourceMemories}, {Source: SourceEpisodes}, {Source: SourceGraph}})
+
+// frameTokens caches the tokens of preambleFrame per encoder.
+var frameTokens sync.Map // *tiktoken.Tiktoken → int
+
+func preambleFrameTokens(enc *tiktoken.Tiktoken) int {
+	if n, ok := frameTokens.Load(enc); ok {
+		return n.(int)
+	}
+	n := len(enc.EncodeOrdinary(preambleFrame))
+	frameTokens.Store(enc, n)
+	return n
+}
+
+// tokenCache remembers the token counts of preamble lines: the same
+// memories and facts come back turn after turn, and counting is the
+// costliest step of assembly.
+type tokenCache struct {
+	mu sync.Mutex
+	m  map[tokenKey]int
+}
+
+type tokenKey struct {
+	enc  *tiktoken.Tiktoken
+	text string
+}
+
+// maxCachedLines bounds the cache; past it an entry is evicted at random.
+const maxCachedLines = 1 << 15
+
+func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
+	k := tokenKey{enc, text}
+	c.mu.Lock()
+	n, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = len(enc.EncodeOrdinary(text))
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[tokenKey]int{}
+	}
+	if len(c.m) >= maxCachedLines {
+		for old := range c.m {
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[k] = n
+	c.mu.Unlock()
+	return n
+}

@@ -1,0 +1,165 @@
+package memory
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/engramdb/engram/graph"
+)
+
+// maxLinkWords bounds the words of a name that entity linking matches:
+// longer names are still entities, just not found in free text.
+const maxLinkWords = 8
+
+// maxCachedGraphs bounds the name sets the store keeps in memory.
+const maxCachedGraphs = 1024
+
+// nameSet is every name and alias of one graph, folded, with the display
+// name each resolves to.
+type nameSet struct {
+	names    map[string]string
+	maxWords int
+}
+
+// nameCache keeps the name sets of recently linked graphs. A write to a
+// graph through the store bumps its generation, so a set built from an
+// older snapshot is never cached over a newer one.
+type nameCache struct {
+	mu   sync.Mutex
+	sets map[string]*nameSet
+	gen  map[string]uint64
+}
+
+// invalidate drops the name set of the graph at root; call it after a
+// write to that graph commits.
+func (c *nameCache) invalidate(root []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == nil {
+		c.gen = map[string]uint64{}
+	}
+	c.gen[string(root)]++
+	delete(c.sets, string(root))
+}
+
+// invalidatePrefix drops every name set under prefix (an erased scope).
+func (c *nameCache) invalidatePrefix(prefix []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == nil {
+		c.gen = map[string]uint64{}
+	}
+	for root := range c.sets {
+		if strings.HasPrefix(root, string(prefix)) {
+			delete(c.sets, root)
+		}
+	}
+	for root := range c.gen {
+		if strings.HasPrefix(root, string(prefix)) {
+			c.gen[root]++
+		}
+	}
+}
+
+// names returns the name set of scope's graph, building it on a miss.
+func (s *Store) names(ctx context.Context, scope Scope) (*nameSet, error) {
+	root, err := graphRoot(scope)
+	if err != nil {
+		return nil, err
+	}
+	c := &s.nameCache
+	c.mu.Lock()
+	if set, ok := c.sets[string(root)]; ok {
+		c.mu.Unlock()
+		return set, nil
+	}
+	gen := c.gen[string(root)]
+	c.mu.Unlock()
+
+	set := &nameSet{names: map[string]string{}}
+	err = s.viewGraph(ctx, scope, func(g *graph.Tx) error {
+		return g.Names(func(folded, display string) bool {
+			set.names[folded] = display
+			set.maxWords = max(set.maxWords, min(maxLinkWords, len(words(folded))))
+			return true
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen[string(root)] == gen {
+		if c.sets == nil {
+			c.sets = map[string]*nameSet{}
+		}
+		if len(c.sets) >= maxCachedGraphs {
+			for k := range c.sets { // evict one at random
+				delete(c.sets, k)
+				break
+			}
+		}
+		c.sets[string(root)] = set
+	}
+	return set, nil
+}
+
+// span is a word of a text: a maximal run of letters and digits.
+type span struct{ start, end int }
+
+// words splits text into its words.
+func words(text string) []span {
+	var out []span
+	start := -1
+	for i, r := range text {
+		in := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+		switch {
+		case in && start < 0:
+			start = i
+		case !in && start >= 0:
+			out = append(out, span{start, i})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, span{start, len(text)})
+	}
+	return out
+}
+
+// link finds the entities a text names, in one pass: at each word it tries
+// the longest run of words (up to the longest name in the set) whose folded
+// text is a name or alias, takes the longest match and continues after it.
+// Matches sit on word boundaries, compare folded (case and white space do
+// not matter) and must be at least two characters long. It returns the
+// display names of the entities, each once, in order of first mention.
+func (ns *nameSet) link(text string) []string {
+	if len(ns.names) == 0 {
+		return nil
+	}
+	ws := words(text)
+	var out []string
+	seen := map[string]bool{}
+	for i := 0; i < len(ws); {
+		matched := 0
+		for n := min(ns.maxWords, len(ws)-i); n >= 1; n-- {
+			cand := text[ws[i].start:ws[i+n-1].end]
+			if utf8.RuneCountInString(cand) < 2 {
+				continue
+			}
+			if display, ok := ns.names[graph.Fold(cand)]; ok {
+				if !seen[display] {
+					seen[display] = true
+					out = append(out, display)
+				}
+				matched = n
+				break
+			}
+		}
+		i += max(matched, 1)
+	}
+	return out
+}

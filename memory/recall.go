@@ -1,0 +1,724 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/graph"
+	"github.com/engramdb/engram/index"
+)
+
+// Source is a kind of candidate [Store.Recall] draws on.
+type Source string
+
+// The sources of recall.
+const (
+	// SourceMemories are the user's memories (see [Store.Remember]).
+	SourceMemories Source = "memories"
+	// SourceEpisodes are the user's earlier messages, from every session,
+	// recalled as episodes with their dates.
+	SourceEpisodes Source = "episodes"
+	// SourceGraph are facts of the user's knowledge graph valid now, within
+	// Query.Hops of the entities the query names.
+	SourceGraph Source = "graph"
+)
+
+// Retrieval says how memories and episodes are matched to the query.
+type Retrieval int
+
+// The retrieval methods.
+const (
+	// RetrievalHybrid fuses vector and BM25 search, vector search weighted
+	// by Options.VectorWeight (none by default with the offline hashing
+	// embedder, so BM25 alone). The default.
+	RetrievalHybrid Retrieval = iota
+	// RetrievalVector uses the embedder's vectors alone.
+	RetrievalVector
+	// RetrievalLexical uses BM25 alone.
+	RetrievalLexical
+)
+
+// Defaults of a [Query].
+const (
+	// DefaultRecallTokens is the token budget of a Recall whose MaxTokens
+	// is zero: the window, the summary and the recalled context together.
+	DefaultRecallTokens = 4000
+	// DefaultTopK is how many recalled items (memories, episodes and facts
+	// together) the context holds at most when TopK is zero.
+	DefaultTopK = 10
+	// DefaultRecallMessages is the window's message budget when
+	// MaxMessages is zero.
+	DefaultRecallMessages = 20
+	// DefaultHops is the graph distance when Hops is zero.
+	DefaultHops = 2
+	// MaxTopK bounds TopK.
+	MaxTopK = 200
+	// rrfK is the constant of reciprocal-rank fusion (Cormack, Clarke and
+	// Büttcher, SIGIR 2009): 60, their value, which damps the difference
+	// between a first and a tenth place.
+	rrfK = 60
+	// windowShare is the share of the token budget the window may take;
+	// the rest (and whatever the window leaves) is for recalled context.
+	windowShare = 0.6
+)
+
+// Query is one [Store.Recall].
+type Query struct {
+	// Scope names the user (Tenant and User, required) and the current
+	// session (optional): its window and summary open the context, and its
+	// messages in the window are not recalled again as episodes.
+	Scope Scope
+	// Text is what the context is for: usually the user's latest message.
+	Text string
+	// MaxMessages bounds the window; zero means [DefaultRecallMessages].
+	MaxMessages int
+	// MaxTokens bounds the whole context (window, summary and recalled
+	// items, chat framing included); zero means [DefaultRecallTokens].
+	MaxTokens int
+	// TopK bounds the recalled items; zero means [DefaultTopK].
+	TopK int
+	// Hops bounds the graph walk from the entities the query names; zero
+	// means [DefaultHops], at most graph.MaxHopsLimit.
+	Hops int
+	// Since and Until bound recalled items by time (a memory's CreatedAt,
+	// an episode's message time, a fact's ValidFrom): Since inclusive,
+	// Until exclusive; zero means unbounded.
+	Since, Until time.Time
+	// HalfLife, when positive, decays an item's fused score by half for
+	// every HalfLife of its age. Zero means no decay.
+	HalfLife time.Duration
+	// Sources lists what to draw on; nil means memories and the graph.
+	// Add SourceEpisodes to recall earlier messages too.
+	Sources []Source
+	// Retrieval picks vector, BM25 or both for memories and episodes.
+	Retrieval Retrieval
+	// MMR, when in (0, 1], re-ranks the fused list by maximal marginal
+	// relevance with this λ (1 is pure relevance; 0.5 weighs novelty as
+	// much), so near-identical items do not crowd the context. Zero is off.
+	MMR float64
+	// Now is the time the query is asked at: facts valid then, ages for
+	// decay, dates in the preamble. Zero means the current time.
+	Now time.Time
+}
+
+// Recollection is what [Store.Recall] returns: the context for the next
+// model call and how it was chosen.
+type Recollection struct {
+	// Window is the current session's window, oldest first.
+	Window []Message
+	// Summary is the current session's rolling summary of the messages
+	// that left the window, if any.
+	Summary string
+	// Items are the recalled memories, episodes and facts in the context,
+	// best first.
+	Items []Item
+	// Preamble is the system message that carries the summary and items;
+	// empty when there is nothing to say.
+	Preamble string
+	// Trace says how every candidate was scored and why it was kept or
+	// dropped.
+	Trace Trace
+}
+
+// ChatMessages returns the context as chat messages: one system preamble
+// with the summary and the recalled items, then the window. It is ready for
+// a chat-completions call (append the new user message if the window does
+// not hold it yet).
+func (r *Recollection) ChatMessages() []Message {
+	out := make([]Message, 0, len(r.Window)+1)
+	if r.Preamble != "" {
+		out = append(out, Message{Role: RoleSystem, Content: r.Preamble})
+	}
+	return append(out, r.Window...)
+}
+
+// Item is one recalled memory, episode or fact.
+type Item struct {
+	// ID is the memory's id, the message's id or the fact's id.
+	ID string
+	// Source says which it is.
+	Source Source
+	// Text is how it appears in the preamble (without the date).
+	Text string
+	// Time is when it was remembered, said or became valid.
+	Time time.Time
+	// Session is the session an episode was said in.
+	Session string
+	// Score is its final score (fused, decayed).
+	Score float64
+	// Memory is set for a memory, Fact for a fact.
+	Memory *Memory
+	Fact   *Fact
+}
+
+// Trace records how a Recall chose its context.
+type Trace struct {
+	// Entities are the graph entities the query named.
+	Entities []string
+	// Lists are the ranked lists fused, by name ("memories.vector",
+	// "memories.bm25", "episodes.vector", "episodes.bm25", "graph"), with
+	// how many candidates each gave.
+	Lists map[string]int
+	// Candidates are every candidate, in final order (best first), kept or
+	// dropped. Records are read only for candidates that could reach the
+	// context: one dropped for "top k" before being read has no Text or
+	// Time.
+	Candidates []Candidate
+	// Budget is the token budget; WindowTokens, SummaryTokens and
+	// PreambleTokens what the window, summary and the whole preamble
+	// (summary included) took; TokensUsed is their total, never above
+	// Budget. The preamble's figure is exact when it came near the budget
+	// and otherwise the sum of its lines' counts, which the whole text
+	// never exceeds.
+	Budget, WindowTokens, SummaryTokens, PreambleTokens, TokensUsed int
+	// Took is how long the Recall took, embedding included; Embed is the
+	// part spent embedding the query.
+	Took, Embed time.Duration
+}
+
+// Candidate is one memory, episode or fact that a ranked list returned.
+type Candidate struct {
+	ID     string
+	Source Source
+	Text   string
+	Time   time.Time
+	// Ranks holds its 1-based rank in each list that returned it, Scores
+	// its score there (cosine, BM25, or 1/(1+hops) for the graph).
+	Ranks  map[string]int
+	Scores map[string]float64
+	// Fused is the weighted reciprocal-rank fusion score (Σ weight/(60 +
+	// rank) over the lists), after recency decay.
+	Fused float64
+	// Rank is its 1-based place in the final order.
+	Rank int
+	// Kept says whether it is in the context; Reason says why not ("top
+	// k", "budget", "duplicate of ID", "expired", "outside time range",
+	// "in window").
+	Kept   bool
+	Reason string
+	// Tokens is what it takes in the preamble (when kept).
+	Tokens int
+
+	item     Item
+	vector   []float32
+	hydrated bool // item is set (facts are born hydrated)
+}
+
+func (q *Query) normalize() error {
+	var errs []string
+	if q.MaxMessages < 0 {
+		errs = append(errs, fmt.Sprintf("MaxMessages %d is negative", q.MaxMessages))
+	}
+	if q.MaxTokens < 0 {
+		errs = append(errs, fmt.Sprintf("MaxTokens %d is negative", q.MaxTokens))
+	}
+	if q.TopK < 0 || q.TopK > MaxTopK {
+		errs = append(errs, fmt.Sprintf("TopK %d is outside [0, %d]", q.TopK, MaxTopK))
+	}
+	if q.Hops < 0 || q.Hops > graph.MaxHopsLimit {
+		errs = append(errs, fmt.Sprintf("Hops %d is outside [0, %d]", q.Hops, graph.MaxHopsLimit))
+	}
+	if q.HalfLife < 0 {
+		errs = append(errs, fmt.Sprintf("HalfLife %v is negative", q.HalfLife))
+	}
+	if q.MMR < 0 || q.MMR > 1 || q.MMR != q.MMR {
+		errs = append(errs, fmt.Sprintf("MMR %v is outside [0, 1]", q.MMR))
+	}
+	if q.Retrieval < RetrievalHybrid || q.Retrieval > RetrievalLexical {
+		errs = append(errs, fmt.Sprintf("unknown Retrieval %d", q.Retrieval))
+	}
+	for _, src := range q.Sources {
+		if src != SourceMemories && src != SourceEpisodes && src != SourceGraph {
+			errs = append(errs, fmt.Sprintf("unknown Source %q", src))
+		}
+	}
+	if !q.Until.IsZero() && !q.Until.After(q.Since) {
+		errs = append(errs, "Until is not after Since")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalidOptions, strings.Join(errs, "; "))
+	}
+	if q.MaxMessages == 0 {
+		q.MaxMessages = DefaultRecallMessages
+	}
+	if q.MaxTokens == 0 {
+		q.MaxTokens = DefaultRecallTokens
+	}
+	if q.TopK == 0 {
+		q.TopK = DefaultTopK
+	}
+	if q.Hops == 0 {
+		q.Hops = DefaultHops
+	}
+	if q.Sources == nil {
+		q.Sources = []Source{SourceMemories, SourceGraph}
+	}
+	if q.Now.IsZero() {
+		q.Now = time.Now()
+	}
+	return nil
+}
+
+// Recall returns the context for the next model call about q.Text: the
+// current session's window and rolling summary, then memories, earlier
+// messages (when asked) and graph facts valid now that match the query,
+// fused by reciprocal rank, decayed by age, optionally diversified by MMR
+// and deduplicated, within q.MaxTokens. [Recollection.ChatMessages] is the
+// result as chat messages; Recollection.Trace says why each candidate was
+// kept or dropped.
+//
+// The window takes at most 60% of the budget; the preamble (summary and
+// items) gets the rest and whatever the window leaves. Items are added
+// best first while they fit, so the budget is never exceeded. Errors:
+// [ErrInvalidScope], [ErrInvalidOptions], [ErrBudgetTooSmall] when the
+// session's system messages alone exceed the window's share, and
+// [ErrEmbedding].
+func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
+	began := time.Now()
+	if err := q.normalize(); err != nil {
+		return nil, err
+	}
+	if err := q.Scope.Validate(engine.LevelUser); err != nil {
+		return nil, err
+	}
+	enc, err := s.encoder()
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recollection{Trace: Trace{Budget: q.MaxTokens, Lists: map[string]int{}}}
+	user := Scope{Tenant: q.Scope.Tenant, User: q.Scope.User}
+	s.sweep.note(user)
+
+	// 1. The window and the summary.
+	inWindow := map[string]bool{}
+	if q.Scope.Session != "" {
+		sess := s.Session(q.Scope)
+		win, err := sess.Window(ctx, WindowOptions{MaxMessages: q.MaxMessages, MaxTokens: int(float64(q.MaxTokens) * windowShare)})
+		if err != nil {
+			return nil, err
+		}
+		rec.Window = win
+		for _, m := range win {
+			inWindow[m.ID] = true
+			rec.Trace.WindowTokens += m.Tokens
+		}
+		if rec.Summary, err = s.sessionSummary(ctx, sess, win); err != nil {
+			return nil, err
+		}
+	}
+
+	// 2. Candidates from every list.
+	f := newFusion()
+	var qvec []float32
+	// Hybrid recall leaves vector search out when its weight is zero (the
+	// default with the lexical hashing embedder).
+	useVector := q.Retrieval == RetrievalVector || (q.Retrieval == RetrievalHybrid && s.vectorWeight > 0)
+	needVector := useVector && strings.TrimSpace(q.Text) != "" &&
+		(slices.Contains(q.Sources, SourceMemories) || slices.Contains(q.Sources, SourceEpisodes))
+	if needVector {
+		t := time.Now()
+		vecs, err := s.embedQuery(ctx, q.Text)
+		if err != nil {
+			return nil, err
+		}
+		qvec = vecs
+		rec.Trace.Embed = time.Since(t)
+	}
+	// Each list returns twice the items the context can hold (at least
+	// 20): fusion can then promote an item that is second-tier in two
+	// lists over one that is first-tier in one.
+	depth := max(2*q.TopK, 20)
+	for _, src := range []Source{SourceMemories, SourceEpisodes} {
+		if !slices.Contains(q.Sources, src) || strings.TrimSpace(q.Text) == "" {
+			continue
+		}
+		space := spaceMemories
+		if src == SourceEpisodes {
+			space = spaceMessages
+		}
+		// Ids only: fusion ranks first, and only the records that can reach
+		// the context are read (see hydrate).
+		opts := &engine.SearchOptions{Space: space, IDsOnly: true}
+		if useVector {
+			hits, err := s.db.Search(ctx, user, qvec, depth, opts)
+			if err != nil {
+				return nil, err
+			}
+			f.addHits(string(src)+".vector", src, hits)
+			if q.Retrieval == RetrievalHybrid {
+				f.weights[string(src)+".vector"] = s.vectorWeight
+			}
+		}
+		if q.Retrieval != RetrievalVector {
+			hits, err := s.db.SearchText(ctx, user, q.Text, depth, opts)
+			if err != nil {
+				return nil, err
+			}
+			f.addHits(string(src)+".bm25", src, hits)
+		}
+	}
+	if slices.Contains(q.Sources, SourceGraph) {
+		if err := s.graphCandidates(ctx, user, &q, f, &rec.Trace); err != nil {
+			return nil, err
+		}
+	}
+	for name, n := range f.lists {
+		rec.Trace.Lists[name] = n
+	}
+
+	// 3. Fusion, filters, decay, MMR. Decay and time bounds need every
+	// candidate's time, and so its record.
+	h := &hydrator{s: s, user: user, q: &q}
+	if q.HalfLife > 0 || !q.Since.IsZero() || !q.Until.IsZero() {
+		if err := h.hydrate(ctx, f.order); err != nil {
+			return nil, err
+		}
+	}
+	cands := f.rank(&q, inWindow)
+	if q.MMR > 0 {
+		if err := s.mmr(ctx, h, cands, &q); err != nil {
+			return nil, err
+		}
+	}
+
+	// 4. Assembly within the budget, deduplicated.
+	if err := s.assemble(ctx, enc, h, rec, cands, &q); err != nil {
+		return nil, err
+	}
+	rec.Trace.Candidates = make([]Candidate, len(cands))
+	for i, c := range cands {
+		rec.Trace.Candidates[i] = *c
+	}
+	rec.Trace.Took = time.Since(began)
+	return rec, nil
+}
+
+// embedQuery embeds a query with the embedder itself, bypassing the cache:
+// queries are not kept in the store.
+func (s *Store) embedQuery(ctx context.Context, text string) ([]float32, error) {
+	vecs, err := s.embedQueryBatch(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	if len(vecs[0]) == 0 {
+		return nil, fmt.Errorf("%w: no vector for the query", ErrEmbedding)
+	}
+	return vecs[0], nil
+}
+
+// graphCandidates links the query to entities and walks the graph from
+// them; facts are ranked by hops, then by how recently they became valid.
+func (s *Store) graphCandidates(ctx context.Context, user Scope, q *Query, f *fusion, tr *Trace) error {
+	ns, err := s.names(ctx, user)
+	if err != nil {
+		return err
+	}
+	tr.Entities = ns.link(q.Text)
+	if len(tr.Entities) == 0 {
+		return nil
+	}
+	var walk Traversal
+	err = s.viewGraph(ctx, user, func(g *graph.Tx) error {
+		// Breadth-first, so the nearest facts come first: twice the
+		// context's items are enough candidates.
+		walk, err = g.Traverse(graph.TraverseQuery{From: tr.Entities, MaxHops: q.Hops, AsOf: q.Now, Limit: max(2*q.TopK, 20)})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	steps := slices.Clone(walk.Steps)
+	slices.SortStableFunc(steps, func(a, b graph.Step) int {
+		if a.Hops != b.Hops {
+			return a.Hops - b.Hops
+		}
+		return b.Fact.ValidFrom.Compare(a.Fact.ValidFrom)
+	})
+	for i, st := range steps {
+		fact := st.Fact
+		c := f.candidate(fact.ID, SourceGraph)
+		c.Text = factText(&fact)
+		c.Time = fact.ValidFrom
+		c.item = Item{ID: fact.ID, Source: SourceGraph, Text: c.Text, Time: fact.ValidFrom, Fact: &fact}
+		c.hydrated = true
+		f.rankIn(c, "graph", i+1, 1/float64(1+st.Hops))
+	}
+	return nil
+}
+
+// factText renders a fact for the preamble: "Alice —renewal owner→ Eve".
+func factText(f *Fact) string {
+	return f.Subject + " —" + strings.ReplaceAll(f.Predicate, "_", " ") + "→ " + f.Object
+}
+
+// fusion collects the candidates of the ranked lists.
+type fusion struct {
+	byID  map[string]*Candidate
+	order []*Candidate
+	lists map[string]int
+	// weights scales each list's reciprocal ranks; a list without one
+	// weighs 1.
+	weights map[string]float64
+}
+
+func newFusion() *fusion {
+	return &fusion{byID: map[string]*Candidate{}, lists: map[string]int{}, weights: map[string]float64{}}
+}
+
+func (f *fusion) candidate(id string, src Source) *Candidate {
+	key := string(src) + "/" + id
+	c, ok := f.byID[key]
+	if !ok {
+		c = &Candidate{ID: id, Source: src, Ranks: map[string]int{}, Scores: map[string]float64{}}
+		f.byID[key] = c
+		f.order = append(f.order, c)
+	}
+	return c
+}
+
+func (f *fusion) rankIn(c *Candidate, list string, rank int, score float64) {
+	if _, ok := c.Ranks[list]; ok {
+		return
+	}
+	c.Ranks[list], c.Scores[list] = rank, score
+	f.lists[list]++
+}
+
+// addHits adds one ranked list of hits (ids and scores; records are read
+// later by a hydrator).
+func (f *fusion) addHits(list string, src Source, hits []engine.Hit) {
+	for i, h := range hits {
+		c := f.candidate(h.ID, src)
+		if h.Text != "" && !c.hydrated {
+			c.fill(h.Record)
+		}
+		f.rankIn(c, list, i+1, float64(h.Score))
+	}
+}
+
+// fill sets a memory's or an episode's item from its record.
+func (c *Candidate) fill(r engine.Record) {
+	c.item = Item{ID: c.ID, Source: c.Source, Text: r.Text, Time: r.Time}
+	if c.Source == SourceMemories {
+		if m, err := decodeMemory(r); err == nil {
+			c.item.Memory = &m
+			c.item.Time = m.CreatedAt
+		}
+	} else {
+		c.item.Session = r.Metadata["session"]
+	}
+	c.Text, c.Time = c.item.Text, c.item.Time
+	if r.Vector != nil {
+		c.vector = r.Vector
+	}
+	c.hydrated = true
+}
+
+// hydrator reads the records of candidates that the lists named by id.
+type hydrator struct {
+	s    *Store
+	user Scope
+	q    *Query
+	// vectors asks for the records' vectors too (for MMR).
+	vectors bool
+}
+
+// hydrate reads the records of the candidates that lack them, in one
+// transaction, and drops those that are gone ("deleted or expired") or
+// that the query's filters exclude.
+func (h *hydrator) hydrate(ctx context.Context, cands []*Candidate) error {
+	need := false
+	for _, c := range cands {
+		if !c.hydrated || (h.vectors && c.vector == nil && c.Source != SourceGraph) {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return nil
+	}
+	return h.s.db.View(ctx, func(tx *engine.Tx) error {
+		for _, c := range cands {
+			if c.Source == SourceGraph || (c.hydrated && (!h.vectors || c.vector != nil)) {
+				continue
+			}
+			space := spaceMemories
+			if c.Source == SourceEpisodes {
+				space = spaceMessages
+			}
+			r, err := tx.GetRecordIn(h.user, space, c.ID, h.vectors)
+			switch {
+			case errors.Is(err, engine.ErrNotFound):
+				c.hydrated = true
+				if c.Reason == "" {
+					c.Reason = "deleted or expired"
+				}
+				continue
+			case err != nil:
+				return err
+			}
+			c.fill(r)
+			if c.Reason == "" {
+				c.Reason = screen(c, h.q)
+			}
+		}
+		return nil
+	})
+}
+
+// screen returns why the query's filters drop a hydrated candidate, or "".
+func screen(c *Candidate, q *Query) string {
+	switch {
+	case c.item.Memory != nil && !c.item.Memory.ExpiresAt.IsZero() && !c.item.Memory.ExpiresAt.After(q.Now):
+		return "expired"
+	case !q.Since.IsZero() && c.Time.Before(q.Since), !q.Until.IsZero() && !c.Time.Before(q.Until):
+		return "outside time range"
+	}
+	return ""
+}
+
+// rank fuses the lists (reciprocal-rank fusion with recency decay), drops
+// what the query's filters exclude, and returns every candidate in final
+// order with its Rank set. Duplicates are dropped as the context is
+// assembled.
+func (f *fusion) rank(q *Query, inWindow map[string]bool) []*Candidate {
+	for _, c := range f.order {
+		for list, r := range c.Ranks {
+			w, ok := f.weights[list]
+			if !ok {
+				w = 1
+			}
+			c.Fused += w / float64(rrfK+r)
+		}
+		if q.HalfLife > 0 && !c.Time.IsZero() {
+			if age := q.Now.Sub(c.Time); age > 0 {
+				c.Fused *= math.Exp2(-float64(age) / float64(q.HalfLife))
+			}
+		}
+		c.item.Score = c.Fused
+		switch {
+		case c.Reason != "":
+		case inWindow[c.ID]:
+			c.Reason = "in window"
+		case c.hydrated:
+			c.Reason = screen(c, q)
+		}
+	}
+	cands := slices.Clone(f.order)
+	slices.SortStableFunc(cands, func(a, b *Candidate) int {
+		if a.Fused != b.Fused {
+			if a.Fused > b.Fused {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	for i, c := range cands {
+		c.Rank = i + 1
+	}
+	return cands
+}
+
+// mmr re-orders the candidates still in play by maximal marginal
+// relevance: each next pick maximizes λ·relevance − (1−λ)·(its highest
+// cosine similarity to a pick so far), relevance being the fused score
+// over the best one. Facts are embedded here, as they have no stored
+// vector.
+func (s *Store) mmr(ctx context.Context, h *hydrator, cands []*Candidate, q *Query) error {
+	var live []*Candidate
+	for _, c := range cands {
+		if c.Reason == "" {
+			live = append(live, c)
+		}
+	}
+	live = live[:min(len(live), 4*q.TopK)]
+	h.vectors = true
+	if err := h.hydrate(ctx, live); err != nil {
+		return err
+	}
+	live = slices.DeleteFunc(live, func(c *Candidate) bool { return c.Reason != "" })
+	var texts []string
+	var need []*Candidate
+	for _, c := range live {
+		if c.vector == nil {
+			texts, need = append(texts, c.Text), append(need, c)
+		}
+	}
+	if len(texts) > 0 {
+		vecs, err := s.embedQueryBatch(ctx, texts)
+		if err != nil {
+			return err
+		}
+		for i, c := range need {
+			c.vector = vecs[i]
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	best := live[0].Fused
+	picked := make([]*Candidate, 0, len(live))
+	rest := slices.Clone(live)
+	for len(rest) > 0 {
+		bi, bs := 0, math.Inf(-1)
+		for i, c := range rest {
+			sim := 0.0
+			for _, p := range picked {
+				if d, err := index.Dot(c.vector, p.vector); err == nil {
+					sim = max(sim, float64(d)/(norm(c.vector)*norm(p.vector)+1e-12))
+				}
+			}
+			score := q.MMR*c.Fused/best - (1-q.MMR)*sim
+			if score > bs {
+				bi, bs = i, score
+			}
+		}
+		picked = append(picked, rest[bi])
+		rest = slices.Delete(rest, bi, bi+1)
+	}
+	// Give the picks the first ranks, in pick order; the others follow.
+	rank := 1
+	for _, c := range picked {
+		c.Rank = rank
+		rank++
+	}
+	for _, c := range cands {
+		if !slices.Contains(picked, c) {
+			c.Rank = rank
+			rank++
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b *Candidate) int { return a.Rank - b.Rank })
+	return nil
+}
+
+func norm(v []float32) float64 {
+	d, err := index.Dot(v, v)
+	if err != nil {
+		return 0
+	}
+	return math.Sqrt(float64(d))
+}
+
+// embedQueryBatch embeds texts outside the cache (they are not stored).
+func (s *Store) embedQueryBatch(ctx context.Context, texts []string) ([][]float32, error) {
+	e := s.embedder
+	if s.cache != nil {
+		e = s.opts.Embedder
+	}
+	vecs, err := e.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbedding, err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("%w: %d vectors for %d texts", ErrEmbedding, len(vecs), len(texts))
+	}
+	return vecs, nil
+}

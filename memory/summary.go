@@ -1,0 +1,146 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/engramdb/engram/engine"
+)
+
+// DefaultSummaryTokens is Options.SummaryTokens when zero.
+const DefaultSummaryTokens = 256
+
+// maxSummarize bounds the messages one refresh folds into a summary, and
+// summarizeChunk the messages of one Summarizer call: a session that
+// outgrew its window by thousands of messages catches up over several
+// recalls instead of stalling one.
+const (
+	maxSummarize   = 1000
+	summarizeChunk = 100
+)
+
+// storedSummary is a session's rolling summary (JSON after a version byte).
+type storedSummary struct {
+	Text    string `json:"t"`
+	Through []byte `json:"th"` // the id of the newest message it covers
+	Updated int64  `json:"u"`
+}
+
+// Summary returns the session's rolling summary: what the messages that
+// left its window said, as of the last [Store.Recall] of the session. It
+// is empty until messages have left the window.
+func (ss *Session) Summary(ctx context.Context) (string, error) {
+	prefix, err := ss.prefix()
+	if err != nil {
+		return "", err
+	}
+	var sum storedSummary
+	err = ss.store.db.View(ctx, func(tx *engine.Tx) error {
+		sum, err = loadSummary(tx, prefix)
+		return err
+	})
+	return sum.Text, err
+}
+
+func loadSummary(tx *engine.Tx, prefix []byte) (storedSummary, error) {
+	var sum storedSummary
+	b, err := tx.Get(engine.Key(prefix, engine.NSSummary))
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return sum, nil
+	case err != nil:
+		return sum, err
+	case len(b) == 0 || b[0] != recordVersion:
+		return sum, fmt.Errorf("%w: unknown summary version", ErrCorrupt)
+	}
+	if err := json.Unmarshal(b[1:], &sum); err != nil {
+		return sum, fmt.Errorf("%w: summary: %v", ErrCorrupt, err)
+	}
+	return sum, nil
+}
+
+// sessionSummary brings the session's rolling summary up to the start of
+// its window: the non-system messages that left the window since the last
+// refresh are folded into it by the store's Summarizer, and the result is
+// stored. It returns the summary.
+func (s *Store) sessionSummary(ctx context.Context, ss *Session, win []Message) (string, error) {
+	prefix, err := ss.prefix()
+	if err != nil {
+		return "", err
+	}
+	var sum storedSummary
+	err = s.db.View(ctx, func(tx *engine.Tx) error {
+		sum, err = loadSummary(tx, prefix)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	// The window's first non-system message; everything before it left.
+	var before string
+	for _, m := range win {
+		if m.Role != RoleSystem {
+			before = m.ID
+			break
+		}
+	}
+	var after string
+	if len(sum.Through) == 16 {
+		var id ulid.ULID
+		copy(id[:], sum.Through)
+		after = id.String()
+	}
+	var left []Message
+	for len(left) < maxSummarize {
+		page, err := ss.Messages(ctx, MessagesOptions{After: after, Before: before, Limit: summarizeChunk})
+		if err != nil {
+			return "", err
+		}
+		if len(page) == 0 {
+			break
+		}
+		after = page[len(page)-1].ID
+		for _, m := range page {
+			if m.Role != RoleSystem {
+				left = append(left, m)
+			}
+		}
+		if len(page) < summarizeChunk {
+			break
+		}
+	}
+	if len(left) == 0 {
+		return sum.Text, nil
+	}
+	text := sum.Text
+	for i := 0; i < len(left); i += summarizeChunk {
+		chunk := left[i:min(i+summarizeChunk, len(left))]
+		if text, err = s.summarizer.Summarize(ctx, text, chunk, s.opts.SummaryTokens); err != nil {
+			return "", fmt.Errorf("memory: summarize session: %w", err)
+		}
+	}
+	last, err := ulid.ParseStrict(after)
+	if err != nil {
+		return "", err
+	}
+	next := storedSummary{Text: text, Through: last[:], Updated: time.Now().UnixNano()}
+	b, _ := json.Marshal(&next) // strings and bytes always marshal
+	err = s.db.Update(ctx, func(tx *engine.Tx) error {
+		// A concurrent refresh that got further wins.
+		cur, err := loadSummary(tx, prefix)
+		if err != nil {
+			return err
+		}
+		if len(cur.Through) == 16 && string(cur.Through) >= string(next.Through) {
+			text = cur.Text
+			return nil
+		}
+		return tx.SetTTL(engine.Key(prefix, engine.NSSummary), append([]byte{recordVersion}, b...), s.opts.SessionTTL)
+	})
+	return text, err
+}
