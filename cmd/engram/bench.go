@@ -34,7 +34,7 @@ func newBenchCmd() *cobra.Command {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newBenchANNCmd())
+	cmd.AddCommand(newBenchANNCmd(), newBenchLocomoCmd(), newBenchRecallCmd())
 	return cmd
 }
 

@@ -159,3 +159,57 @@ func TestBenchANNBadFlags(t *testing.T) {
 		t.Fatalf("bench without a subcommand: %v\n%s", err, out)
 	}
 }
+
+func TestBenchLocomo(t *testing.T) {
+	const data = "../../../shared/data/locomo/locomo-sample.json"
+	if _, err := os.Stat(data); err != nil {
+		t.Skipf("LoCoMo sample not found at %s (see ../shared/data/README.md): %v", data, err)
+	}
+	jsonPath := filepath.Join(t.TempDir(), "locomo.json")
+	out, err := runCLI(t, "bench", "locomo", "--data", data, "--mode", "bm25,default", "--json", jsonPath)
+	if err != nil {
+		t.Fatalf("bench locomo: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []bench.LocomoRow
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatal(err)
+	}
+	// 2 modes × (4 categories + all) × 4 cut-offs.
+	if len(rows) != 2*5*4 {
+		t.Fatalf("%d rows:\n%s", len(rows), out)
+	}
+	for _, r := range rows {
+		if r.Recall < 0 || r.Recall > 1 || r.Questions == 0 {
+			t.Errorf("row %+v", r)
+		}
+		if r.Category == "all" && r.K == 25 && r.Recall < 0.3 {
+			t.Errorf("%s recall@25 %.3f is implausibly low", r.Mode, r.Recall)
+		}
+	}
+	if !strings.Contains(out, "| bm25 | all | 150 |") {
+		t.Errorf("table:\n%s", out)
+	}
+	if _, err := runCLI(t, "bench", "locomo", "--data", data, "--mode", "psychic"); err == nil {
+		t.Error("an unknown mode should fail")
+	}
+	if _, err := runCLI(t, "bench", "locomo"); err == nil {
+		t.Error("no --data should fail")
+	}
+}
+
+func TestBenchRecallSmall(t *testing.T) {
+	out, err := runCLI(t, "bench", "recall", "--users", "3", "--memories", "20", "--facts", "200", "--queries", "30")
+	if err != nil {
+		t.Fatalf("bench recall: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "| 3 users, 60 memories, 600 facts |") || !strings.Contains(out, "peer: one BM25 search") {
+		t.Fatalf("table:\n%s", out)
+	}
+	if _, err := runCLI(t, "bench", "recall", "--users", "0"); err == nil {
+		t.Error("--users 0 should fail")
+	}
+}

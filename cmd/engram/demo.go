@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -77,17 +79,29 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (err error) {
 		}
 		defer os.RemoveAll(dir)
 	}
-	store, err := memory.Open(dir, nil)
+	store, err := memory.Open(dir, &memory.Options{SingleValued: []string{"renewal_owner"}})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 
 	sess := store.Session(demoScope)
-	if err := store.Forget(ctx, demoScope); err != nil { // a kept --dir replays from scratch
+	if err := store.Forget(ctx, demoUser); err != nil { // a kept --dir replays from scratch
 		return err
 	}
-	if err := sess.Append(ctx, demoConversation()...); err != nil {
+	// The conversation, with what an agent would extract from it as it
+	// goes: the renewal owner as a graph fact, written in the same
+	// transaction as the message it came from, and the invoice address as
+	// a memory.
+	conv := demoConversation()
+	var b memory.Batch
+	b.Append(demoScope, conv[:4]...)
+	b.Relate(demoScope, memory.Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana"})
+	b.Append(demoScope, conv[4:]...)
+	if _, err := store.Write(ctx, &b); err != nil {
+		return err
+	}
+	if _, err := store.Remember(ctx, demoScope, memory.Memory{Kind: memory.KindPreference, Text: "Alice wants invoices sent to billing@alice.example"}); err != nil {
 		return err
 	}
 	log, err := sess.Messages(ctx, memory.MessagesOptions{})
@@ -127,7 +141,67 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (err error) {
 	} else {
 		fmt.Fprintf(w, "%q: the Dana message was trimmed from this window; raise --max-messages or --max-tokens.\n", question)
 	}
-	return nil
+	return demoRecall(ctx, w, store)
+}
+
+var (
+	demoUser     = memory.Scope{Tenant: "acme", User: "alice"}
+	demoFollowUp = memory.Scope{Tenant: "acme", User: "alice", Session: "follow-up"}
+)
+
+// demoFollowUpQuestion opens a new session days later.
+const demoFollowUpQuestion = "Hi, it's Alice again. Who owns my renewal, and where do my invoices go?"
+
+// demoRecall asks the follow-up in a new session and prints what Recall
+// gives the model, and its trace.
+func demoRecall(ctx context.Context, w io.Writer, store *memory.Store) error {
+	follow := store.Session(demoFollowUp)
+	if err := follow.Append(ctx, memory.Message{Role: memory.RoleUser, Content: demoFollowUpQuestion}); err != nil {
+		return err
+	}
+	rec, err := store.Recall(ctx, memory.Query{
+		Scope:   demoFollowUp,
+		Text:    demoFollowUpQuestion,
+		Sources: []memory.Source{memory.SourceMemories, memory.SourceEpisodes, memory.SourceGraph},
+		TopK:    8, MaxTokens: 600,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nA new session, %q: %q\n", demoFollowUp.Session, demoFollowUpQuestion)
+	fmt.Fprintf(w, "Recall gives the model these messages (%d of %d tokens):\n\n", rec.Trace.TokensUsed, rec.Trace.Budget)
+	for _, m := range rec.ChatMessages() {
+		fmt.Fprintf(w, "[%s]\n%s\n\n", m.Role, m.Content)
+	}
+	fmt.Fprintf(w, "Trace (entities named: %s; %v):\n", strings.Join(rec.Trace.Entities, ", "), rec.Trace.Took.Round(10*time.Microsecond))
+	return writeTrace(w, &rec.Trace, 12)
+}
+
+// writeTrace prints a Recall trace as a table, at most limit candidates.
+func writeTrace(w io.Writer, tr *memory.Trace, limit int) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  rank	source	lists (rank)	fused	kept	text")
+	for i, c := range tr.Candidates {
+		if i == limit {
+			fmt.Fprintf(tw, "  ...	%d more				\n", len(tr.Candidates)-limit)
+			break
+		}
+		var lists []string
+		for name, r := range c.Ranks {
+			lists = append(lists, fmt.Sprintf("%s %d", name, r))
+		}
+		slices.Sort(lists)
+		kept := "yes"
+		if !c.Kept {
+			kept = "no: " + c.Reason
+		}
+		text := c.Text
+		if len(text) > 60 {
+			text = text[:57] + "..."
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%.4f\t%s\t%s\n", c.Rank, c.Source, strings.Join(lists, ", "), c.Fused, kept, text)
+	}
+	return tw.Flush()
 }
 
 func findContent(msgs []memory.Message, needle string) string {

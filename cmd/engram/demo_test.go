@@ -32,6 +32,13 @@ func TestDemo(t *testing.T) {
 		"[dropped with its tool pair]", // the tight window shows the pairing rule
 		"[system, always kept]",
 		`"Who owns my renewal?" is answered inside the window`,
+		// Recall in a new session brings the first one back, with a trace.
+		`A new session, "follow-up"`,
+		"- Alice —renewal owner→ Dana",
+		"(preference) Alice wants invoices sent to billing@alice.example",
+		"My name is Alice. My renewal owner is Dana.",
+		"Trace (entities named: Alice;",
+		"no: in window",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)

@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/memory"
+)
+
+// RecallOptions configures [RunRecall]. Zero fields mean the documented
+// defaults: the scale the README quotes.
+type RecallOptions struct {
+	// Dir is the store's directory; empty means in memory.
+	Dir string
+	// Users, MemoriesPerUser and FactsPerUser shape the store: 1000
+	// users, 100 memories and 1000 facts each by default (100,000
+	// memories and 1,000,000 facts in all).
+	Users, MemoriesPerUser, FactsPerUser int
+	// Queries is how many Recalls are timed (default 2000), each for a
+	// random user.
+	Queries int
+	// Seed makes the store and the queries repeatable.
+	Seed uint64
+	// Progress, when set, receives a line per phase.
+	Progress io.Writer
+}
+
+// RecallResult is what [RunRecall] measured.
+type RecallResult struct {
+	Users, Memories, Facts, Queries int
+	// Build is how long writing the store took.
+	Build time.Duration
+	// Excluded are Recall latencies without the time spent embedding the
+	// query; Included with it. Percentiles are nearest-rank.
+	ExcludedP50, ExcludedP99, IncludedP50, IncludedP99 time.Duration
+	// PeerP50 and PeerP99 time the peer measured in the same run: one
+	// BM25 search (engine.DB.SearchText, records read) of the user's
+	// memories for the same query, the floor under any hybrid recall.
+	PeerP50, PeerP99 time.Duration
+	// Items is the mean number of items a Recall returned, and Facts the
+	// mean number of them that were graph facts.
+	Items, FactItems float64
+}
+
+// recallVocab is the word stock of synthetic memories.
+var recallVocab = strings.Fields(`account invoice renewal budget deadline flight hotel Lisbon Porto
+meeting laptop contract support ticket refund payment password email phone address birthday
+manager team project launch review report dashboard server database backup outage release
+vacation doctor appointment gym coffee lunch dinner train taxi parking office printer
+preference allergy peanuts vegetarian music jazz novel podcast garden dog cat`)
+
+// RunRecall builds a synthetic store (memories made of vocabulary words and
+// numbers, each user's graph a power-law graph from PowerLawFacts) and
+// times Recall with its default sources (memories and the graph) for
+// random users: queries name two words of the vocabulary and an entity of
+// the user's graph.
+func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
+	o := opts
+	o.Users = orDefault(o.Users, 1000)
+	o.MemoriesPerUser = orDefault(o.MemoriesPerUser, 100)
+	o.FactsPerUser = orDefault(o.FactsPerUser, 1000)
+	o.Queries = orDefault(o.Queries, 2000)
+	store, err := memory.Open(o.Dir, &memory.Options{Durability: memory.Async, SweepInterval: -1})
+	if err != nil {
+		return RecallResult{}, err
+	}
+	defer store.Close()
+	r := rand.New(rand.NewPCG(o.Seed, 0x5eed))
+	res := RecallResult{Users: o.Users, Queries: o.Queries}
+	began := time.Now()
+	entities := make([][]string, o.Users)
+	for u := range o.Users {
+		scope := memory.Scope{Tenant: "bench", User: "user-" + strconv.Itoa(u)}
+		for range o.MemoriesPerUser {
+			n := 6 + r.IntN(10)
+			w := make([]string, n)
+			for i := range w {
+				w[i] = recallVocab[r.IntN(len(recallVocab))]
+			}
+			w[r.IntN(n)] = strconv.Itoa(r.IntN(10000))
+			if _, err := store.Remember(ctx, scope, memory.Memory{Text: strings.Join(w, " "), Importance: r.Float64()}); err != nil {
+				return res, err
+			}
+			res.Memories++
+		}
+		facts := PowerLawFacts(o.FactsPerUser, o.Seed+uint64(u))
+		if _, err := store.ImportGraph(ctx, scope, &memory.GraphDump{Facts: facts}); err != nil {
+			return res, err
+		}
+		res.Facts += len(facts)
+		entities[u] = GraphSeeds(facts, 16, o.Seed+uint64(u))
+		if o.Progress != nil && (u+1)%max(1, o.Users/10) == 0 {
+			fmt.Fprintf(o.Progress, "built %d/%d users (%d memories, %d facts) in %v\n", u+1, o.Users, res.Memories, res.Facts, time.Since(began).Round(time.Second))
+		}
+	}
+	res.Build = time.Since(began)
+
+	excluded := make([]time.Duration, 0, o.Queries)
+	peer := make([]time.Duration, 0, o.Queries)
+	included := make([]time.Duration, 0, o.Queries)
+	var items, factItems int
+	for i := range o.Queries + o.Queries/10 {
+		u := r.IntN(o.Users)
+		text := fmt.Sprintf("What about the %s %s of %s?", recallVocab[r.IntN(len(recallVocab))],
+			recallVocab[r.IntN(len(recallVocab))], entities[u][r.IntN(len(entities[u]))])
+		scope := memory.Scope{Tenant: "bench", User: "user-" + strconv.Itoa(u)}
+		t := time.Now()
+		rec, err := store.Recall(ctx, memory.Query{Scope: scope, Text: text})
+		took := time.Since(t)
+		if err != nil {
+			return res, err
+		}
+		t = time.Now()
+		if _, err := store.Engine().SearchText(ctx, scope, text, 10, &engine.SearchOptions{Space: "mem"}); err != nil {
+			return res, err
+		}
+		peerTook := time.Since(t)
+		if i < o.Queries/10 {
+			continue // warm-up: first use of a partition loads it
+		}
+		included = append(included, took)
+		peer = append(peer, peerTook)
+		excluded = append(excluded, took-rec.Trace.Embed)
+		items += len(rec.Items)
+		for _, it := range rec.Items {
+			if it.Source == memory.SourceGraph {
+				factItems++
+			}
+		}
+	}
+	slices.Sort(excluded)
+	slices.Sort(included)
+	slices.Sort(peer)
+	res.PeerP50, res.PeerP99 = percentile(peer, 50), percentile(peer, 99)
+	res.ExcludedP50, res.ExcludedP99 = percentile(excluded, 50), percentile(excluded, 99)
+	res.IncludedP50, res.IncludedP99 = percentile(included, 50), percentile(included, 99)
+	res.Items = float64(items) / float64(len(included))
+	res.FactItems = float64(factItems) / float64(len(included))
+	return res, nil
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// percentile returns the nearest-rank p-th percentile of sorted values.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[min(max(i, 1), len(sorted))-1]
+}

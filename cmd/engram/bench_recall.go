@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/bench"
+)
+
+func newBenchRecallCmd() *cobra.Command {
+	var o bench.RecallOptions
+	cmd := &cobra.Command{
+		Use:   "recall",
+		Short: "Time Recall on a synthetic store of memories and facts",
+		Long: `recall builds a synthetic store (by default 1,000 users with 100 memories and
+1,000 power-law graph facts each: 100,000 memories and 1,000,000 facts) and
+times Recall with its default sources for random users, reporting p50 and
+p99 with the query's embedding excluded and included. The embedder is the
+offline default. --dir keeps the store on disk (default: in memory).`,
+		Example: `  engram bench recall
+  engram bench recall --users 100 --queries 500`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBenchRecall(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Dir, "dir", "", "store directory (default: in memory)")
+	f.IntVar(&o.Users, "users", 1000, "users")
+	f.IntVar(&o.MemoriesPerUser, "memories", 100, "memories per user")
+	f.IntVar(&o.FactsPerUser, "facts", 1000, "graph facts per user")
+	f.IntVar(&o.Queries, "queries", 2000, "timed Recalls")
+	f.Uint64Var(&o.Seed, "seed", 1, "seed of the store and the queries")
+	return cmd
+}
+
+func runBenchRecall(ctx context.Context, stdout, stderr io.Writer, o bench.RecallOptions) error {
+	if o.Users < 1 || o.MemoriesPerUser < 0 || o.FactsPerUser < 0 || o.Queries < 1 {
+		return fmt.Errorf("bench recall: --users and --queries must be positive, --memories and --facts not negative")
+	}
+	o.Progress = stderr
+	r, err := bench.RunRecall(ctx, o)
+	if err != nil {
+		return fmt.Errorf("bench recall: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, `| store | build | queries | Recall p50 | Recall p99 | with embedding p50 | with embedding p99 | peer: one BM25 search p50 | p99 | items (facts) |
+|---|---|---|---|---|---|---|---|---|---|
+| %d users, %d memories, %d facts | %v | %d | %v | %v | %v | %v | %v | %v | %.1f (%.1f) |
+`, r.Users, r.Memories, r.Facts, r.Build.Round(1e9), r.Queries, r.ExcludedP50, r.ExcludedP99, r.IncludedP50, r.IncludedP99, r.PeerP50, r.PeerP99, r.Items, r.FactItems)
+	return err
+}
