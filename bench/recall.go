@@ -28,6 +28,9 @@ type RecallOptions struct {
 	Queries int
 	// Seed makes the store and the queries repeatable.
 	Seed uint64
+	// VectorWeight is the store's memory.Options.VectorWeight: 0 is the
+	// default (with the offline embedder, no vector search in Recall).
+	VectorWeight float64
 	// Progress, when set, receives a line per phase.
 	Progress io.Writer
 }
@@ -67,7 +70,7 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 	o.MemoriesPerUser = orDefault(o.MemoriesPerUser, 100)
 	o.FactsPerUser = orDefault(o.FactsPerUser, 1000)
 	o.Queries = orDefault(o.Queries, 2000)
-	store, err := memory.Open(o.Dir, &memory.Options{Durability: memory.Async, SweepInterval: -1})
+	store, err := memory.Open(o.Dir, &memory.Options{Durability: memory.Async, SweepInterval: -1, VectorWeight: o.VectorWeight})
 	if err != nil {
 		return RecallResult{}, err
 	}

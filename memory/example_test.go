@@ -43,3 +43,53 @@ func Example() {
 	// assistant  9 tokens  Thanks Alice, noted.
 	// user       9 tokens  Who owns my renewal?
 }
+
+// The README's Recall section: TestReadmeRecall checks the README holds
+// this function's body word for word.
+func ExampleStore_Recall() {
+	ctx := context.Background()
+	store, err := memory.Open("", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+
+	// Monday: Alice names her renewal owner. The agent stores a memory
+	// and a graph fact as it goes.
+	alice := memory.Scope{Tenant: "acme", User: "alice"}
+	monday := memory.Scope{Tenant: "acme", User: "alice", Session: "monday"}
+	err = store.Session(monday).Append(ctx,
+		memory.Message{Role: memory.RoleUser, Content: "My renewal owner is Dana. Please email me, no phone calls."},
+		memory.Message{Role: memory.RoleAssistant, Content: "Noted: Dana owns your renewal, and we will email you."},
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := store.Remember(ctx, alice, memory.Memory{Kind: memory.KindPreference, Text: "Alice wants to be contacted by email, not phone"}); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := store.Relate(ctx, alice, memory.Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana"}); err != nil {
+		log.Fatal(err)
+	}
+
+	// Friday, a new session: Recall brings Monday back.
+	rec, err := store.Recall(ctx, memory.Query{
+		Scope:   memory.Scope{Tenant: "acme", User: "alice", Session: "friday"},
+		Text:    "Who owns the renewal for Alice, and should we phone or email?",
+		Sources: []memory.Source{memory.SourceMemories, memory.SourceEpisodes, memory.SourceGraph},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, it := range rec.Items {
+		fmt.Printf("%-8s  %s\n", it.Source, it.Text)
+	}
+	chat := rec.ChatMessages() // a dated system preamble holding the items, then Friday's window
+	fmt.Println(len(chat), chat[0].Role)
+	// Output:
+	// episodes  Noted: Dana owns your renewal, and we will email you.
+	// memories  Alice wants to be contacted by email, not phone
+	// graph     Alice —renewal owner→ Dana
+	// episodes  My renewal owner is Dana. Please email me, no phone calls.
+	// 1 system
+}

@@ -34,6 +34,7 @@ offline default. --dir keeps the store on disk (default: in memory).`,
 	f.IntVar(&o.FactsPerUser, "facts", 1000, "graph facts per user")
 	f.IntVar(&o.Queries, "queries", 2000, "timed Recalls")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the store and the queries")
+	f.Float64Var(&o.VectorWeight, "vector-weight", 0, "memory.Options.VectorWeight (0: the default, no vector search with the offline embedder; 1 embeds every query)")
 	return cmd
 }
 

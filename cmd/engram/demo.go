@@ -27,12 +27,17 @@ func newDemoCmd() *cobra.Command {
 	var o demoOptions
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Play a support conversation and show the window the model would see",
+		Short: "Play a support conversation, show the window, then Recall in a new session",
 		Long: `demo plays a customer-support conversation into a store: the user gives her
 name and her renewal owner, the assistant calls tools, more turns follow, and
 the user finally asks "Who owns my renewal?". It prints the window a model
 would be given for that question under a message and token budget, with the
 token count of every message and why each one was kept or trimmed.
+
+Along the way it stores the renewal owner as a graph fact (in the same
+transaction as its message) and the invoice address as a memory. Then the
+user returns in a new session with a follow-up, and demo prints what Recall
+gives the model, and the trace of every candidate it considered.
 
 The store lives in a temporary directory that is removed afterwards, unless
 --dir names one to keep.`,
