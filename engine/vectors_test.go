@@ -421,6 +421,14 @@ func TestEncryptedSnapshot(t *testing.T) {
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add(encodeRecord(&Record{Text: "hi", Vector: []float32{1, 2}, Metadata: map[string]string{"k": "v"}, Time: time.Unix(5, 0)}))
 	f.Add(encodeRecord(&Record{}))
+	f.Add(encodeRecord(&Record{Text: "answer", Context: "question", Vector: []float32{3}}))
+	// Format 1, without Context: v2's bytes less the empty context.
+	v1 := encodeRecord(&Record{Text: "t", Vector: []float32{1}})
+	v1 = append(append([]byte{recordFormatV1}, v1[1:1+8+1+4+2]...), v1[1+8+1+4+2+1:]...)
+	if r, err := decodeRecord(v1); err != nil || r.Text != "t" {
+		f.Fatalf("format 1 record: %+v, %v", r, err)
+	}
+	f.Add(v1)
 	f.Add([]byte{recordFormat})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeRecord(b)

@@ -2,8 +2,11 @@ package memory
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/engine"
 )
 
 // FuzzDecodeRecord feeds arbitrary bytes to the message decoder: it must
@@ -52,5 +55,41 @@ func FuzzDecodeSessionInfo(f *testing.F) {
 	f.Add([]byte{recordVersion, 'n', 'u', 'l', 'l'})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = decodeSessionInfo(b)
+	})
+}
+
+func FuzzDecodeSummary(f *testing.F) {
+	f.Add(encodeSummary(&storedSummary{Text: "user: hi", Through: make([]byte, 16), Updated: 7}))
+	f.Add([]byte{recordVersion, '{', '}'})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sum, err := decodeSummary(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v does not wrap ErrCorrupt", err)
+			}
+			return
+		}
+		again, err := decodeSummary(encodeSummary(&sum))
+		if err != nil || again.Text != sum.Text || string(again.Through) != string(sum.Through) {
+			t.Fatalf("round trip: %+v, %v", again, err)
+		}
+	})
+}
+
+func FuzzDecodeMemory(f *testing.F) {
+	m := Memory{ID: "01J0000000000000000000000A", Kind: KindPreference, Text: "tea", Tags: []string{"a"}, Importance: 0.5}
+	f.Add(memoryRecord(&m, nil).Metadata[memoryMetaKey])
+	f.Add(`{"kind":"fact","text":"x","expires_at":"2030-01-01T00:00:00Z"}`)
+	f.Fuzz(func(t *testing.T, meta string) {
+		got, err := decodeMemory(engine.Record{ID: "id", Metadata: map[string]string{memoryMetaKey: meta}})
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v does not wrap ErrCorrupt", err)
+			}
+			return
+		}
+		if got.ID != "id" {
+			t.Fatalf("id %q", got.ID)
+		}
 	})
 }

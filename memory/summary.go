@@ -48,18 +48,28 @@ func (ss *Session) Summary(ctx context.Context) (string, error) {
 }
 
 func loadSummary(tx *engine.Tx, prefix []byte) (storedSummary, error) {
-	var sum storedSummary
 	b, err := tx.Get(engine.Key(prefix, engine.NSSummary))
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
-		return sum, nil
+		return storedSummary{}, nil
 	case err != nil:
-		return sum, err
-	case len(b) == 0 || b[0] != recordVersion:
+		return storedSummary{}, err
+	}
+	return decodeSummary(b)
+}
+
+func encodeSummary(sum *storedSummary) []byte {
+	b, _ := json.Marshal(sum) // strings, bytes and ints always marshal
+	return append([]byte{recordVersion}, b...)
+}
+
+func decodeSummary(b []byte) (storedSummary, error) {
+	var sum storedSummary
+	if len(b) == 0 || b[0] != recordVersion {
 		return sum, fmt.Errorf("%w: unknown summary version", ErrCorrupt)
 	}
 	if err := json.Unmarshal(b[1:], &sum); err != nil {
-		return sum, fmt.Errorf("%w: summary: %v", ErrCorrupt, err)
+		return storedSummary{}, fmt.Errorf("%w: summary: %v", ErrCorrupt, err)
 	}
 	return sum, nil
 }
@@ -129,7 +139,6 @@ func (s *Store) sessionSummary(ctx context.Context, ss *Session, win []Message) 
 		return "", err
 	}
 	next := storedSummary{Text: text, Through: last[:], Updated: time.Now().UnixNano()}
-	b, _ := json.Marshal(&next) // strings and bytes always marshal
 	err = s.db.Update(ctx, func(tx *engine.Tx) error {
 		// A concurrent refresh that got further wins.
 		cur, err := loadSummary(tx, prefix)
@@ -140,7 +149,7 @@ func (s *Store) sessionSummary(ctx context.Context, ss *Session, win []Message) 
 			text = cur.Text
 			return nil
 		}
-		return tx.SetTTL(engine.Key(prefix, engine.NSSummary), append([]byte{recordVersion}, b...), s.opts.SessionTTL)
+		return tx.SetTTL(engine.Key(prefix, engine.NSSummary), encodeSummary(&next), s.opts.SessionTTL)
 	})
 	return text, err
 }
