@@ -1,0 +1,129 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/memory"
+)
+
+// apiError is an error with its HTTP status and the code of the JSON error
+// body, {"error": {"code": ..., "message": ...}}.
+type apiError struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *apiError) Error() string { return e.message }
+
+// errorBody is the JSON of every error response.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// errorClass maps a sentinel of package memory (or engine) to a status and
+// code. Client errors (4xx) answer with the error's own message, which names
+// the bad field or id; server errors answer with the class's fixed message,
+// so nothing internal (paths, provider replies) leaks, and the detail goes to
+// the access log.
+type errorClass struct {
+	err     error
+	status  int
+	code    string
+	message string // for 5xx; 4xx use the error's text
+}
+
+// errorClasses are tried in order with errors.Is: specific errors before
+// the general ones they wrap.
+var errorClasses = []errorClass{
+	{err: memory.ErrInvalidScope, status: http.StatusBadRequest, code: "invalid_scope"},
+	{err: memory.ErrInvalidMessage, status: http.StatusBadRequest, code: "invalid_message"},
+	{err: memory.ErrInvalidMemory, status: http.StatusBadRequest, code: "invalid_memory"},
+	{err: memory.ErrInvalidFact, status: http.StatusBadRequest, code: "invalid_fact"},
+	{err: memory.ErrInvalidEntity, status: http.StatusBadRequest, code: "invalid_entity"},
+	{err: memory.ErrInvalidName, status: http.StatusBadRequest, code: "invalid_name"},
+	{err: memory.ErrInvalidQuery, status: http.StatusBadRequest, code: "invalid_query"},
+	{err: memory.ErrInvalidCursor, status: http.StatusBadRequest, code: "invalid_cursor"},
+	{err: memory.ErrInvalidOptions, status: http.StatusBadRequest, code: "invalid_options"},
+	{err: engine.ErrInvalidRecord, status: http.StatusBadRequest, code: "invalid_record"},
+	{err: memory.ErrEntityNotFound, status: http.StatusNotFound, code: "entity_not_found"},
+	{err: memory.ErrFactNotFound, status: http.StatusNotFound, code: "fact_not_found"},
+	{err: memory.ErrNotFound, status: http.StatusNotFound, code: "not_found"},
+	{err: memory.ErrTooLarge, status: http.StatusRequestEntityTooLarge, code: "too_large"},
+	{err: memory.ErrAliasConflict, status: http.StatusConflict, code: "alias_conflict"},
+	{err: engine.ErrConflict, status: http.StatusConflict, code: "conflict"},
+	{err: memory.ErrBudgetTooSmall, status: http.StatusUnprocessableEntity, code: "budget_too_small"},
+	{err: memory.ErrEmbedding, status: http.StatusBadGateway, code: "embedding_failed",
+		message: "the embedding provider failed; see the server log"},
+	{err: memory.ErrSummarization, status: http.StatusBadGateway, code: "summarization_failed",
+		message: "the summarization provider failed; see the server log"},
+	{err: memory.ErrClosed, status: http.StatusServiceUnavailable, code: "unavailable",
+		message: "the store is closed; the server is shutting down"},
+	{err: context.DeadlineExceeded, status: http.StatusGatewayTimeout, code: "timeout",
+		message: "the call did not finish in time"},
+	// The client went away; nobody reads the answer, but the log shows
+	// 499 (nginx's "client closed request") rather than a server error.
+	{err: context.Canceled, status: 499, code: "canceled", message: "the request was canceled"},
+}
+
+// classify returns the status, code and message for err.
+func classify(err error) (status int, code, message string) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.status, ae.code, ae.message
+	}
+	for _, c := range errorClasses {
+		if errors.Is(err, c.err) {
+			if c.status >= 500 || c.status == 499 {
+				return c.status, c.code, c.message
+			}
+			return c.status, c.code, err.Error()
+		}
+	}
+	return http.StatusInternalServerError, "internal", "internal error; see the server log"
+}
+
+// writeError answers err as a JSON error. Server errors are recorded for the
+// access log with their detail.
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, code, message := classify(err)
+	if status >= 500 {
+		if info := infoFrom(r.Context()); info != nil {
+			info.err = err
+		}
+	}
+	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: message}})
+}
+
+// writeJSON answers v as JSON with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Every response type marshals; this is a programming error.
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","message":"internal error; see the server log"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+func errBodyTooLarge(limit int64) error {
+	return &apiError{status: http.StatusRequestEntityTooLarge, code: "too_large",
+		message: fmt.Sprintf("the request body is larger than %d bytes", limit)}
+}
+
+func badRequest(code, format string, args ...any) error {
+	return &apiError{status: http.StatusBadRequest, code: code, message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/memory"
+)
+
+// TestClassify maps each error of package memory, wrapped as the store
+// wraps them, to its status and code; server errors keep their detail out
+// of the message.
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{memory.ErrInvalidScope, 400, "invalid_scope"},
+		{memory.ErrInvalidMessage, 400, "invalid_message"},
+		{memory.ErrInvalidRole, 400, "invalid_message"},
+		{memory.ErrOrphanToolResult, 400, "invalid_message"},
+		{memory.ErrInvalidToolArguments, 400, "invalid_message"},
+		{memory.ErrDuplicateToolCall, 400, "invalid_message"},
+		{memory.ErrInvalidMemory, 400, "invalid_memory"},
+		{memory.ErrInvalidFact, 400, "invalid_fact"},
+		{fmt.Errorf("%w: %w", memory.ErrInvalidFact, memory.ErrInvalidName), 400, "invalid_fact"},
+		{memory.ErrInvalidEntity, 400, "invalid_entity"},
+		{memory.ErrInvalidName, 400, "invalid_name"},
+		{memory.ErrInvalidQuery, 400, "invalid_query"},
+		{memory.ErrInvalidCursor, 400, "invalid_cursor"},
+		{memory.ErrInvalidOptions, 400, "invalid_options"},
+		{engine.ErrInvalidRecord, 400, "invalid_record"},
+		{memory.ErrNotFound, 404, "not_found"},
+		{memory.ErrEntityNotFound, 404, "entity_not_found"},
+		{memory.ErrFactNotFound, 404, "fact_not_found"},
+		{memory.ErrTooLarge, 413, "too_large"},
+		{memory.ErrAliasConflict, 409, "alias_conflict"},
+		{engine.ErrConflict, 409, "conflict"},
+		{memory.ErrBudgetTooSmall, 422, "budget_too_small"},
+		{memory.ErrEmbedding, 502, "embedding_failed"},
+		{memory.ErrSummarization, 502, "summarization_failed"},
+		{&memory.StatusError{StatusCode: 429, Body: "rate limited"}, 502, "summarization_failed"},
+		{memory.ErrClosed, 503, "unavailable"},
+		{context.DeadlineExceeded, 504, "timeout"},
+		{context.Canceled, 499, "canceled"},
+		{memory.ErrCorrupt, 500, "internal"},
+		{engine.ErrCorrupt, 500, "internal"},
+		{errors.New("open /var/lib/engram/000123.vlog: permission denied"), 500, "internal"},
+		{badRequest("invalid_parameter", "x"), 400, "invalid_parameter"},
+	} {
+		t.Run(tc.err.Error(), func(t *testing.T) {
+			wrapped := fmt.Errorf("append message 3 in /srv/data: %w", tc.err)
+			status, code, msg := classify(wrapped)
+			if status != tc.status || code != tc.code {
+				t.Fatalf("classify = %d %s, want %d %s", status, code, tc.status, tc.code)
+			}
+			if status >= 500 && strings.Contains(msg, "/srv/data") {
+				t.Errorf("a server error leaks its detail: %q", msg)
+			}
+			if status < 500 && status != 499 && !strings.Contains(msg, tc.err.Error()) {
+				t.Errorf("a client error hides its reason: %q", msg)
+			}
+		})
+	}
+}
+
+// TestClosedStore: calls after the store closed answer 503, not 500.
+func TestClosedStore(t *testing.T) {
+	s := newTestServer(t, nil, nil)
+	if err := s.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := s.call("GET", "/v1/users/alice/sessions", tokenAcme, nil)
+	if r.status != http.StatusServiceUnavailable || r.errorCode() != "unavailable" {
+		t.Fatalf("= %d %s", r.status, r.body)
+	}
+	if !strings.Contains(s.log.String(), `"level":"ERROR"`) {
+		t.Errorf("a 503 is not logged as an error:\n%s", s.log.String())
+	}
+}

@@ -1,0 +1,76 @@
+// Package httpapi is Engram's HTTP JSON API over a [memory.Store]: the
+// handler that `engram serve` runs. Its exported types are few: [Handler]
+// (built by [New] from [Options]), [Tokens] (the bearer tokens, read with
+// [LoadTokens]) and [MetricsAccess]; [Tenant] reads the authenticated tenant
+// from a request's context.
+//
+// # Basics
+//
+// Every route under /v1/ needs a bearer token; the tokens file maps each token
+// to exactly one tenant, and the tenant of every call comes from the token,
+// never from the request, so a token cannot reach another tenant's data.
+// Users and sessions are path segments inside that tenant:
+//
+//	POST   /v1/users/{user}/sessions/{session}/messages   append (and facts, atomically); answers ids
+//	GET    /v1/users/{user}/sessions/{session}/messages   page: after, before, since, until, limit, reverse
+//	GET    /v1/users/{user}/sessions/{session}/window     max_messages, max_tokens
+//	GET    /v1/users/{user}/sessions                      after, limit
+//	DELETE /v1/users/{user}/sessions/{session}            forget a session
+//	DELETE /v1/users/{user}                               forget a user
+//	POST   /v1/users/{user}/memories                      remember (deduplicated)
+//	GET    /v1/users/{user}/memories                      kind, tag, after, limit
+//	GET    /v1/users/{user}/memories/{id}                 also PUT (new version) and DELETE
+//	GET    /v1/users/{user}/memories/{id}/history
+//	POST   /v1/users/{user}/facts                         GET: subject, predicate, object, as_of, history
+//	DELETE /v1/users/{user}/facts/{id}
+//	POST   /v1/users/{user}/traverse
+//	POST   /v1/users/{user}/entities                      also /relations, /observations; DELETE with a body
+//	GET    /v1/users/{user}/graph                         read_graph, paged: cursor, limit
+//	GET    /v1/users/{user}/graph/search?q=               search_nodes
+//	POST   /v1/users/{user}/graph/open                    open_nodes
+//	POST   /v1/recall                                     the context for the next model call, with its trace
+//	GET    /healthz, /openapi.json, /metrics              no token (/metrics: see MetricsAccess)
+//
+// openapi.json in this directory (served at /openapi.json) describes every
+// route, parameter and body; a test keeps it equal to the route table.
+//
+// An example request, appending two messages and reading the window:
+//
+//	curl -sS -X POST http://127.0.0.1:7437/v1/users/alice/sessions/renewal/messages \
+//	  -H "Authorization: Bearer $ENGRAM_TOKEN" -H 'Content-Type: application/json' \
+//	  -d '{"messages":[{"role":"user","content":"My renewal owner is Dana."},
+//	                   {"role":"assistant","content":"Noted: Dana owns your renewal."}]}'
+//	{"ids":["01JQ…","01JQ…"],"facts":[]}
+//
+//	curl -sS -H "Authorization: Bearer $ENGRAM_TOKEN" \
+//	  'http://127.0.0.1:7437/v1/users/alice/sessions/renewal/window?max_tokens=2000'
+//
+// # Errors
+//
+// Every error is JSON, {"error": {"code": "...", "message": "..."}}, with the
+// status given by the memory package's sentinel (errors.Is): invalid input
+// (ErrInvalidScope, ErrInvalidMessage, ErrInvalidMemory, ErrInvalidFact,
+// ErrInvalidOptions, ...) is 400; ErrNotFound, ErrEntityNotFound and
+// ErrFactNotFound are 404; ErrAliasConflict and a transaction conflict are
+// 409; ErrTooLarge and a body over [Options].MaxBodyBytes are 413;
+// ErrBudgetTooSmall is 422; a failing embedding or summarization provider is
+// 502; a closed store is 503. Anything else is 500 with a message that says
+// nothing internal; the access log has the detail. Unknown JSON fields are
+// 400, a missing or invalid token 401 with WWW-Authenticate: Bearer.
+//
+// # Observability
+//
+// One slog record per request (method, route pattern, status, bytes,
+// duration, tenant and the token's name; never the token or the path's ids).
+// Prometheus metrics on a registry of the handler's own: request latency by
+// method, route pattern and status class; recall latency; requests in flight;
+// the store's on-disk sizes and transaction counters.
+//
+// # Caveats
+//
+//   - The tenant's shared memory and graph (scopes with no user) are not
+//     reachable over HTTP; every call names a user.
+//   - The handler does not own the store and starts no goroutines; shut the
+//     http.Server down before closing the store.
+//   - Tokens are read once; restart the server to change them.
+package httpapi

@@ -1,0 +1,294 @@
+package httpapi
+
+import (
+	"time"
+
+	"github.com/engramdb/engram/memory"
+)
+
+// The request and response bodies. Field names are snake_case, except the
+// entity, relation and observation shapes, which keep the MCP memory
+// server's camelCase (entityType, relationType, entityName) so that the same
+// JSON works against both. openapi.json describes each one; a test checks
+// that the JSON fields of these types match the document's schemas.
+
+// messageInput is a message to append: memory.Message without the fields
+// the store assigns (id, tokens).
+type messageInput struct {
+	Role       memory.Role       `json:"role"`
+	Content    string            `json:"content,omitempty"`
+	Name       string            `json:"name,omitempty"`
+	ToolCalls  []memory.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string            `json:"tool_call_id,omitempty"`
+	Time       time.Time         `json:"time,omitzero"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+}
+
+func (m messageInput) message() memory.Message {
+	return memory.Message{Role: m.Role, Content: m.Content, Name: m.Name, ToolCalls: m.ToolCalls,
+		ToolCallID: m.ToolCallID, Time: m.Time, Metadata: m.Metadata}
+}
+
+// appendRequest is the body of POST .../messages: messages, and facts drawn
+// from them, committed in one transaction.
+type appendRequest struct {
+	Messages []messageInput `json:"messages"`
+	Facts    []factInput    `json:"facts,omitempty"`
+}
+
+type appendResponse struct {
+	IDs   []string      `json:"ids"`
+	Facts []memory.Fact `json:"facts"`
+}
+
+type messagesResponse struct {
+	Messages []memory.Message `json:"messages"`
+	Next     string           `json:"next,omitempty"`
+}
+
+type windowResponse struct {
+	Messages []memory.Message `json:"messages"`
+	Tokens   int              `json:"tokens"`
+	Summary  string           `json:"summary,omitempty"`
+}
+
+type sessionInfo struct {
+	ID       string    `json:"id"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+	Messages int       `json:"messages"`
+}
+
+type sessionsResponse struct {
+	Sessions []sessionInfo `json:"sessions"`
+	Next     string        `json:"next,omitempty"`
+}
+
+// memoryInput is the body of POST and PUT .../memories: memory.Memory
+// without the fields the store assigns.
+type memoryInput struct {
+	Kind       memory.Kind       `json:"kind,omitempty"`
+	Text       string            `json:"text"`
+	Tags       []string          `json:"tags,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	Source     []string          `json:"source,omitempty"`
+	ExpiresAt  time.Time         `json:"expires_at,omitzero"`
+	Importance float64           `json:"importance,omitempty"`
+	// Agent is recorded as the memory's writer.
+	Agent string `json:"agent,omitempty"`
+}
+
+func (m memoryInput) memory() memory.Memory {
+	return memory.Memory{Kind: m.Kind, Text: m.Text, Tags: m.Tags, Metadata: m.Metadata,
+		Source: m.Source, ExpiresAt: m.ExpiresAt, Importance: m.Importance}
+}
+
+type memoriesResponse struct {
+	Memories []memory.Memory `json:"memories"`
+	Next     string          `json:"next,omitempty"`
+}
+
+// factInput is the body of POST .../facts: memory.Fact without the fields
+// the store assigns.
+type factInput struct {
+	Subject    string    `json:"subject"`
+	Predicate  string    `json:"predicate"`
+	Object     string    `json:"object"`
+	ValidFrom  time.Time `json:"valid_from,omitzero"`
+	ValidTo    time.Time `json:"valid_to,omitzero"`
+	Source     string    `json:"source,omitempty"`
+	Confidence float64   `json:"confidence,omitempty"`
+}
+
+func (f factInput) fact() memory.Fact {
+	return memory.Fact{Subject: f.Subject, Predicate: f.Predicate, Object: f.Object,
+		ValidFrom: f.ValidFrom, ValidTo: f.ValidTo, Source: f.Source, Confidence: f.Confidence}
+}
+
+type factsResponse struct {
+	Facts []memory.Fact `json:"facts"`
+	Next  string        `json:"next,omitempty"`
+}
+
+// traverseRequest is memory.TraverseQuery with the direction spelt out.
+type traverseRequest struct {
+	From       []string  `json:"from"`
+	MaxHops    int       `json:"max_hops,omitempty"`
+	Direction  string    `json:"direction,omitempty"`
+	Predicates []string  `json:"predicates,omitempty"`
+	AsOf       time.Time `json:"as_of,omitzero"`
+	MaxFanout  int       `json:"max_fanout,omitempty"`
+	Limit      int       `json:"limit,omitempty"`
+}
+
+type traversalResponse struct {
+	Steps     []memory.Step `json:"steps"`
+	Truncated bool          `json:"truncated"`
+}
+
+// entityInput is memory.Entity without its creation time.
+type entityInput struct {
+	Name         string   `json:"name"`
+	Type         string   `json:"entityType"`
+	Observations []string `json:"observations,omitempty"`
+	Aliases      []string `json:"aliases,omitempty"`
+}
+
+type entitiesRequest struct {
+	Entities []entityInput `json:"entities"`
+}
+
+type entitiesResponse struct {
+	Entities []memory.Entity `json:"entities"`
+}
+
+type deleteEntitiesRequest struct {
+	EntityNames []string `json:"entityNames"`
+}
+
+type relationsRequest struct {
+	Relations []memory.Relation `json:"relations"`
+}
+
+type relationsResponse struct {
+	Relations []memory.Relation `json:"relations"`
+}
+
+type observationsRequest struct {
+	Observations []memory.ObservationSet `json:"observations"`
+}
+
+type observationsResponse struct {
+	Observations []memory.ObservationSet `json:"observations"`
+}
+
+type openNodesRequest struct {
+	Names []string `json:"names"`
+}
+
+type graphResponse struct {
+	Entities  []memory.Entity   `json:"entities"`
+	Relations []memory.Relation `json:"relations"`
+	Next      string            `json:"next,omitempty"`
+}
+
+// recallRequest is memory.Query; the tenant comes from the token.
+type recallRequest struct {
+	User        string    `json:"user"`
+	Session     string    `json:"session,omitempty"`
+	Text        string    `json:"text"`
+	MaxMessages int       `json:"max_messages,omitempty"`
+	MaxTokens   int       `json:"max_tokens,omitempty"`
+	TopK        int       `json:"top_k,omitempty"`
+	Hops        int       `json:"hops,omitempty"`
+	Since       time.Time `json:"since,omitzero"`
+	Until       time.Time `json:"until,omitzero"`
+	// HalfLife is a Go duration such as "720h" or "90m".
+	HalfLife  string    `json:"half_life,omitempty"`
+	Sources   []string  `json:"sources,omitempty"`
+	Retrieval string    `json:"retrieval,omitempty"`
+	MMR       float64   `json:"mmr,omitempty"`
+	Now       time.Time `json:"now,omitzero"`
+}
+
+type recallResponse struct {
+	// Messages is Recollection.ChatMessages(): the preamble, then the window.
+	Messages []memory.Message `json:"messages"`
+	Items    []recallItem     `json:"items"`
+	Summary  string           `json:"summary,omitempty"`
+	Preamble string           `json:"preamble,omitempty"`
+	Trace    recallTrace      `json:"trace"`
+}
+
+type recallItem struct {
+	ID      string         `json:"id"`
+	Source  memory.Source  `json:"source"`
+	Text    string         `json:"text"`
+	Time    time.Time      `json:"time,omitzero"`
+	Session string         `json:"session,omitempty"`
+	Score   float64        `json:"score"`
+	Memory  *memory.Memory `json:"memory,omitempty"`
+	Fact    *memory.Fact   `json:"fact,omitempty"`
+}
+
+type recallTrace struct {
+	Entities       []string          `json:"entities"`
+	Lists          map[string]int    `json:"lists"`
+	Candidates     []recallCandidate `json:"candidates"`
+	Budget         int               `json:"budget"`
+	WindowTokens   int               `json:"window_tokens"`
+	SummaryTokens  int               `json:"summary_tokens"`
+	PreambleTokens int               `json:"preamble_tokens"`
+	TokensUsed     int               `json:"tokens_used"`
+	TookMS         float64           `json:"took_ms"`
+	EmbedMS        float64           `json:"embed_ms"`
+}
+
+type recallCandidate struct {
+	ID     string             `json:"id"`
+	Source memory.Source      `json:"source"`
+	Text   string             `json:"text,omitempty"`
+	Time   time.Time          `json:"time,omitzero"`
+	Ranks  map[string]int     `json:"ranks"`
+	Scores map[string]float64 `json:"scores"`
+	Fused  float64            `json:"fused"`
+	Rank   int                `json:"rank"`
+	Kept   bool               `json:"kept"`
+	Reason string             `json:"reason,omitempty"`
+	Tokens int                `json:"tokens,omitempty"`
+}
+
+func newRecallResponse(rec *memory.Recollection) recallResponse {
+	out := recallResponse{
+		Messages: nonNil(rec.ChatMessages()),
+		Items:    make([]recallItem, 0, len(rec.Items)),
+		Summary:  rec.Summary,
+		Preamble: rec.Preamble,
+	}
+	for _, it := range rec.Items {
+		out.Items = append(out.Items, recallItem{ID: it.ID, Source: it.Source, Text: it.Text, Time: it.Time,
+			Session: it.Session, Score: it.Score, Memory: it.Memory, Fact: it.Fact})
+	}
+	t := rec.Trace
+	out.Trace = recallTrace{
+		Entities:       nonNil(t.Entities),
+		Lists:          t.Lists,
+		Candidates:     make([]recallCandidate, 0, len(t.Candidates)),
+		Budget:         t.Budget,
+		WindowTokens:   t.WindowTokens,
+		SummaryTokens:  t.SummaryTokens,
+		PreambleTokens: t.PreambleTokens,
+		TokensUsed:     t.TokensUsed,
+		TookMS:         float64(t.Took) / float64(time.Millisecond),
+		EmbedMS:        float64(t.Embed) / float64(time.Millisecond),
+	}
+	if out.Trace.Lists == nil {
+		out.Trace.Lists = map[string]int{}
+	}
+	for _, c := range t.Candidates {
+		rc := recallCandidate{ID: c.ID, Source: c.Source, Text: c.Text, Time: c.Time, Ranks: c.Ranks,
+			Scores: c.Scores, Fused: c.Fused, Rank: c.Rank, Kept: c.Kept, Reason: c.Reason, Tokens: c.Tokens}
+		if rc.Ranks == nil {
+			rc.Ranks = map[string]int{}
+		}
+		if rc.Scores == nil {
+			rc.Scores = map[string]float64{}
+		}
+		out.Trace.Candidates = append(out.Trace.Candidates, rc)
+	}
+	return out
+}
+
+// entities returns es with nil observation lists as empty ones, the MCP
+// memory server's shape.
+func entities(es []memory.Entity) []memory.Entity {
+	es = nonNil(es)
+	for i := range es {
+		es[i].Observations = nonNil(es[i].Observations)
+	}
+	return es
+}
+
+func newGraphResponse(g memory.Graph, next string) graphResponse {
+	return graphResponse{Entities: entities(g.Entities), Relations: nonNil(g.Relations), Next: next}
+}

@@ -1,0 +1,452 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"path"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/engramdb/engram/memory"
+)
+
+// DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is
+// zero: 4 MiB, four times the largest message a store accepts
+// ([memory.MaxMessageBytesLimit]), so a batch of several large messages fits.
+const DefaultMaxBodyBytes = 4 << 20
+
+// MaxPageSize is the largest limit a listing accepts.
+const MaxPageSize = 1000
+
+// MetricsAccess says who may read /metrics.
+type MetricsAccess int
+
+const (
+	// MetricsPublic serves /metrics without authentication, as Prometheus
+	// scrapers expect. The metrics carry route patterns, status classes and
+	// store sizes, never tenants, users or ids. The default.
+	MetricsPublic MetricsAccess = iota
+	// MetricsToken serves /metrics to any valid bearer token.
+	MetricsToken
+	// MetricsOff does not serve /metrics (the route answers 404).
+	MetricsOff
+)
+
+// String returns "public", "token" or "off".
+func (m MetricsAccess) String() string {
+	switch m {
+	case MetricsPublic:
+		return "public"
+	case MetricsToken:
+		return "token"
+	case MetricsOff:
+		return "off"
+	}
+	return "MetricsAccess(" + strconv.Itoa(int(m)) + ")"
+}
+
+// ParseMetricsAccess parses the names String returns.
+func ParseMetricsAccess(s string) (MetricsAccess, error) {
+	for _, m := range []MetricsAccess{MetricsPublic, MetricsToken, MetricsOff} {
+		if s == m.String() {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: metrics access %q is not public, token or off", ErrInvalidOptions, s)
+}
+
+// Options configures a [Handler]. Tokens is required; every other zero field
+// means the documented default.
+type Options struct {
+	// Tokens authenticate every /v1/ call (and /mcp) and name its tenant.
+	// Required.
+	Tokens *Tokens
+
+	// MaxBodyBytes bounds a request body; a larger body is answered 413.
+	// Zero means [DefaultMaxBodyBytes].
+	MaxBodyBytes int64
+
+	// Logger receives one access-log record per request (method, route
+	// pattern, status, bytes, duration, tenant and client name; never the
+	// token) and the details of internal errors, which responses leave
+	// out. Nil is silent.
+	Logger *slog.Logger
+
+	// Metrics says who may read /metrics. Zero is [MetricsPublic].
+	Metrics MetricsAccess
+
+	// Registry receives the handler's metrics and is what /metrics serves.
+	// Nil means a new registry of the handler's own, with the Go runtime
+	// and process collectors added; the global registry is never used.
+	Registry *prometheus.Registry
+
+	// MCP, when set, is mounted at /mcp (POST, GET and DELETE, as the
+	// MCP streamable HTTP transport uses them) behind the same bearer
+	// authentication and body limit; the request's context carries the
+	// token's tenant, read with [Tenant].
+	MCP http.Handler
+}
+
+func (o *Options) validate() error {
+	var errs []error
+	if o.Tokens == nil || o.Tokens.Len() == 0 {
+		errs = append(errs, errors.New("Tokens is required"))
+	}
+	if o.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("MaxBodyBytes %d is negative", o.MaxBodyBytes))
+	}
+	if o.Metrics < MetricsPublic || o.Metrics > MetricsOff {
+		errs = append(errs, fmt.Errorf("Metrics %v is unknown", o.Metrics))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+	}
+	return nil
+}
+
+// Handler is Engram's HTTP JSON API over one [memory.Store]: the routes
+// under /v1/, /healthz, /metrics, /openapi.json and, when configured, /mcp.
+// It is safe for concurrent use. It does not own the store: close the store
+// after the server that uses the handler has shut down.
+type Handler struct {
+	store   *memory.Store
+	tokens  *Tokens
+	maxBody int64
+	log     *slog.Logger
+	metrics *metrics
+	mcp     http.Handler
+	mux     *http.ServeMux
+	// routes are the routes registered, in table order.
+	routes []route
+}
+
+// New returns a Handler over store. It registers its metrics in
+// opts.Registry (or a registry of its own) and returns an error wrapping
+// [ErrInvalidOptions] for bad options, or the registry's error when the
+// metrics are already registered there.
+func New(store *memory.Store, opts *Options) (*Handler, error) {
+	if store == nil {
+		return nil, fmt.Errorf("%w: store is nil", ErrInvalidOptions)
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	h := &Handler{
+		store:   store,
+		tokens:  opts.Tokens,
+		maxBody: opts.MaxBodyBytes,
+		log:     opts.Logger,
+		mcp:     opts.MCP,
+		mux:     http.NewServeMux(),
+	}
+	if h.maxBody == 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	m, err := newMetrics(store, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	h.metrics = m
+	for _, rt := range h.table(opts.Metrics) {
+		h.mux.Handle(rt.method+" "+rt.path, h.wrap(rt))
+		h.routes = append(h.routes, rt)
+	}
+	return h, nil
+}
+
+// access says what a route needs of the caller.
+type access int
+
+const (
+	public access = iota // no token
+	tenant               // a valid bearer token; the tenant goes in the context
+)
+
+// route is one entry of the route table: the method and ServeMux path
+// pattern, which also label the route's metrics and access logs.
+type route struct {
+	method string
+	path   string
+	access access
+	// body says the route reads a JSON body, so its Content-Type is
+	// checked.
+	body bool
+	// serve answers the request; an error it returns becomes the JSON
+	// error response (see writeError).
+	serve func(w http.ResponseWriter, r *http.Request) error
+}
+
+// table is the route table: every route the handler serves comes from it, and
+// a test checks it against openapi.json.
+func (h *Handler) table(metricsAccess MetricsAccess) []route {
+	rs := []route{
+		{method: "GET", path: "/healthz", serve: h.healthz},
+		{method: "GET", path: "/openapi.json", serve: serveOpenAPI},
+
+		{method: "GET", path: "/v1/users/{user}/sessions", access: tenant, serve: h.listSessions},
+		{method: "POST", path: "/v1/users/{user}/sessions/{session}/messages", access: tenant, body: true, serve: h.appendMessages},
+		{method: "GET", path: "/v1/users/{user}/sessions/{session}/messages", access: tenant, serve: h.listMessages},
+		{method: "GET", path: "/v1/users/{user}/sessions/{session}/window", access: tenant, serve: h.window},
+		{method: "DELETE", path: "/v1/users/{user}/sessions/{session}", access: tenant, serve: h.forgetSession},
+		{method: "DELETE", path: "/v1/users/{user}", access: tenant, serve: h.forgetUser},
+
+		{method: "POST", path: "/v1/users/{user}/memories", access: tenant, body: true, serve: h.remember},
+		{method: "GET", path: "/v1/users/{user}/memories", access: tenant, serve: h.listMemories},
+		{method: "GET", path: "/v1/users/{user}/memories/{id}", access: tenant, serve: h.getMemory},
+		{method: "PUT", path: "/v1/users/{user}/memories/{id}", access: tenant, body: true, serve: h.updateMemory},
+		{method: "DELETE", path: "/v1/users/{user}/memories/{id}", access: tenant, serve: h.deleteMemory},
+		{method: "GET", path: "/v1/users/{user}/memories/{id}/history", access: tenant, serve: h.memoryHistory},
+
+		{method: "POST", path: "/v1/users/{user}/facts", access: tenant, body: true, serve: h.relate},
+		{method: "GET", path: "/v1/users/{user}/facts", access: tenant, serve: h.listFacts},
+		{method: "DELETE", path: "/v1/users/{user}/facts/{id}", access: tenant, serve: h.deleteFact},
+		{method: "POST", path: "/v1/users/{user}/traverse", access: tenant, body: true, serve: h.traverse},
+
+		{method: "POST", path: "/v1/users/{user}/entities", access: tenant, body: true, serve: h.createEntities},
+		{method: "DELETE", path: "/v1/users/{user}/entities", access: tenant, body: true, serve: h.deleteEntities},
+		{method: "POST", path: "/v1/users/{user}/relations", access: tenant, body: true, serve: h.createRelations},
+		{method: "DELETE", path: "/v1/users/{user}/relations", access: tenant, body: true, serve: h.deleteRelations},
+		{method: "POST", path: "/v1/users/{user}/observations", access: tenant, body: true, serve: h.addObservations},
+		{method: "DELETE", path: "/v1/users/{user}/observations", access: tenant, body: true, serve: h.deleteObservations},
+		{method: "GET", path: "/v1/users/{user}/graph", access: tenant, serve: h.readGraph},
+		{method: "GET", path: "/v1/users/{user}/graph/search", access: tenant, serve: h.searchNodes},
+		{method: "POST", path: "/v1/users/{user}/graph/open", access: tenant, body: true, serve: h.openNodes},
+
+		{method: "POST", path: "/v1/recall", access: tenant, body: true, serve: h.recall},
+	}
+	switch metricsAccess {
+	case MetricsPublic:
+		rs = append(rs, route{method: "GET", path: "/metrics", serve: h.serveMetrics})
+	case MetricsToken:
+		rs = append(rs, route{method: "GET", path: "/metrics", access: tenant, serve: h.serveMetrics})
+	}
+	if h.mcp != nil {
+		for _, m := range []string{"POST", "GET", "DELETE"} {
+			rs = append(rs, route{method: m, path: "/mcp", access: tenant, serve: h.serveMCP})
+		}
+	}
+	return rs
+}
+
+// ServeHTTP serves the request with the route that matches it, or answers
+// a JSON 404 (no such path) or 405 (the path exists, with other methods), or
+// redirects a path with empty or dot segments to its clean form.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := h.mux.Handler(r); pattern != "" && isClean(r.URL.Path) {
+		h.mux.ServeHTTP(w, r)
+		return
+	}
+	h.unmatched(w, r)
+}
+
+// isClean reports whether the mux would serve p without redirecting it.
+func isClean(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
+
+// unmatched lets the mux decide between 404, 405 (with its Allow header) and
+// a redirect to a clean path, then answers in JSON.
+func (h *Handler) unmatched(w http.ResponseWriter, r *http.Request) {
+	rt := route{method: r.Method, path: "unmatched"}
+	h.instrument(rt, w, r, func(w http.ResponseWriter, r *http.Request) error {
+		rec := &headerRecorder{header: http.Header{}}
+		h.mux.ServeHTTP(rec, r)
+		switch {
+		case rec.status >= 300 && rec.status < 400:
+			w.Header().Set("Location", rec.header.Get("Location"))
+			w.WriteHeader(rec.status)
+			return nil
+		case rec.status == http.StatusMethodNotAllowed:
+			w.Header().Set("Allow", rec.header.Get("Allow"))
+			return &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
+				message: fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, rec.header.Get("Allow"))}
+		}
+		return &apiError{status: http.StatusNotFound, code: "not_found", message: "no such route: " + r.URL.Path}
+	})
+}
+
+// headerRecorder keeps what the mux's own 404, 405 and redirect handlers
+// write, minus the plain-text body.
+type headerRecorder struct {
+	header http.Header
+	status int
+}
+
+func (r *headerRecorder) Header() http.Header { return r.header }
+func (r *headerRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+func (r *headerRecorder) Write(p []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return len(p), nil
+}
+
+// wrap builds the handler of a route: instrumentation and access logs,
+// authentication, the body limit and content type, then the route.
+func (h *Handler) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.instrument(rt, w, r, func(w http.ResponseWriter, r *http.Request) error {
+			if rt.access == tenant {
+				var ok bool
+				if r, ok = h.authenticate(w, r); !ok {
+					return nil
+				}
+			}
+			if r.ContentLength > h.maxBody {
+				return errBodyTooLarge(h.maxBody)
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+			if rt.body {
+				if ct := r.Header.Get("Content-Type"); ct != "" {
+					if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+						return &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type",
+							message: "the body must be application/json"}
+					}
+				}
+			}
+			return rt.serve(w, r)
+		})
+	})
+}
+
+type infoKey struct{}
+
+// requestInfo is what the access log learns while a request is served.
+type requestInfo struct {
+	tenant, client string
+	err            error // an internal error, logged but not answered
+}
+
+func infoFrom(ctx context.Context) *requestInfo {
+	info, _ := ctx.Value(infoKey{}).(*requestInfo)
+	return info
+}
+
+// instrument serves the request with serve, turning its error into the JSON
+// error response and a panic into a 500, and records the request's latency
+// and its access-log line.
+func (h *Handler) instrument(rt route, w http.ResponseWriter, r *http.Request, serve func(http.ResponseWriter, *http.Request) error) {
+	start := time.Now()
+	info := &requestInfo{}
+	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
+	rw := &responseWriter{ResponseWriter: w}
+	if rt.path != "/metrics" {
+		h.metrics.inFlight.Inc()
+		defer h.metrics.inFlight.Dec()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			if rw.status == 0 {
+				h.writeError(rw, r, &apiError{status: http.StatusInternalServerError, code: "internal", message: "internal error; see the server log"})
+			}
+			info.err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+		if rw.status == 0 {
+			rw.status = http.StatusOK // nothing written: net/http sends 200
+		}
+		d := time.Since(start)
+		h.metrics.observe(rt, rw.status, d)
+		h.logAccess(r, rt, rw, d, info)
+	}()
+	if err := serve(rw, r); err != nil {
+		h.writeError(rw, r, err)
+	}
+}
+
+func (h *Handler) logAccess(r *http.Request, rt route, rw *responseWriter, d time.Duration, info *requestInfo) {
+	level := slog.LevelInfo
+	if rw.status >= 500 {
+		level = slog.LevelError
+	}
+	ctx := context.WithoutCancel(r.Context())
+	if !h.log.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("method", r.Method),
+		slog.String("route", rt.path),
+		slog.Int("status", rw.status),
+		slog.Int64("bytes", rw.bytes),
+		slog.Duration("duration", d),
+		slog.String("remote", r.RemoteAddr),
+	}
+	if info.tenant != "" {
+		attrs = append(attrs, slog.String("tenant", info.tenant))
+	}
+	if info.client != "" {
+		attrs = append(attrs, slog.String("client", info.client))
+	}
+	if info.err != nil {
+		attrs = append(attrs, slog.String("error", info.err.Error()))
+	}
+	h.log.LogAttrs(ctx, level, "http request", attrs...)
+}
+
+// responseWriter records the status and size of a response. It passes
+// Flush through (and Unwrap, for http.ResponseController), so streaming
+// handlers such as MCP's server-sent events work behind it.
+type responseWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *responseWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *responseWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) error {
+	h.mcp.ServeHTTP(w, r)
+	return nil
+}

@@ -1,0 +1,67 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/engramdb/engram/memory"
+)
+
+// recall answers the context for the next model call: the chat messages
+// ready to send, the recalled items, the session summary and the trace.
+func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
+	var req recallRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	q := memory.Query{
+		Scope:       memory.Scope{Tenant: Tenant(r.Context()), User: req.User, Session: req.Session},
+		Text:        req.Text,
+		MaxMessages: req.MaxMessages,
+		MaxTokens:   req.MaxTokens,
+		TopK:        req.TopK,
+		Hops:        req.Hops,
+		Since:       req.Since,
+		Until:       req.Until,
+		MMR:         req.MMR,
+		Now:         req.Now,
+	}
+	if req.User == "" {
+		// Without a user the store would recall the tenant's shared
+		// memory; this API always names the user.
+		return badRequest("invalid_scope", "user is required")
+	}
+	if req.HalfLife != "" {
+		d, err := time.ParseDuration(req.HalfLife)
+		if err != nil || d < 0 {
+			return badRequest("invalid_options", "half_life %q is not a non-negative duration such as 720h or 90m", req.HalfLife)
+		}
+		q.HalfLife = d
+	}
+	for _, s := range req.Sources {
+		switch src := memory.Source(s); src {
+		case memory.SourceMemories, memory.SourceEpisodes, memory.SourceGraph:
+			q.Sources = append(q.Sources, src)
+		default:
+			return badRequest("invalid_options", "source %q is not memories, episodes or graph", s)
+		}
+	}
+	switch req.Retrieval {
+	case "", "hybrid":
+		q.Retrieval = memory.RetrievalHybrid
+	case "vector":
+		q.Retrieval = memory.RetrievalVector
+	case "lexical":
+		q.Retrieval = memory.RetrievalLexical
+	default:
+		return badRequest("invalid_options", "retrieval %q is not hybrid, vector or lexical", req.Retrieval)
+	}
+	start := time.Now()
+	rec, err := h.store.Recall(r.Context(), q)
+	h.metrics.recall.Observe(time.Since(start).Seconds())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newRecallResponse(rec))
+	return nil
+}

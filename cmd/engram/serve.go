@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
+	"github.com/engramdb/engram/memory"
+)
+
+type serveOptions struct {
+	dir             string
+	addr            string
+	tokens          string
+	maxBodyBytes    int64
+	shutdownTimeout time.Duration
+	metrics         string
+	logFormat       string
+	durability      string
+	singleValued    []string
+
+	// ready, when set, is called with the address the server listens on
+	// once it accepts connections (a test seam).
+	ready func(net.Addr)
+}
+
+// serveMCP, when set, builds the MCP streamable HTTP handler that serve
+// mounts at /mcp behind the API's bearer authentication; the handler reads
+// each request's tenant with httpapi.Tenant. It is set by the file that
+// implements `engram mcp`, so that serve does not depend on how.
+var serveMCP func(store *memory.Store, logger *slog.Logger) (http.Handler, error)
+
+func newServeCmd() *cobra.Command {
+	o := serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve --dir DIR --tokens FILE",
+		Short: "Serve a store over an HTTP JSON API (and MCP) with bearer tokens",
+		Long: `serve opens the store in --dir and serves Engram's HTTP JSON API on --addr:
+sessions and messages, windows, memories, facts and entities, recall with its
+trace, and forget, under /v1/; /healthz; /metrics for Prometheus; and the
+OpenAPI document at /openapi.json.
+
+Every /v1/ call needs "Authorization: Bearer <token>". The tokens file maps
+each token to exactly one tenant, and a token never reaches another tenant:
+
+  {"tokens": [
+    {"token": "<at least 16 characters; openssl rand -hex 32>", "tenant": "acme", "name": "ci"}
+  ]}
+
+serve refuses a tokens file that its group or other users can read or write
+(chmod 600 it). Access logs (one line per request, never a token) go to
+stderr. On SIGINT or SIGTERM serve stops accepting connections, lets the
+requests in flight finish (up to --shutdown-timeout), then closes the store.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dir, "dir", "", "the store's directory (required; created if missing)")
+	f.StringVar(&o.addr, "addr", "127.0.0.1:7437", `address to listen on; ":0" picks a free port and prints it`)
+	f.StringVar(&o.tokens, "tokens", "", "the tokens file: JSON mapping bearer tokens to tenants (required; mode 0600)")
+	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body; larger ones get 413")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long shutdown waits for requests in flight")
+	f.StringVar(&o.metrics, "metrics", "public", "who may read /metrics: public, token (any valid token) or off")
+	f.StringVar(&o.logFormat, "log-format", "text", "access log format on stderr: text or json")
+	f.StringVar(&o.durability, "durability", "sync", "sync (a write survives power loss once acknowledged) or async")
+	f.StringSliceVar(&o.singleValued, "single-valued", nil, "graph predicates that hold one object per subject at a time (comma-separated)")
+	return cmd
+}
+
+// runServe serves until ctx is done, then shuts down gracefully. It returns
+// nil after a clean shutdown, and an error when the server cannot start,
+// fails, or requests were still running at the shutdown timeout.
+func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (err error) {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	metricsAccess, err := httpapi.ParseMetricsAccess(o.metrics)
+	if err != nil {
+		return fmt.Errorf("--metrics: %w", err)
+	}
+	tokens, err := httpapi.LoadTokens(o.tokens)
+	if err != nil {
+		return err
+	}
+	var logHandler slog.Handler
+	if o.logFormat == "json" {
+		logHandler = slog.NewJSONHandler(stderr, nil)
+	} else {
+		logHandler = slog.NewTextHandler(stderr, nil)
+	}
+	logger := slog.New(logHandler)
+
+	storeOpts := &memory.Options{Logger: logger, SingleValued: o.singleValued}
+	if o.durability == "async" {
+		storeOpts.Durability = memory.Async
+	}
+	store, err := memory.Open(o.dir, storeOpts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := store.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+		}
+	}()
+
+	apiOpts := &httpapi.Options{
+		Tokens:       tokens,
+		MaxBodyBytes: o.maxBodyBytes,
+		Logger:       logger,
+		Metrics:      metricsAccess,
+	}
+	if serveMCP != nil {
+		if apiOpts.MCP, err = serveMCP(store, logger); err != nil {
+			return fmt.Errorf("mcp: %w", err)
+		}
+	}
+	handler, err := httpapi.New(store, apiOpts)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler: handler,
+		// Bounds a client that opens a connection and sends headers
+		// slowly; bodies are bounded by --max-body-bytes. No write
+		// timeout: MCP streams server-sent events for as long as a
+		// session lasts.
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logHandler, slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	fmt.Fprintf(stdout, "engram: serving http://%s (store %s; tokens: %d, tenants: %d)\n",
+		ln.Addr(), o.dir, tokens.Len(), len(tokens.Tenants()))
+	if o.ready != nil {
+		o.ready(ln.Addr())
+	}
+
+	select {
+	case err := <-served:
+		// Serve returns only on a listener failure before any shutdown.
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: no new connections; waiting for requests in flight", "timeout", o.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer cancel()
+	shutdownErr := srv.Shutdown(sctx)
+	<-served // http.ErrServerClosed
+	if shutdownErr != nil {
+		// Cut what is left, so nothing uses the store after it closes.
+		srv.Close()
+		return fmt.Errorf("shutdown: requests still running after %s were cut off: %w", o.shutdownTimeout, shutdownErr)
+	}
+	fmt.Fprintln(stdout, "engram: stopped")
+	return nil
+}
+
+func (o *serveOptions) validate() error {
+	var errs []error
+	if o.dir == "" {
+		errs = append(errs, errors.New("--dir is required"))
+	}
+	if o.tokens == "" {
+		errs = append(errs, errors.New("--tokens is required: a JSON file mapping bearer tokens to tenants (see engram serve --help)"))
+	}
+	if o.maxBodyBytes <= 0 {
+		errs = append(errs, fmt.Errorf("--max-body-bytes %d is not positive", o.maxBodyBytes))
+	}
+	if o.shutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-timeout %s is not positive", o.shutdownTimeout))
+	}
+	if o.logFormat != "text" && o.logFormat != "json" {
+		errs = append(errs, fmt.Errorf("--log-format %q is not text or json", o.logFormat))
+	}
+	if o.durability != "sync" && o.durability != "async" {
+		errs = append(errs, fmt.Errorf("--durability %q is not sync or async", o.durability))
+	}
+	return errors.Join(errs...)
+}
