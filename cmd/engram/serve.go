@@ -92,15 +92,18 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	if err != nil {
 		return err
 	}
-	var logHandler slog.Handler
-	if o.logFormat == "json" {
-		logHandler = slog.NewJSONHandler(stderr, nil)
-	} else {
-		logHandler = slog.NewTextHandler(stderr, nil)
+	newLogHandler := func(level slog.Level) slog.Handler {
+		if o.logFormat == "json" {
+			return slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})
+		}
+		return slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})
 	}
+	logHandler := newLogHandler(slog.LevelInfo)
 	logger := slog.New(logHandler)
 
-	storeOpts := &memory.Options{Logger: logger, SingleValued: o.singleValued}
+	// The storage layer logs compaction details at info level, dozens of
+	// lines on every close; only its warnings belong among access logs.
+	storeOpts := &memory.Options{Logger: slog.New(newLogHandler(slog.LevelWarn)), SingleValued: o.singleValued}
 	if o.durability == "async" {
 		storeOpts.Durability = memory.Async
 	}

@@ -268,6 +268,10 @@ func TestServeShutdownFinishesInFlight(t *testing.T) {
 	if strings.Contains(logs, serveTestToken) {
 		t.Error("the log shows the token")
 	}
+	// The storage layer's info lines (compaction tables on close) stay out.
+	if strings.Contains(logs, `"component":"badger"`) {
+		t.Errorf("the log has the storage layer's info lines:\n%s", logs)
+	}
 }
 
 // TestServeShutdownTimeout: a request that outlives --shutdown-timeout is

@@ -320,7 +320,7 @@ func (h *Handler) wrap(rt route) http.Handler {
 				if ct := r.Header.Get("Content-Type"); ct != "" {
 					if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 						return &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type",
-							message: "the body must be application/json"}
+							message: fmt.Sprintf("the body must be application/json, not %q (curl: -H 'Content-Type: application/json', or --json)", ct)}
 					}
 				}
 			}
