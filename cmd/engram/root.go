@@ -12,6 +12,6 @@ recall as they land. No service, no network unless you configure one.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCmd(), newVersionCmd(), newBenchCmd(), newServeCmd())
+	root.AddCommand(newDemoCmd(), newVersionCmd(), newBenchCmd(), newServeCmd(), newMCPCmd())
 	return root
 }

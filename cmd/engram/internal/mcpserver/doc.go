@@ -1,0 +1,144 @@
+// Package mcpserver serves an Engram store to MCP clients, with the
+// official Go SDK (github.com/modelcontextprotocol/go-sdk): over stdio for
+// engram mcp, and over streamable HTTP at /mcp for engram serve.
+//
+// It exports two constructors, [NewServer] and [NewHTTPHandler], and
+// [ScopeFromHeaders] for the HTTP scope.
+//
+// # Basics
+//
+//	store, _ := memory.Open(dir, nil)
+//	scope := memory.Scope{Tenant: "default", User: "me", Session: "default"}
+//	srv := mcpserver.NewServer(store, func(context.Context) (memory.Scope, error) { return scope, nil })
+//	err := srv.Run(ctx, &mcp.StdioTransport{})
+//
+//	// engram serve, behind its bearer-token authentication:
+//	mux.Handle("/mcp", mcpserver.NewHTTPHandler(store, mcpserver.ScopeFromHeaders(
+//		func(r *http.Request) string { return httpapi.Tenant(r.Context()) })))
+//
+// Every tool call works on one [memory.Scope]: the tenant, the user (whose
+// knowledge graph and memories the tools read and write) and the session
+// (the conversation of append_message, get_window, recall's window and
+// forget). Over stdio it comes from engram mcp's flags --tenant, --user and
+// --session, each "default" when left out. Over HTTP it is chosen for every
+// request: the tenant from the bearer token (never from the client), the
+// user from the X-Engram-User header and the session from X-Engram-Session,
+// each "default" when the header is absent (see [ScopeFromHeaders]).
+//
+//	client ──stdio──▶ engram mcp --dir D --tenant T --user U --session S ──▶ Store
+//	client ──HTTP───▶ /mcp (token → tenant; X-Engram-User, X-Engram-Session) ──▶ Store
+//
+// # Tools
+//
+// The official memory server's nine, with its names, input schemas,
+// annotations and results: the same text content (the result as
+// JSON.stringify(result, null, 2) writes it) and the same structured
+// content.
+//
+//	create_entities     {entities: [{name, entityType, observations: [string]}]}
+//	                    → {entities: [the ones created]}
+//	create_relations    {relations: [{from, to, relationType}]} → {relations: [the ones created]}
+//	add_observations    {observations: [{entityName, contents: [string]}]}
+//	                    → {results: [{entityName, addedObservations}]}
+//	delete_entities     {entityNames: [string]}                     → {success, message}
+//	delete_observations {deletions: [{entityName, observations: [string]}]} → {success, message}
+//	delete_relations    {relations: [{from, to, relationType}]}     → {success, message}
+//	read_graph          {cursor?, limit?}                           → {entities, relations, nextCursor?}
+//	search_nodes        {query}                                     → {entities, relations}
+//	open_nodes          {names: [string]}                           → {entities, relations}
+//
+// read_graph takes two optional arguments the reference lacks: limit, the
+// most entities and relations together in one answer (default
+// [DefaultReadGraphLimit], 1000, so a small graph comes back whole as the
+// reference returns it; at most [MaxReadGraphLimit]), and cursor, the
+// nextCursor of the previous page, which an answer carries when the graph
+// has more.
+//
+// Engram's own tools (snake_case arguments, as in the chat format):
+//
+//	remember       {text, kind?, tags?, metadata?, importance?, expires_at?} → {id}
+//	recall         {text, max_tokens?, max_messages?, top_k?, hops?, sources?}
+//	               → {messages, items, trace}
+//	append_message {role, content?, name?, tool_calls?: [{id, name, arguments}], tool_call_id?, metadata?}
+//	               → {id}
+//	get_window     {max_messages?, max_tokens?}  → {messages, tokens}
+//	forget         {erase_user?}                 → {erased: "session"|"user", user, session?}
+//
+// recall returns the context as chat messages (a system preamble with the
+// rolling summary and the recalled memories, episodes and facts, then the
+// session's window), the recalled items, and the trace of every candidate
+// with its ranks and scores and why it was kept or dropped. forget erases
+// the current session; with erase_user true, the whole user: every
+// session, memory and the knowledge graph.
+//
+// Bad input is a tool error (a result with isError set and the reason as
+// text), never a protocol error: arguments that fail the input schema,
+// values the store refuses (an empty name, an unknown role, a tool result
+// without its call), a bad cursor. add_observations on an unknown entity
+// fails as the reference does, with "Entity with name X not found", and
+// writes nothing.
+//
+// # Registering engram mcp
+//
+// In Claude Desktop's claude_desktop_config.json (other desktop clients
+// take the same mcpServers block):
+//
+//	{
+//	  "mcpServers": {
+//	    "engram": {
+//	      "command": "engram",
+//	      "args": ["mcp", "--dir", "/Users/me/.engram", "--user", "me"]
+//	    }
+//	  }
+//	}
+//
+// # Differences from the reference memory server
+//
+// TestCompatibility runs testdata/compat_script.json (creates, duplicate
+// creates, observations, an add_observations error, reads, searches,
+// opens, deletes, invalid arguments) against Engram and against
+// @modelcontextprotocol/server-memory (2026.8.31, with npx) and requires
+// equal answers; it also compares the nine tools' titles, annotations and
+// schemas. The script keeps to what the two share. Outside it:
+//
+//   - Names fold: "alice", "Alice" and " ALICE " name one entity (case, and
+//     runs of white space, do not matter; the first spelling is kept and
+//     outer spaces trimmed). Relation types fold likewise. The reference
+//     compares names exactly. search_nodes folds the query and the text
+//     (the reference lower-cases both), and also matches aliases.
+//   - create_entities with a name that exists creates nothing and does not
+//     return it, as in the reference, but fills an empty entityType and adds
+//     new observations; the reference leaves the entity as it was.
+//   - create_relations creates the entities it names that do not exist yet,
+//     with an empty entityType and no observations; a later create_entities
+//     fills them in (and, as they exist, does not return them). The
+//     reference stores relations to missing entities as they are.
+//   - Duplicates within one call are stored once (observations of one
+//     entity, entities, relations); the reference stores them twice.
+//   - Answers list entities in order of their folded names (open_nodes: in
+//     the order asked), relations grouped by entity; the reference keeps
+//     insertion order.
+//   - read_graph pages past 1000 entities and relations by default (see
+//     above); search_nodes returns at most [MaxSearchResults] entities, and
+//     search_nodes and open_nodes at most [MaxRelations] relations. The
+//     reference returns everything.
+//   - Names and relation types must be non-empty UTF-8 of at most 512
+//     bytes without control characters; observations non-empty UTF-8 of at
+//     most 2 KiB, 256 to an entity. The reference takes any string.
+//   - The data lives in the store, not in a JSONL file (MEMORY_FILE_PATH is
+//     not read), and the reference's memory://knowledge-graph resource and
+//     its subscriptions are not served.
+//
+// # Caveats
+//
+//   - engram mcp holds its directory for as long as it runs: a second
+//     process on the same directory fails with memory.ErrLocked. To share a
+//     store, serve it with engram serve and connect clients to /mcp.
+//   - The HTTP handler is stateless: it sends no notifications, makes no
+//     requests of the client, and answers GET and DELETE with 405.
+//   - A client that closes stdin with calls still running abandons them;
+//     each call's writes are atomic, so a call is stored whole or not at
+//     all.
+//   - The graph tools see relations that hold now; facts written through the
+//     memory API with a validity that has ended (or not begun) are left out.
+package mcpserver

@@ -1,0 +1,375 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engramdb/engram/memory"
+)
+
+// The wire shapes of Engram's own tools: snake_case, as the chat format and
+// Engram's HTTP API spell them.
+type (
+	// toolCallJSON is an assistant message's tool call. Arguments is the
+	// JSON text of the call's arguments, as in the chat-completions API.
+	toolCallJSON struct {
+		ID        string `json:"id" jsonschema:"the call's id; the tool result that answers it carries it as tool_call_id"`
+		Name      string `json:"name" jsonschema:"the function called"`
+		Arguments string `json:"arguments,omitempty" jsonschema:"the arguments as a JSON text, such as {\"city\":\"Lisbon\"}"`
+	}
+	messageJSON struct {
+		ID         string            `json:"id,omitempty"`
+		Role       string            `json:"role"`
+		Content    string            `json:"content,omitempty"`
+		Name       string            `json:"name,omitempty"`
+		ToolCalls  []toolCallJSON    `json:"tool_calls,omitempty"`
+		ToolCallID string            `json:"tool_call_id,omitempty"`
+		Time       time.Time         `json:"time,omitzero"`
+		Metadata   map[string]string `json:"metadata,omitempty"`
+		Tokens     int               `json:"tokens,omitempty"`
+	}
+	itemJSON struct {
+		ID      string    `json:"id"`
+		Source  string    `json:"source" jsonschema:"memories, episodes or graph"`
+		Text    string    `json:"text"`
+		Time    time.Time `json:"time,omitzero"`
+		Session string    `json:"session,omitempty" jsonschema:"the session an episode was said in"`
+		Score   float64   `json:"score"`
+	}
+	candidateJSON struct {
+		ID     string             `json:"id"`
+		Source string             `json:"source"`
+		Text   string             `json:"text,omitempty"`
+		Time   time.Time          `json:"time,omitzero"`
+		Ranks  map[string]int     `json:"ranks,omitempty" jsonschema:"1-based rank in each ranked list that returned it"`
+		Scores map[string]float64 `json:"scores,omitempty" jsonschema:"score in each ranked list (cosine, BM25, or 1/(1+hops) for the graph)"`
+		Fused  float64            `json:"fused" jsonschema:"reciprocal-rank fusion score after recency decay"`
+		Rank   int                `json:"rank" jsonschema:"1-based place in the final order"`
+		Kept   bool               `json:"kept" jsonschema:"whether it is in the context"`
+		Reason string             `json:"reason,omitempty" jsonschema:"why it was dropped"`
+		Tokens int                `json:"tokens,omitempty"`
+	}
+	traceJSON struct {
+		Entities       []string        `json:"entities" jsonschema:"the graph entities the query named"`
+		Lists          map[string]int  `json:"lists,omitempty" jsonschema:"the ranked lists fused, with how many candidates each gave"`
+		Candidates     []candidateJSON `json:"candidates" jsonschema:"every candidate, best first, kept or dropped"`
+		Budget         int             `json:"budget"`
+		WindowTokens   int             `json:"window_tokens"`
+		SummaryTokens  int             `json:"summary_tokens"`
+		PreambleTokens int             `json:"preamble_tokens"`
+		TokensUsed     int             `json:"tokens_used"`
+		TookMS         float64         `json:"took_ms"`
+		EmbedMS        float64         `json:"embed_ms"`
+	}
+
+	rememberIn struct {
+		Text       string            `json:"text" jsonschema:"what to remember, in a sentence or a few (at most 16 KiB)"`
+		Kind       string            `json:"kind,omitempty" jsonschema:"fact (the default), preference, episode, summary or observation"`
+		Tags       []string          `json:"tags,omitempty" jsonschema:"labels for filtering (at most 64)"`
+		Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"free-form string data kept with the memory"`
+		Importance float64           `json:"importance,omitempty" jsonschema:"how much it matters, from 0 to 1"`
+		ExpiresAt  time.Time         `json:"expires_at,omitzero" jsonschema:"when to forget it by itself (RFC 3339); leave out to keep it"`
+	}
+	rememberOut struct {
+		ID string `json:"id" jsonschema:"the memory's id; an existing id when the memory was already known (its tags and metadata are merged)"`
+	}
+	recallIn struct {
+		Text        string   `json:"text" jsonschema:"what the context is for: usually the user's latest message"`
+		MaxTokens   int      `json:"max_tokens,omitempty" jsonschema:"token budget of the whole context (default 4000)"`
+		MaxMessages int      `json:"max_messages,omitempty" jsonschema:"message budget of the conversation window (default 20)"`
+		TopK        int      `json:"top_k,omitempty" jsonschema:"the most memories, episodes and facts to recall (default 10, at most 200)"`
+		Hops        int      `json:"hops,omitempty" jsonschema:"graph distance from the entities the text names (default 2, at most 8)"`
+		Sources     []string `json:"sources,omitempty" jsonschema:"what to draw on: memories, episodes (earlier messages of every session), graph; default memories and graph"`
+	}
+	recallOut struct {
+		Messages []messageJSON `json:"messages" jsonschema:"the context as chat messages: a system preamble with the summary and recalled items, then the window"`
+		Items    []itemJSON    `json:"items" jsonschema:"the recalled memories, episodes and facts in the context, best first"`
+		Trace    traceJSON     `json:"trace" jsonschema:"how every candidate was scored, and why it was kept or dropped"`
+	}
+	appendMessageIn struct {
+		Role       string            `json:"role" jsonschema:"system, user, assistant or tool"`
+		Content    string            `json:"content,omitempty" jsonschema:"the text; required except on an assistant message with tool_calls and on a tool result"`
+		Name       string            `json:"name,omitempty" jsonschema:"the participant: a user's name or a tool's"`
+		ToolCalls  []toolCallJSON    `json:"tool_calls,omitempty" jsonschema:"the calls an assistant message makes"`
+		ToolCallID string            `json:"tool_call_id,omitempty" jsonschema:"on a tool result: the id of the call it answers"`
+		Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"free-form string data kept with the message"`
+	}
+	appendMessageOut struct {
+		ID string `json:"id" jsonschema:"the message's id (a ULID: ids sort in append order)"`
+	}
+	getWindowIn struct {
+		MaxMessages int `json:"max_messages,omitempty" jsonschema:"the most messages, system messages included (default 50)"`
+		MaxTokens   int `json:"max_tokens,omitempty" jsonschema:"the most tokens (o200k_base, chat framing included); default none"`
+	}
+	getWindowOut struct {
+		Messages []messageJSON `json:"messages" jsonschema:"the window, oldest first"`
+		Tokens   int           `json:"tokens" jsonschema:"the tokens the window takes"`
+	}
+	forgetIn struct {
+		EraseUser bool `json:"erase_user,omitempty" jsonschema:"true erases the whole user: every session, memory and the knowledge graph. Leave out to erase only the current session"`
+	}
+	forgetOut struct {
+		Erased  string `json:"erased" jsonschema:"session or user"`
+		User    string `json:"user"`
+		Session string `json:"session,omitempty"`
+	}
+)
+
+// inferSchema returns the schema of T's JSON, changed by edit. It panics
+// on a type the inference rejects: the types are this file's, so that is
+// a bug caught by every test.
+func inferSchema[T any](edit func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(T), err))
+	}
+	if edit != nil {
+		edit(s.Properties)
+	}
+	return s
+}
+
+func enumOf[T ~string](vals ...T) []any {
+	out := make([]any, len(vals))
+	for i, v := range vals {
+		out[i] = string(v)
+	}
+	return out
+}
+
+func nonNegative(props map[string]*jsonschema.Schema, names ...string) {
+	for _, n := range names {
+		props[n].Minimum = jsonschema.Ptr(0.0)
+	}
+}
+
+// engramTools are the definitions of Engram's own tools, built once.
+var engramTools = struct {
+	remember, recall, appendMessage, getWindow, forget *mcp.Tool
+}{
+	remember: &mcp.Tool{
+		Name:  "remember",
+		Title: "Remember",
+		Description: "Store a long-term memory about the user: a fact (the default), preference, episode, summary or observation. " +
+			"Memories are deduplicated: the same text (up to case and white space) or a near-identical one returns the existing id " +
+			"and merges the tags and metadata. recall finds memories again.",
+		InputSchema: inferSchema[rememberIn](func(p map[string]*jsonschema.Schema) {
+			p["kind"].Enum = enumOf(memory.KindFact, memory.KindPreference, memory.KindEpisode, memory.KindSummary, memory.KindObservation)
+			p["importance"].Minimum, p["importance"].Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(1.0)
+			p["expires_at"].Format = "date-time"
+		}),
+		Annotations: hints(false, false, true),
+	},
+	recall: &mcp.Tool{
+		Name:  "recall",
+		Title: "Recall",
+		Description: "Return the context for the next model call about text, within a token budget: the current conversation's " +
+			"window and rolling summary, then the memories, earlier messages (with sources including episodes) and knowledge-graph " +
+			"facts that match, fused by rank. Also returns the trace: every candidate, its scores, and why it was kept or dropped.",
+		InputSchema: inferSchema[recallIn](func(p map[string]*jsonschema.Schema) {
+			nonNegative(p, "max_tokens", "max_messages", "top_k", "hops")
+			p["top_k"].Maximum = jsonschema.Ptr(float64(memory.MaxTopK))
+			p["sources"].Items.Enum = enumOf(memory.SourceMemories, memory.SourceEpisodes, memory.SourceGraph)
+		}),
+		// Recall writes only the session's rolling summary when the window
+		// has moved on: to the caller it reads.
+		Annotations: hints(true, false, false),
+	},
+	appendMessage: &mcp.Tool{
+		Name:  "append_message",
+		Title: "Append Message",
+		Description: "Append a message to the current conversation, in the chat-completions shape. A tool result " +
+			"(role tool) must answer an earlier tool call of the conversation by its tool_call_id.",
+		InputSchema: inferSchema[appendMessageIn](func(p map[string]*jsonschema.Schema) {
+			p["role"].Enum = enumOf(memory.RoleSystem, memory.RoleUser, memory.RoleAssistant, memory.RoleTool)
+		}),
+		Annotations: hints(false, false, false),
+	},
+	getWindow: &mcp.Tool{
+		Name:  "get_window",
+		Title: "Get Window",
+		Description: "Return the most recent part of the current conversation that fits a message and token budget: " +
+			"system messages are always kept, older messages are trimmed first, and a tool call stays with its results.",
+		InputSchema: inferSchema[getWindowIn](func(p map[string]*jsonschema.Schema) {
+			nonNegative(p, "max_messages", "max_tokens")
+		}),
+		Annotations: hints(true, false, true),
+	},
+	forget: &mcp.Tool{
+		Name:  "forget",
+		Title: "Forget",
+		Description: "Erase the current conversation: its messages and summary. With erase_user, erase the whole user instead: " +
+			"every conversation, every memory and the knowledge graph. Erased data cannot be recovered.",
+		InputSchema: inferSchema[forgetIn](nil),
+		Annotations: hints(false, true, true),
+	},
+}
+
+func (h *handlers) addEngramTools(s *mcp.Server) {
+	t := &engramTools
+	mcp.AddTool(s, t.remember, h.remember)
+	mcp.AddTool(s, t.recall, h.recall)
+	mcp.AddTool(s, t.appendMessage, h.appendMessage)
+	mcp.AddTool(s, t.getWindow, h.getWindow)
+	mcp.AddTool(s, t.forget, h.forget)
+}
+
+func (h *handlers) remember(ctx context.Context, _ *mcp.CallToolRequest, in rememberIn) (*mcp.CallToolResult, rememberOut, error) {
+	sc, err := h.scopeOf(ctx)
+	if err != nil {
+		return nil, rememberOut{}, err
+	}
+	id, err := h.store.Remember(ctx, sc, memory.Memory{
+		Kind:       memory.Kind(in.Kind),
+		Text:       in.Text,
+		Tags:       in.Tags,
+		Metadata:   in.Metadata,
+		Importance: in.Importance,
+		ExpiresAt:  in.ExpiresAt,
+	})
+	if err != nil {
+		return nil, rememberOut{}, fmt.Errorf("remember: %w", err)
+	}
+	return nil, rememberOut{ID: id}, nil
+}
+
+func (h *handlers) recall(ctx context.Context, _ *mcp.CallToolRequest, in recallIn) (*mcp.CallToolResult, recallOut, error) {
+	sc, err := h.scopeOf(ctx)
+	if err != nil {
+		return nil, recallOut{}, err
+	}
+	q := memory.Query{
+		Scope:       sc,
+		Text:        in.Text,
+		MaxTokens:   in.MaxTokens,
+		MaxMessages: in.MaxMessages,
+		TopK:        in.TopK,
+		Hops:        in.Hops,
+	}
+	for _, s := range in.Sources {
+		q.Sources = append(q.Sources, memory.Source(s))
+	}
+	rec, err := h.store.Recall(ctx, q)
+	if err != nil {
+		return nil, recallOut{}, fmt.Errorf("recall: %w", err)
+	}
+	out := recallOut{
+		Messages: toMessages(rec.ChatMessages()),
+		Items:    make([]itemJSON, 0, len(rec.Items)),
+		Trace:    toTrace(&rec.Trace),
+	}
+	for _, it := range rec.Items {
+		out.Items = append(out.Items, itemJSON{
+			ID: it.ID, Source: string(it.Source), Text: it.Text, Time: it.Time, Session: it.Session, Score: it.Score,
+		})
+	}
+	return nil, out, nil
+}
+
+func toMessages(msgs []memory.Message) []messageJSON {
+	out := make([]messageJSON, 0, len(msgs))
+	for _, m := range msgs {
+		w := messageJSON{
+			ID: m.ID, Role: string(m.Role), Content: m.Content, Name: m.Name,
+			ToolCallID: m.ToolCallID, Time: m.Time, Metadata: m.Metadata, Tokens: m.Tokens,
+		}
+		for _, c := range m.ToolCalls {
+			w.ToolCalls = append(w.ToolCalls, toolCallJSON{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func toTrace(t *memory.Trace) traceJSON {
+	out := traceJSON{
+		Entities:       nonNil(t.Entities),
+		Lists:          t.Lists,
+		Candidates:     make([]candidateJSON, 0, len(t.Candidates)),
+		Budget:         t.Budget,
+		WindowTokens:   t.WindowTokens,
+		SummaryTokens:  t.SummaryTokens,
+		PreambleTokens: t.PreambleTokens,
+		TokensUsed:     t.TokensUsed,
+		TookMS:         float64(t.Took) / float64(time.Millisecond),
+		EmbedMS:        float64(t.Embed) / float64(time.Millisecond),
+	}
+	for _, c := range t.Candidates {
+		out.Candidates = append(out.Candidates, candidateJSON{
+			ID: c.ID, Source: string(c.Source), Text: c.Text, Time: c.Time, Ranks: c.Ranks, Scores: c.Scores,
+			Fused: c.Fused, Rank: c.Rank, Kept: c.Kept, Reason: c.Reason, Tokens: c.Tokens,
+		})
+	}
+	return out
+}
+
+func (h *handlers) appendMessage(ctx context.Context, _ *mcp.CallToolRequest, in appendMessageIn) (*mcp.CallToolResult, appendMessageOut, error) {
+	sc, err := h.scopeOf(ctx)
+	if err != nil {
+		return nil, appendMessageOut{}, err
+	}
+	m := memory.Message{
+		Role: memory.Role(in.Role), Content: in.Content, Name: in.Name,
+		ToolCallID: in.ToolCallID, Metadata: in.Metadata,
+	}
+	for _, c := range in.ToolCalls {
+		var args json.RawMessage
+		if c.Arguments != "" {
+			args = json.RawMessage(c.Arguments)
+		}
+		m.ToolCalls = append(m.ToolCalls, memory.ToolCall{ID: c.ID, Name: c.Name, Arguments: args})
+	}
+	// A batch, not Session.Append, because its result carries the new id.
+	var b memory.Batch
+	b.Append(sc, m)
+	res, err := h.store.Write(ctx, &b)
+	if err != nil {
+		return nil, appendMessageOut{}, fmt.Errorf("append_message: %w", err)
+	}
+	return nil, appendMessageOut{ID: res.MessageIDs[0]}, nil
+}
+
+func (h *handlers) getWindow(ctx context.Context, _ *mcp.CallToolRequest, in getWindowIn) (*mcp.CallToolResult, getWindowOut, error) {
+	sc, err := h.scopeOf(ctx)
+	if err != nil {
+		return nil, getWindowOut{}, err
+	}
+	msgs, err := h.store.Session(sc).Window(ctx, memory.WindowOptions{MaxMessages: in.MaxMessages, MaxTokens: in.MaxTokens})
+	if err != nil {
+		return nil, getWindowOut{}, fmt.Errorf("get_window: %w", err)
+	}
+	out := getWindowOut{Messages: toMessages(msgs)}
+	for _, m := range msgs {
+		out.Tokens += m.Tokens
+	}
+	return nil, out, nil
+}
+
+func (h *handlers) forget(ctx context.Context, _ *mcp.CallToolRequest, in forgetIn) (*mcp.CallToolResult, forgetOut, error) {
+	sc, err := h.scopeOf(ctx)
+	if err != nil {
+		return nil, forgetOut{}, err
+	}
+	target := memory.Scope{Tenant: sc.Tenant, User: sc.User, Session: sc.Session}
+	out := forgetOut{Erased: "session", User: sc.User, Session: sc.Session}
+	if in.EraseUser {
+		target.Session = ""
+		out = forgetOut{Erased: "user", User: sc.User}
+	} else if sc.Session == "" {
+		return nil, forgetOut{}, errors.New("forget: this connection has no session; set erase_user to erase the whole user")
+	}
+	if sc.User == "" {
+		// Forget with a tenant alone would erase the whole tenant.
+		return nil, forgetOut{}, errors.New("forget: this connection has no user")
+	}
+	if err := h.store.Forget(ctx, target); err != nil {
+		return nil, forgetOut{}, fmt.Errorf("forget: %w", err)
+	}
+	return nil, out, nil
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
+	"github.com/engramdb/engram/cmd/engram/internal/mcpserver"
+	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/memory"
+)
+
+// engram serve mounts the same tools at /mcp, over streamable HTTP: the
+// tenant of each request is its bearer token's, the user and session come
+// from the X-Engram-User and X-Engram-Session headers ("default" when
+// absent).
+func init() {
+	serveMCP = func(store *memory.Store, _ *slog.Logger) (http.Handler, error) {
+		return mcpserver.NewHTTPHandler(store, mcpserver.ScopeFromHeaders(func(r *http.Request) string {
+			return httpapi.Tenant(r.Context())
+		})), nil
+	}
+}
+
+type mcpOptions struct {
+	dir, tenant, user, session string
+}
+
+func newMCPCmd() *cobra.Command {
+	var o mcpOptions
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the store to an MCP client over stdio",
+		Long: `mcp serves the store in --dir to one MCP client over stdin and stdout, as a
+desktop client (Claude Desktop, an IDE) starts it. It offers the official
+memory server's nine knowledge-graph tools (create_entities, read_graph,
+search_nodes, ...), with the same arguments and results, so clients written
+for that server work unchanged; and Engram's own: remember, recall,
+append_message, get_window and forget.
+
+Every call reads and writes the memory of one scope: --tenant, --user and
+--session (each "default" unless given). The knowledge graph and memories
+belong to the user; the conversation window to the session.
+
+One process opens a directory at a time. To share a store between clients,
+serve it with engram serve, which offers the same tools at /mcp over
+streamable HTTP: the tenant is the bearer token's, the user and session come
+from the X-Engram-User and X-Engram-Session headers ("default" when absent).
+
+Register it in Claude Desktop's claude_desktop_config.json:
+
+  {
+    "mcpServers": {
+      "engram": {
+        "command": "engram",
+        "args": ["mcp", "--dir", "/Users/me/.engram", "--user", "me"]
+      }
+    }
+  }`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMCP(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&o.dir, "dir", "", "the store's directory, created if needed (required)")
+	_ = cmd.MarkFlagRequired("dir") // the flag exists: cannot fail
+	cmd.Flags().StringVar(&o.tenant, "tenant", mcpserver.DefaultTenant, "the tenant every call works in")
+	cmd.Flags().StringVar(&o.user, "user", mcpserver.DefaultUser, "the user whose memories and knowledge graph the tools read and write")
+	cmd.Flags().StringVar(&o.session, "session", mcpserver.DefaultSession, "the conversation append_message, get_window, recall and forget work on")
+	return cmd
+}
+
+// runMCP serves one MCP client on in and out until the client closes in
+// or ctx ends (SIGINT, SIGTERM), then closes the store.
+func runMCP(ctx context.Context, o mcpOptions, in io.Reader, out io.Writer) (err error) {
+	if o.dir == "" {
+		return errors.New("mcp: --dir is empty: name the store's directory")
+	}
+	scope := memory.Scope{Tenant: o.tenant, User: o.user, Session: o.session}
+	if err := scope.Validate(engine.LevelSession); err != nil {
+		return fmt.Errorf("mcp: --tenant, --user, --session: %w", err)
+	}
+	store, err := memory.Open(o.dir, nil)
+	if err != nil {
+		return fmt.Errorf("mcp: open %s: %w", o.dir, err)
+	}
+	defer func() {
+		if cerr := store.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("mcp: close %s: %w", o.dir, cerr)
+		}
+	}()
+	srv := mcpserver.NewServer(store, func(context.Context) (memory.Scope, error) { return scope, nil })
+	// Stdout carries the protocol and nothing else; the store is silent.
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	if err != nil && ctx.Err() != nil {
+		return nil // asked to stop: a clean shutdown
+	}
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	return nil
+}
+
+// nopWriteCloser leaves the writer open: stdout belongs to the process.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
