@@ -12,6 +12,7 @@ recall as they land. No service, no network unless you configure one.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCmd(), newVersionCmd(), newBenchCmd(), newServeCmd(), newMCPCmd())
+	root.AddCommand(newDemoCmd(), newVersionCmd(), newBenchCmd(), newServeCmd(),
+		newImportCmd(), newExportCmd(), newRecallCmd(), newInspectCmd(), newBackupCmd(), newRestoreCmd(), newMCPCmd())
 	return root
 }

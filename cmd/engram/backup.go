@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/engine"
+)
+
+// A backup file is backupMagic, then the stream of engine.DB.Backup:
+// Badger's, frames of an 8-byte little-endian length and a protobuf list
+// of entries. The magic line lets restore refuse any other file at once,
+// and names the layout's version.
+const backupMagic = "engram-backup 1\n"
+
+// maxBackupFrame bounds one frame of the stream. Badger cuts its stream
+// into batches of about 16 MiB, 100 MiB at most (a soft limit: one entry
+// more); a larger length means the file is not a backup, and must not
+// reach Badger, which would allocate it.
+const maxBackupFrame = 256 << 20
+
+type backupOptions struct {
+	store storeFlags
+	out   string
+}
+
+func newBackupCmd() *cobra.Command {
+	var o backupOptions
+	cmd := &cobra.Command{
+		Use:   "backup --dir D --out FILE|-",
+		Short: "Write a full copy of a store to a file",
+		Long: `backup writes every key of the store to one file (Badger's backup stream),
+which engram restore loads into a new store. The file is written next to its
+final name and renamed into place when complete. The stream is not
+encrypted, even when the store is: keep it somewhere safe.
+
+The store must not be open in another process (engram serve, engram mcp).`,
+		Example: `  engram backup --dir ./data --out data.backup`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBackup(cmd, o)
+		},
+	}
+	o.store.register(cmd, flagAbsent, flagAbsent, flagAbsent)
+	cmd.Flags().StringVar(&o.out, "out", "", "file to write, or - for standard output (required)")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func runBackup(cmd *cobra.Command, o backupOptions) (err error) {
+	st, err := openStore(o.store.dir, existingStore)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	ctx := cmd.Context()
+	var n int64
+	write := func(w io.Writer) error {
+		cw := &countWriter{w: w}
+		if _, err := io.WriteString(cw, backupMagic); err != nil {
+			return err
+		}
+		err := st.Engine().Backup(ctx, cw)
+		n = cw.n
+		return err
+	}
+	report := cmd.OutOrStdout()
+	if o.out == "-" {
+		report = cmd.ErrOrStderr()
+		err = write(cmd.OutOrStdout())
+	} else {
+		err = writeFileAtomic(o.out, write)
+	}
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	where := o.out
+	if where == "-" {
+		where = "standard output"
+	}
+	fmt.Fprintf(report, "backed up %s to %s (%s)\n", o.store.dir, where, bytesText(n))
+	return nil
+}
+
+type restoreOptions struct {
+	store storeFlags
+	in    string
+}
+
+func newRestoreCmd() *cobra.Command {
+	var o restoreOptions
+	cmd := &cobra.Command{
+		Use:   "restore --dir D --in FILE|-",
+		Short: "Load a backup into a new store",
+		Long: `restore loads a file written by engram backup into the store in --dir, which
+must not exist, be an empty directory, or hold a store without data: restore
+never merges into or overwrites data (a store with data is refused).
+
+The backup is loaded into a new directory next to --dir, which is renamed
+into place only once the whole backup is in: a failed restore leaves --dir as
+it was. Vector indexes are rebuilt from the restored records on first use.`,
+		Example: `  engram restore --dir ./data-restored --in data.backup`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRestore(cmd, o)
+		},
+	}
+	o.store.register(cmd, flagAbsent, flagAbsent, flagAbsent)
+	cmd.Flags().StringVar(&o.in, "in", "", "backup file to read, or - for standard input (required)")
+	_ = cmd.MarkFlagRequired("in")
+	return cmd
+}
+
+func runRestore(cmd *cobra.Command, o restoreOptions) error {
+	dir := filepath.Clean(o.store.dir)
+	var r io.Reader = cmd.InOrStdin()
+	if o.in != "-" {
+		f, err := os.Open(o.in)
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	exists, err := checkRestoreTarget(cmd.Context(), dir)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".restore-*")
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := restoreInto(cmd.Context(), tmp, r); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("restore %s: %w", o.in, err)
+	}
+	if err := swapDir(tmp, dir, exists); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("restore: %w", err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "restored %s into %s\n", o.in, dir)
+	return nil
+}
+
+// checkRestoreTarget checks that dir can take a restore: missing, empty, or
+// a store without data. It reports whether dir exists.
+func checkRestoreTarget(ctx context.Context, dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case len(entries) == 0:
+		return true, nil
+	}
+	// Opening a directory that holds no store would create one among
+	// someone's files: look for the store's manifest first.
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+		return true, fmt.Errorf("%s is not empty and holds no store: restore into a new directory", dir)
+	}
+	db, err := engine.Open(dir, nil)
+	if err != nil {
+		return true, fmt.Errorf("%s is not an empty directory, and not a store that can be opened: %w", dir, err)
+	}
+	empty := true
+	err = db.View(ctx, func(tx *engine.Tx) error {
+		it := tx.NewIterator(engine.IterOptions{KeysOnly: true})
+		defer it.Close()
+		it.Seek(nil)
+		empty = !it.Valid()
+		return nil
+	})
+	err = errors.Join(err, db.Close())
+	if err != nil {
+		return true, err
+	}
+	if !empty {
+		return true, fmt.Errorf("the store in %s is not empty: restore into a new directory", dir)
+	}
+	return true, nil
+}
+
+// errNotBackup is returned by restore for a file that is not a backup.
+var errNotBackup = errors.New("not an engram backup")
+
+// restoreInto loads a backup into a new store in dir.
+func restoreInto(ctx context.Context, dir string, r io.Reader) (err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	magic := make([]byte, len(backupMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != backupMagic {
+		return fmt.Errorf("%w (it does not start with %q)", errNotBackup, strings.TrimSpace(backupMagic))
+	}
+	db, err := engine.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Badger's loader trusts its input; a damaged file must end in an
+		// error, not a crash. The half-loaded store is discarded.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: damaged backup (%v)", errNotBackup, p)
+		}
+		err = errors.Join(err, db.Close())
+	}()
+	return db.Restore(ctx, &frameChecker{r: br})
+}
+
+// frameChecker passes a backup stream through, checking each frame's
+// length before Badger reads it.
+type frameChecker struct {
+	r    io.Reader
+	left uint64 // bytes of the current frame's body still to pass
+	head [8]byte
+	got  int // bytes of the next length read so far
+}
+
+func (fc *frameChecker) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if fc.left == 0 {
+		// Between frames: pass the 8 length bytes one read at a time,
+		// checking the length once it is whole.
+		n, err := fc.r.Read(fc.head[fc.got:8][:min(8-fc.got, len(p))])
+		copy(p, fc.head[fc.got:fc.got+n])
+		fc.got += n
+		if fc.got == 8 {
+			fc.got = 0
+			fc.left = binary.LittleEndian.Uint64(fc.head[:])
+			if fc.left > maxBackupFrame {
+				return 0, fmt.Errorf("%w: a frame of %d bytes (the limit is %d)", errNotBackup, fc.left, maxBackupFrame)
+			}
+		}
+		return n, err
+	}
+	if uint64(len(p)) > fc.left {
+		p = p[:fc.left]
+	}
+	n, err := fc.r.Read(p)
+	fc.left -= uint64(n)
+	return n, err
+}
+
+// swapDir renames the directory tmp to dir. An existing dir (empty, or an
+// empty store) is moved aside first and removed once tmp is in place.
+func swapDir(tmp, dir string, exists bool) error {
+	if !exists {
+		if err := os.Rename(tmp, dir); err != nil {
+			return err
+		}
+		return syncDir(filepath.Dir(dir))
+	}
+	aside, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".old-*")
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(aside); err != nil { // only its unique name is wanted
+		return err
+	}
+	if err := os.Rename(dir, aside); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return errors.Join(err, os.Rename(aside, dir))
+	}
+	if err := syncDir(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	return os.RemoveAll(aside)
+}
+
+// syncDir makes a directory's entries durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err // some platforms cannot sync a directory: ErrInvalid
+	}
+	return nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (cw *countWriter) Write(p []byte) (int, error) {
+	n, err := cw.w.Write(p)
+	cw.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/cmd/engram/internal/transfer"
+)
+
+type exportOptions struct {
+	store  storeFlags
+	out    string
+	format string
+}
+
+func newExportCmd() *cobra.Command {
+	var o exportOptions
+	cmd := &cobra.Command{
+		Use:   "export --dir D --tenant T [--user U] [--out FILE|DIR|-] [--format jsonl|nquads|dir]",
+		Short: "Export messages and memories (JSONL) or a knowledge graph (N-Quads)",
+		Long: `export writes a tenant's data (or one user's, with --user) in the formats
+engram import reads back, with ids and times, so that an import into a new
+store exports to the same bytes again.
+
+  --format jsonl    messages and memories, one JSON object per line: every
+                    user's and the tenant's shared memories, or --user's
+  --format nquads   the knowledge graph of --user, as N-Quads; its first line
+                    (a comment) names the user
+  --format dir      a directory: engram.jsonl, shared.nq (the tenant's shared
+                    graph) and users/NAME.nq per user with a graph
+
+Without --format, the format follows --out: a name ending in / or an existing
+directory is dir, .nq or .nquads is nquads, anything else (and - for standard
+output, the default) is jsonl. Files and directories are written next to
+their final name and renamed into place when complete, so a failed export
+leaves nothing half-written.`,
+		Example: `  engram export --dir ./data --tenant acme --out acme.jsonl
+  engram export --dir ./data --tenant acme --user alice --out alice.nq
+  engram export --dir ./data --tenant acme --out acme-export/`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runExport(cmd, o)
+		},
+	}
+	o.store.register(cmd, flagRequired, flagOptional, flagAbsent)
+	cmd.Flags().StringVar(&o.out, "out", "-", "file or directory to write, or - for standard output")
+	cmd.Flags().StringVar(&o.format, "format", "", "jsonl, nquads or dir (default: from --out)")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"jsonl", "nquads", "dir"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// exportFormat settles what export writes: "jsonl", "nquads" or "dir".
+func exportFormat(format, out string) (string, error) {
+	switch format {
+	case "dir":
+		return format, nil
+	case "":
+		if strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(os.PathSeparator)) {
+			return "dir", nil
+		}
+		if fi, err := os.Stat(out); err == nil && fi.IsDir() && out != "-" {
+			return "dir", nil
+		}
+		if f, ok := transfer.FormatOf(out); ok {
+			return f.String(), nil
+		}
+		return "jsonl", nil
+	}
+	f, err := transfer.ParseFormat(format)
+	if err != nil {
+		return "", fmt.Errorf("--format: %w (or dir)", err)
+	}
+	return f.String(), nil
+}
+
+func runExport(cmd *cobra.Command, o exportOptions) (err error) {
+	if err := o.store.checkScope(); err != nil {
+		return err
+	}
+	format, err := exportFormat(o.format, o.out)
+	if err != nil {
+		return err
+	}
+	switch {
+	case format == "nquads" && o.store.user == "":
+		return errors.New("an N-Quads file holds one user's graph: give --user, or export the whole tenant with --format dir")
+	case format == "dir" && o.out == "-":
+		return errors.New("--format dir needs --out DIR")
+	}
+	st, err := openStore(o.store.dir, existingStore)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+
+	ctx, scope := cmd.Context(), o.store.scope()
+	var c transfer.Counts
+	write := func(w io.Writer) (err error) {
+		if format == "nquads" {
+			return transfer.ExportNQuads(ctx, st, scope, w)
+		}
+		c, err = transfer.ExportJSONL(ctx, st, scope, w)
+		return err
+	}
+	// The summary goes where the data does not.
+	report := cmd.OutOrStdout()
+	switch {
+	case format == "dir":
+		c, err = transfer.ExportDir(ctx, st, scope, o.out)
+	case o.out == "-":
+		report = cmd.ErrOrStderr()
+		err = write(cmd.OutOrStdout())
+	default:
+		err = writeFileAtomic(o.out, write)
+	}
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	whose := "tenant " + o.store.tenant
+	if o.store.user != "" {
+		whose = "user " + o.store.user + " of " + whose
+	}
+	where := o.out
+	if where == "-" {
+		where = "standard output"
+	}
+	switch format {
+	case "nquads":
+		fmt.Fprintf(report, "exported the graph of %s to %s\n", whose, where)
+	case "dir":
+		fmt.Fprintf(report, "exported %d messages, %d memories and %d graphs of %s to %s\n", c.Messages, c.Memories, c.Graphs, whose, where)
+	default:
+		fmt.Fprintf(report, "exported %d messages and %d memories of %s to %s\n", c.Messages, c.Memories, whose, where)
+	}
+	return nil
+}

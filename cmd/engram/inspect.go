@@ -1,0 +1,305 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/memory"
+)
+
+type inspectOptions struct {
+	store storeFlags
+	json  bool
+}
+
+func newInspectCmd() *cobra.Command {
+	var o inspectOptions
+	cmd := &cobra.Command{
+		Use:   "inspect --dir D [--tenant T [--user U]] [--json]",
+		Short: "Show a store's tenants, users and sessions, with counts and sizes",
+		Long: `inspect shows what a store holds. Without --tenant: the store's size on disk
+and one row per tenant. With --tenant: one row per user, plus the tenant's
+shared memories and graph. With --user too: the user's totals and one row per
+session.
+
+Counts are of stored records: messages, current memories (and their earlier
+versions), graph entities and facts (closed ones included). Bytes are the
+keys and values a scope holds, before compression: its share of the store,
+not of the files. Counting reads every record of the scopes shown, so it
+takes a while on a large store.`,
+		Example: `  engram inspect --dir ./data
+  engram inspect --dir ./data --tenant acme
+  engram inspect --dir ./data --tenant acme --user alice --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runInspect(cmd, o)
+		},
+	}
+	o.store.register(cmd, flagOptional, flagOptional, flagAbsent)
+	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON instead of tables")
+	return cmd
+}
+
+// storeReport is what inspect shows, and its JSON.
+type storeReport struct {
+	Dir       string `json:"dir"`
+	DiskBytes int64  `json:"disk_bytes"`
+	LSMBytes  int64  `json:"lsm_bytes"`
+	VLogBytes int64  `json:"vlog_bytes"`
+	Encrypted bool   `json:"encrypted"`
+	Tenants   []row  `json:"tenants,omitempty"`
+	Tenant    string `json:"tenant,omitempty"`
+	Users     []row  `json:"users,omitempty"`
+	Shared    *row   `json:"shared,omitempty"`
+	User      *row   `json:"user,omitempty"`
+	Sessions  []sess `json:"sessions,omitempty"`
+	// TotalUsage sums the tenants (or the tenant's users and shared data).
+	TotalUsage *memory.Usage `json:"total,omitempty"`
+}
+
+// row is one tenant or user and what it holds.
+type row struct {
+	ID string `json:"id"`
+	memory.Usage
+}
+
+// sess is one session of a user.
+type sess struct {
+	ID       string    `json:"id"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+	Messages int       `json:"messages"`
+}
+
+func runInspect(cmd *cobra.Command, o inspectOptions) (err error) {
+	if err := o.store.checkScope(); err != nil {
+		return err
+	}
+	// Sizes are taken before the store opens: an open store's memtables
+	// are preallocated files, mostly holes.
+	du := diskUsageOf(o.store.dir)
+	st, err := openStore(o.store.dir, existingStore)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	ctx := cmd.Context()
+	rep := storeReport{Dir: o.store.dir, Encrypted: st.Stats().Encrypted}
+	rep.DiskBytes, rep.LSMBytes, rep.VLogBytes = du.total, du.lsm, du.vlog
+	switch {
+	case o.store.user != "":
+		err = inspectUser(ctx, st, o.store.scope(), &rep)
+	case o.store.tenant != "":
+		err = inspectTenant(ctx, st, o.store.tenant, &rep)
+	default:
+		err = inspectStore(ctx, st, &rep)
+	}
+	if err != nil {
+		return fmt.Errorf("inspect: %w", err)
+	}
+	w := cmd.OutOrStdout()
+	if o.json {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return writeInspect(w, &rep)
+}
+
+// pages calls list with successive After values until a short page.
+func pages(list func(after string) ([]string, error)) ([]string, error) {
+	var out []string
+	after := ""
+	for {
+		page, err := list(after)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(page) < memory.DefaultPageSize {
+			return out, nil
+		}
+		after = page[len(page)-1]
+	}
+}
+
+func inspectStore(ctx context.Context, st *memory.Store, rep *storeReport) error {
+	tenants, err := pages(func(after string) ([]string, error) {
+		return st.Tenants(ctx, memory.ListOptions{After: after})
+	})
+	if err != nil {
+		return err
+	}
+	var total memory.Usage
+	for _, t := range tenants {
+		u, err := st.Usage(ctx, memory.Scope{Tenant: t})
+		if err != nil {
+			return err
+		}
+		rep.Tenants = append(rep.Tenants, row{ID: t, Usage: u})
+		total.Add(u)
+	}
+	rep.TotalUsage = &total
+	return nil
+}
+
+func inspectTenant(ctx context.Context, st *memory.Store, tenant string, rep *storeReport) error {
+	rep.Tenant = tenant
+	users, err := pages(func(after string) ([]string, error) {
+		return st.Users(ctx, memory.Scope{Tenant: tenant}, memory.ListOptions{After: after})
+	})
+	if err != nil {
+		return err
+	}
+	all, err := st.Usage(ctx, memory.Scope{Tenant: tenant})
+	if err != nil {
+		return err
+	}
+	// The shared partition is what the tenant holds beyond its users.
+	shared := all
+	shared.Users = 0
+	for _, id := range users {
+		u, err := st.Usage(ctx, memory.Scope{Tenant: tenant, User: id})
+		if err != nil {
+			return err
+		}
+		rep.Users = append(rep.Users, row{ID: id, Usage: u})
+		shared.Sessions -= u.Sessions
+		shared.Messages -= u.Messages
+		shared.Memories -= u.Memories
+		shared.Versions -= u.Versions
+		shared.Entities -= u.Entities
+		shared.Facts -= u.Facts
+		shared.Bytes -= u.Bytes
+	}
+	rep.Shared = &row{ID: "(shared)", Usage: shared}
+	rep.TotalUsage = &all
+	return nil
+}
+
+func inspectUser(ctx context.Context, st *memory.Store, scope memory.Scope, rep *storeReport) error {
+	rep.Tenant = scope.Tenant
+	u, err := st.Usage(ctx, memory.Scope{Tenant: scope.Tenant, User: scope.User})
+	if err != nil {
+		return err
+	}
+	rep.User = &row{ID: scope.User, Usage: u}
+	after := ""
+	for {
+		page, err := st.Sessions(ctx, scope, memory.SessionsOptions{After: after})
+		if err != nil {
+			return err
+		}
+		for _, s := range page {
+			rep.Sessions = append(rep.Sessions, sess{ID: s.ID, Created: s.Created, Updated: s.Updated, Messages: s.Messages})
+		}
+		if len(page) < memory.DefaultPageSize {
+			return nil
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+// diskUsage is what a store's files take.
+type diskUsage struct {
+	total     int64 // every file, in allocated blocks where the platform says
+	lsm, vlog int64 // Badger's tables (.sst) and value log (.vlog), by size
+}
+
+// diskUsageOf walks the files under dir.
+func diskUsageOf(dir string) diskUsage {
+	var du diskUsage
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil // a file removed meanwhile (a compaction) is not an error
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		du.total += allocated(fi)
+		switch filepath.Ext(path) {
+		case ".sst":
+			du.lsm += fi.Size()
+		case ".vlog":
+			du.vlog += fi.Size()
+		}
+		return nil
+	})
+	return du
+}
+
+func bytesText(n int64) string { return humanize.IBytes(uint64(max(n, 0))) }
+
+func writeInspect(w io.Writer, rep *storeReport) error {
+	enc := "not encrypted"
+	if rep.Encrypted {
+		enc = "encrypted"
+	}
+	fmt.Fprintf(w, "Store %s: %s on disk (LSM %s, value log %s), %s\n\n",
+		rep.Dir, bytesText(rep.DiskBytes), bytesText(rep.LSMBytes), bytesText(rep.VLogBytes), enc)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	usageRow := func(id string, u memory.Usage, users bool) {
+		if users {
+			fmt.Fprintf(tw, "%s\t%d\t", id, u.Users)
+		} else {
+			fmt.Fprintf(tw, "%s\t", id)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", u.Sessions, u.Messages, u.Memories, u.Versions, u.Entities, u.Facts, bytesText(u.Bytes))
+	}
+	const cols = "SESSIONS\tMESSAGES\tMEMORIES\tVERSIONS\tENTITIES\tFACTS\tBYTES\t"
+	switch {
+	case rep.User != nil:
+		fmt.Fprintf(w, "User %s of tenant %s:\n", rep.User.ID, rep.Tenant)
+		fmt.Fprintln(tw, "USER\t"+cols)
+		usageRow(rep.User.ID, rep.User.Usage, false)
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		if len(rep.Sessions) == 0 {
+			fmt.Fprintln(w, "No sessions.")
+			return nil
+		}
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SESSION\tCREATED\tUPDATED\tMESSAGES")
+		for _, s := range rep.Sessions {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", s.ID, s.Created.Format(time.RFC3339), s.Updated.Format(time.RFC3339), s.Messages)
+		}
+	case rep.Tenant != "":
+		fmt.Fprintf(w, "Tenant %s:\n", rep.Tenant)
+		fmt.Fprintln(tw, "USER\t"+cols)
+		for _, r := range rep.Users {
+			usageRow(r.ID, r.Usage, false)
+		}
+		if rep.Shared != nil {
+			usageRow(rep.Shared.ID, rep.Shared.Usage, false)
+		}
+		if rep.TotalUsage != nil {
+			usageRow("total", *rep.TotalUsage, false)
+		}
+	default:
+		if len(rep.Tenants) == 0 {
+			fmt.Fprintln(w, "No tenants.")
+			return nil
+		}
+		fmt.Fprintln(tw, "TENANT\tUSERS\t"+cols)
+		for _, r := range rep.Tenants {
+			usageRow(r.ID, r.Usage, true)
+		}
+		if rep.TotalUsage != nil && len(rep.Tenants) > 1 {
+			usageRow("total", *rep.TotalUsage, true)
+		}
+	}
+	return tw.Flush()
+}

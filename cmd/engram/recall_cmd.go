@@ -1,0 +1,196 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/memory"
+)
+
+type recallOptions struct {
+	store       storeFlags
+	maxTokens   int
+	maxMessages int
+	topK        int
+	hops        int
+	sources     []string
+	trace       bool
+	json        bool
+}
+
+func newRecallCmd() *cobra.Command {
+	var o recallOptions
+	cmd := &cobra.Command{
+		Use:   "recall --dir D --tenant T --user U [--session S] TEXT...",
+		Short: "Print the context Recall assembles for a query, and optionally its trace",
+		Long: `recall runs the hybrid Recall a model call would get for TEXT: the session's
+window and rolling summary (with --session), then the user's memories,
+earlier messages (episodes) and knowledge-graph facts that match, fused and
+fitted to the token budget. It prints the result as chat messages, each under
+its role; --trace adds a table of every candidate with its rank in each list,
+its fused score and why it was kept or dropped; --json prints both as JSON.
+
+Recall also folds messages that left a session's window into its rolling
+summary, so it may write to the store.`,
+		Example: `  engram recall --dir ./data --tenant acme --user alice "Who owns my renewal?"
+  engram recall --dir ./data --tenant acme --user alice --session renewal \
+      --sources memories,episodes,graph --top-k 5 --trace "Where do my invoices go?"`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRecall(cmd, strings.Join(args, " "), o)
+		},
+	}
+	o.store.register(cmd, flagRequired, flagRequired, flagOptional)
+	f := cmd.Flags()
+	f.IntVar(&o.maxTokens, "max-tokens", memory.DefaultRecallTokens, "token budget of the whole context")
+	f.IntVar(&o.maxMessages, "max-messages", memory.DefaultRecallMessages, "message budget of the session's window")
+	f.IntVar(&o.topK, "top-k", memory.DefaultTopK, "recalled items (memories, episodes and facts) at most")
+	f.IntVar(&o.hops, "hops", memory.DefaultHops, "graph distance from the entities the text names")
+	f.StringSliceVar(&o.sources, "sources", []string{string(memory.SourceMemories), string(memory.SourceGraph)},
+		"what to recall from: memories, episodes, graph (comma-separated)")
+	f.BoolVar(&o.trace, "trace", false, "print the trace of every candidate as a table")
+	f.BoolVar(&o.json, "json", false, "print the messages and the trace as JSON")
+	_ = cmd.RegisterFlagCompletionFunc("sources", cobra.FixedCompletions(
+		[]string{string(memory.SourceMemories), string(memory.SourceEpisodes), string(memory.SourceGraph)}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// parseSources reads --sources.
+func parseSources(names []string) ([]memory.Source, error) {
+	known := []memory.Source{memory.SourceMemories, memory.SourceEpisodes, memory.SourceGraph}
+	var out []memory.Source
+	for _, n := range names {
+		s := memory.Source(strings.TrimSpace(n))
+		if !slices.Contains(known, s) {
+			return nil, fmt.Errorf("--sources: unknown source %q (want memories, episodes or graph)", n)
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--sources: name at least one of memories, episodes, graph")
+	}
+	return out, nil
+}
+
+func runRecall(cmd *cobra.Command, text string, o recallOptions) (err error) {
+	if err := o.store.checkScope(); err != nil {
+		return err
+	}
+	if strings.TrimSpace(text) == "" {
+		return errors.New("recall: the text is empty")
+	}
+	sources, err := parseSources(o.sources)
+	if err != nil {
+		return err
+	}
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"--max-tokens", o.maxTokens}, {"--max-messages", o.maxMessages}, {"--top-k", o.topK}, {"--hops", o.hops}} {
+		if b.v < 1 {
+			return fmt.Errorf("%s %d: want at least 1", b.name, b.v)
+		}
+	}
+	st, err := openStore(o.store.dir, existingStore)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+
+	rec, err := st.Recall(cmd.Context(), memory.Query{
+		Scope:       o.store.scope(),
+		Text:        text,
+		MaxTokens:   o.maxTokens,
+		MaxMessages: o.maxMessages,
+		TopK:        o.topK,
+		Hops:        o.hops,
+		Sources:     sources,
+	})
+	if err != nil {
+		return fmt.Errorf("recall: %w", err)
+	}
+	w := cmd.OutOrStdout()
+	if o.json {
+		return writeRecallJSON(w, rec)
+	}
+	msgs := rec.ChatMessages()
+	fmt.Fprintf(w, "Context for %q: %d messages, %d of %d tokens\n\n", text, len(msgs), rec.Trace.TokensUsed, rec.Trace.Budget)
+	if len(msgs) == 0 {
+		fmt.Fprintln(w, "(nothing recalled: no window, no summary, no matching memories, episodes or facts)")
+	}
+	for _, m := range msgs {
+		head := "[" + string(m.Role) + "]"
+		if m.Name != "" {
+			head = "[" + string(m.Role) + " " + m.Name + "]"
+		}
+		body := describe(m)
+		if m.Role == memory.RoleSystem || m.Role == memory.RoleUser {
+			body = m.Content
+		}
+		fmt.Fprintf(w, "%s\n%s\n\n", head, body)
+	}
+	if !o.trace {
+		return nil
+	}
+	entities := "none"
+	if len(rec.Trace.Entities) > 0 {
+		entities = strings.Join(rec.Trace.Entities, ", ")
+	}
+	fmt.Fprintf(w, "Trace (entities named: %s; %d candidates; %v):\n", entities, len(rec.Trace.Candidates), rec.Trace.Took.Round(10*time.Microsecond))
+	return writeTrace(w, &rec.Trace, len(rec.Trace.Candidates))
+}
+
+// writeRecallJSON prints the chat messages and the trace.
+func writeRecallJSON(w io.Writer, rec *memory.Recollection) error {
+	type candidate struct {
+		Rank   int                `json:"rank"`
+		ID     string             `json:"id"`
+		Source memory.Source      `json:"source"`
+		Text   string             `json:"text,omitempty"`
+		Time   time.Time          `json:"time,omitzero"`
+		Ranks  map[string]int     `json:"ranks"`
+		Scores map[string]float64 `json:"scores"`
+		Fused  float64            `json:"fused"`
+		Kept   bool               `json:"kept"`
+		Reason string             `json:"reason,omitempty"`
+		Tokens int                `json:"tokens,omitempty"`
+	}
+	out := struct {
+		Messages []memory.Message `json:"messages"`
+		Trace    struct {
+			Entities   []string       `json:"entities"`
+			Lists      map[string]int `json:"lists"`
+			Candidates []candidate    `json:"candidates"`
+			Budget     int            `json:"budget"`
+			TokensUsed int            `json:"tokens_used"`
+			TookMS     float64        `json:"took_ms"`
+		} `json:"trace"`
+	}{Messages: rec.ChatMessages()}
+	tr := &rec.Trace
+	out.Trace.Entities, out.Trace.Lists = tr.Entities, tr.Lists
+	if out.Trace.Entities == nil {
+		out.Trace.Entities = []string{}
+	}
+	out.Trace.Budget, out.Trace.TokensUsed = tr.Budget, tr.TokensUsed
+	out.Trace.TookMS = float64(tr.Took.Microseconds()) / 1000
+	out.Trace.Candidates = []candidate{}
+	for _, c := range tr.Candidates {
+		out.Trace.Candidates = append(out.Trace.Candidates, candidate{
+			Rank: c.Rank, ID: c.ID, Source: c.Source, Text: c.Text, Time: c.Time, Ranks: c.Ranks, Scores: c.Scores,
+			Fused: c.Fused, Kept: c.Kept, Reason: c.Reason, Tokens: c.Tokens,
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestRecallCommand(t *testing.T) {
+	dir := seedStore(t)
+	out := mustRun(t, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--session", "billing",
+		"--sources", "memories,episodes,graph", "--top-k", "5", "--trace", "Who", "is", "Alice's", "renewal", "owner?")
+	for _, want := range []string{
+		`Context for "Who is Alice's renewal owner?": 2 messages`,
+		"[system]\nContext recalled from memory",
+		"Alice —renewal owner→ Dana",
+		"[user]\nSend invoices to billing@alice.example, please.", // the session's window
+		"Trace (entities named: Alice;",
+		"rank  source", "graph", "yes",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("recall output lacks %q:\n%s", want, out)
+		}
+	}
+	// JSON: the messages and the trace.
+	out = mustRun(t, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--json", "account number")
+	var res struct {
+		Messages []struct{ Role, Content string }
+		Trace    struct {
+			Candidates []struct {
+				Source string
+				Kept   bool
+			}
+			TokensUsed int `json:"tokens_used"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("recall --json: %v\n%s", err, out)
+	}
+	if len(res.Messages) != 1 || !strings.Contains(res.Messages[0].Content, "Alice's account number is 3942") || res.Trace.TokensUsed == 0 {
+		t.Errorf("recall --json: %+v", res)
+	}
+	// A user with nothing to recall gets an empty context, not an error.
+	out = mustRun(t, "recall", "--dir", dir, "--tenant", "acme", "--user", "nobody", "anything")
+	if !strings.Contains(out, "nothing recalled") {
+		t.Errorf("recall for an unknown user:\n%s", out)
+	}
+}
+
+func TestRecallErrors(t *testing.T) {
+	dir := seedStore(t)
+	base := []string{"recall", "--dir", dir, "--tenant", "acme", "--user", "alice"}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no user", []string{"recall", "--dir", dir, "--tenant", "acme", "hi"}, []string{`"user" not set`}},
+		{"no text", base, []string{"requires at least 1 arg"}},
+		{"blank text", append(base, " "), []string{"the text is empty"}},
+		{"bad source", append(base, "--sources", "memories,dreams", "hi"), []string{`unknown source "dreams"`}},
+		{"bad budget", append(base, "--max-tokens", "0", "hi"), []string{"--max-tokens 0"}},
+		{"bad top-k", append(base, "--top-k", "-1", "hi"), []string{"--top-k -1"}},
+		{"budget too small", append(base, "--session", "renewal", "--max-tokens", "10", "hi"), []string{"recall:", "exceed"}},
+		{"no store", []string{"recall", "--dir", t.TempDir(), "--tenant", "acme", "--user", "alice", "hi"}, []string{"no store in"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantError(t, tt.want, tt.args...) })
+	}
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/memory"
+)
+
+// Helpers shared by the commands that open a store: import, export,
+// recall, inspect, backup and restore.
+
+// storeFlags are the store and scope flags of a command.
+type storeFlags struct {
+	dir, tenant, user, session string
+}
+
+// scopeFlag says whether a command takes a scope flag, and whether it
+// must be given.
+type scopeFlag int
+
+const (
+	flagAbsent scopeFlag = iota
+	flagOptional
+	flagRequired
+)
+
+// register adds --dir (always required) and the scope flags the command
+// takes.
+func (f *storeFlags) register(cmd *cobra.Command, tenant, user, session scopeFlag) {
+	cmd.Flags().StringVar(&f.dir, "dir", "", "the store's directory (required)")
+	_ = cmd.MarkFlagRequired("dir") // the flag exists: cannot fail
+	for _, s := range []struct {
+		p     *string
+		name  string
+		usage string
+		want  scopeFlag
+	}{
+		{&f.tenant, "tenant", "the tenant", tenant},
+		{&f.user, "user", "the user", user},
+		{&f.session, "session", "the session", session},
+	} {
+		if s.want == flagAbsent {
+			continue
+		}
+		usage := s.usage
+		if s.want == flagRequired {
+			usage += " (required)"
+		}
+		cmd.Flags().StringVar(s.p, s.name, "", usage)
+		if s.want == flagRequired {
+			_ = cmd.MarkFlagRequired(s.name)
+		}
+	}
+}
+
+// scope returns the scope the flags name.
+func (f *storeFlags) scope() memory.Scope {
+	return memory.Scope{Tenant: f.tenant, User: f.user, Session: f.session}
+}
+
+// checkScope validates the scope the flags name, at its own depth, so that
+// a bad id is reported before the store is opened.
+func (f *storeFlags) checkScope() error {
+	s := f.scope()
+	if s.Session != "" && s.User == "" {
+		return errors.New("--session needs --user")
+	}
+	if s.User != "" && s.Tenant == "" {
+		return errors.New("--user needs --tenant")
+	}
+	if s.Tenant == "" {
+		return nil
+	}
+	return s.Validate(s.Level())
+}
+
+// openMode says whether opening a store may create it.
+type openMode int
+
+const (
+	// existingStore refuses a directory that is missing or empty: a
+	// mistyped --dir must not read as an empty store.
+	existingStore openMode = iota
+	// createStore creates the store when needed.
+	createStore
+)
+
+// openStore opens the store in dir.
+func openStore(dir string, mode openMode) (*memory.Store, error) {
+	if mode == existingStore {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0 {
+			return nil, fmt.Errorf("no store in %s", dir)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	// The command runs for moments: no background sweep of expired data.
+	st, err := memory.Open(dir, &memory.Options{SweepInterval: -1})
+	if errors.Is(err, memory.ErrLocked) {
+		return nil, fmt.Errorf("%w: %s (is engram serve or engram mcp running on it?)", err, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	return st, nil
+}
