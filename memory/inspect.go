@@ -44,20 +44,17 @@ func (s *Store) Users(ctx context.Context, scope Scope, opts ListOptions) ([]str
 // tenants under the tenant tag, users under a tenant prefix. Keys whose
 // next byte is a namespace (below 0x20) belong to parent itself.
 func (s *Store) listIDs(ctx context.Context, parent []byte, opts ListOptions) ([]string, error) {
-	if opts.Limit < 0 {
-		return nil, fmt.Errorf("%w: Limit %d is negative", ErrInvalidOptions, opts.Limit)
+	limit, err := pageSize(opts.Limit)
+	if err != nil {
+		return nil, err
 	}
 	if opts.After != "" {
 		if err := engine.ValidateID(opts.After); err != nil {
 			return nil, fmt.Errorf("%w: After %w", ErrInvalidOptions, err)
 		}
 	}
-	limit := opts.Limit
-	if limit == 0 {
-		limit = DefaultPageSize
-	}
 	var out []string
-	err := s.db.View(ctx, func(tx *engine.Tx) error {
+	err = s.db.View(ctx, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{Prefix: parent, KeysOnly: true})
 		defer it.Close()
 		start := engine.SessionsStart(parent) // the first key an id can start

@@ -510,12 +510,9 @@ func (s *Store) Memories(ctx context.Context, scope Scope, opts MemoriesOptions)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Limit < 0 {
-		return nil, fmt.Errorf("%w: Limit %d is negative", ErrInvalidOptions, opts.Limit)
-	}
-	limit := opts.Limit
-	if limit == 0 {
-		limit = DefaultPageSize
+	limit, err := pageSize(opts.Limit)
+	if err != nil {
+		return nil, err
 	}
 	var after ulid.ULID
 	if opts.After != "" {

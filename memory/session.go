@@ -266,10 +266,7 @@ func (ss *Session) Messages(ctx context.Context, opts MessagesOptions) ([]Messag
 	if err != nil {
 		return nil, err
 	}
-	limit := opts.Limit
-	if limit == 0 {
-		limit = DefaultPageSize
-	}
+	limit, _ := pageSize(opts.Limit) // bounds checked it
 	enc := ss.store.opts.Encoding
 	msgPrefix := engine.Key(prefix, engine.NSMessage)
 	var out []Message
@@ -305,8 +302,8 @@ func (ss *Session) Messages(ctx context.Context, opts MessagesOptions) ([]Messag
 
 // bounds turns the options into an inclusive id range [lo, hi].
 func (o *MessagesOptions) bounds() (lo, hi ulid.ULID, err error) {
-	if o.Limit < 0 {
-		return lo, hi, fmt.Errorf("%w: Limit %d is negative", ErrInvalidOptions, o.Limit)
+	if _, err := pageSize(o.Limit); err != nil {
+		return lo, hi, err
 	}
 	for i := range hi {
 		hi[i] = 0xFF

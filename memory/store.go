@@ -347,16 +347,13 @@ func (s *Store) Sessions(ctx context.Context, scope Scope, opts SessionsOptions)
 	if err := scope.Validate(engine.LevelUser); err != nil {
 		return nil, err
 	}
-	if opts.Limit < 0 {
-		return nil, fmt.Errorf("%w: Limit %d is negative", ErrInvalidOptions, opts.Limit)
-	}
-	limit := opts.Limit
-	if limit == 0 {
-		limit = DefaultPageSize
+	limit, err := pageSize(opts.Limit)
+	if err != nil {
+		return nil, err
 	}
 	userPrefix := scope.Prefix(engine.LevelUser)
 	var out []SessionInfo
-	err := s.db.View(ctx, func(tx *engine.Tx) error {
+	err = s.db.View(ctx, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{Prefix: userPrefix, KeysOnly: true})
 		defer it.Close()
 		start := engine.SessionsStart(userPrefix)
@@ -543,4 +540,16 @@ func (s *Store) forgetCachedEmbeddings(ctx context.Context, prefix []byte) error
 		return err
 	}
 	return s.db.EraseCachedEmbeddings(ctx, hashes...)
+}
+
+// pageSize applies the listings' Limit rule: negative is an error, zero
+// means [DefaultPageSize].
+func pageSize(limit int) (int, error) {
+	switch {
+	case limit < 0:
+		return 0, fmt.Errorf("%w: Limit %d is negative", ErrInvalidOptions, limit)
+	case limit == 0:
+		return DefaultPageSize, nil
+	}
+	return limit, nil
 }
