@@ -161,7 +161,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 	if n > budget-budget/20-8 {
 		n = count(pre)
 	}
-	for n > budget {
+	for n > budget && (len(kept) > 0 || summary != "") {
 		if len(kept) == 0 {
 			summary = ""
 			rec.Trace.SummaryTokens = 0
@@ -171,6 +171,9 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 		}
 		pre = renderPreamble(q.Now, summary, items())
 		n = count(pre)
+	}
+	if len(kept) == 0 && summary == "" {
+		pre, n = "", 0 // no preamble at all: nothing fit
 	}
 	for _, c := range kept {
 		c.Kept = true

@@ -299,7 +299,9 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	inWindow := map[string]bool{}
 	if q.Scope.Session != "" {
 		sess := s.Session(q.Scope)
-		win, err := sess.Window(ctx, WindowOptions{MaxMessages: q.MaxMessages, MaxTokens: int(float64(q.MaxTokens) * windowShare)})
+		// At least one token: zero would mean no token bound at all.
+		share := max(1, int(float64(q.MaxTokens)*windowShare))
+		win, err := sess.Window(ctx, WindowOptions{MaxMessages: q.MaxMessages, MaxTokens: share})
 		if err != nil {
 			return nil, err
 		}

@@ -254,6 +254,48 @@ func TestRecallBudgetProperty(t *testing.T) {
 	}
 }
 
+// TestRecallTinyBudget: a budget too small for any window or preamble
+// returns an empty context at once, never more tokens than asked and never
+// a hang (a window share that rounds to zero once meant "no token bound").
+func TestRecallTinyBudget(t *testing.T) {
+	s := openMem(t, nil)
+	r := rand.New(rand.NewPCG(9, 10))
+	seedRecall(t, s, r, 20)
+	done := make(chan error, 1)
+	go func() {
+		for budget := 1; budget <= 64; budget++ {
+			rec, err := s.Recall(bg, Query{
+				Scope:     Scope{Tenant: "acme", User: "alice", Session: "s1"},
+				Text:      "Lisbon trip budget",
+				MaxTokens: budget,
+				Sources:   []Source{SourceMemories, SourceEpisodes, SourceGraph},
+			})
+			if err != nil {
+				done <- fmt.Errorf("budget %d: %w", budget, err)
+				return
+			}
+			got, err := s.CountTokens(rec.ChatMessages()...)
+			if err != nil {
+				done <- err
+				return
+			}
+			if got > budget || rec.Trace.TokensUsed > budget {
+				done <- fmt.Errorf("budget %d: context of %d tokens (trace says %d)", budget, got, rec.Trace.TokensUsed)
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Recall with a tiny budget did not return within a minute")
+	}
+}
+
 func TestRecallBadQuery(t *testing.T) {
 	s := openMem(t, nil)
 	for name, q := range map[string]Query{
