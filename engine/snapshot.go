@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ import (
 	"github.com/engramdb/engram/index"
 )
 
-// Snapshot file, version 1:
+// Snapshot file, version 2:
 //
 //	magic "ENGRSNAP" | version u32 | sealed u8 | payload length u64 |
 //	payload | CRC-32C of payload u32
@@ -32,10 +33,15 @@ import (
 //
 //	mark [16]byte (every log id at or below it is in the graph) |
 //	prefix length u32 | prefix | dim u32 | keys u32 | keys × [16]byte
-//	(index id → record id, zero for deleted) | HNSW encoding
+//	(index id → record id, zero for deleted) | HNSW length u64 | HNSW
+//	encoding | BM25 length u64 | BM25 encoding
+//
+// The sections carry their lengths because their decoders read ahead;
+// version 1 did not, so its BM25 section could never be read back and a
+// version 1 file is rebuilt.
 const (
 	snapMagic   = "ENGRSNAP"
-	snapVersion = 1
+	snapVersion = 2
 	snapDir     = "vectors"
 )
 
@@ -205,46 +211,111 @@ func (db *DB) loadSnapshot(ctx context.Context, p *partition) error {
 	if err != nil {
 		return err
 	}
-	r := bytes.NewReader(payload)
-	var mark ulid.ULID
-	var hdr struct{ PrefixLen uint32 }
-	if _, err := r.Read(mark[:]); err != nil {
-		return fmt.Errorf("%w: snapshot mark", ErrCorrupt)
-	}
-	if err := binary.Read(r, binary.LittleEndian, &hdr); err != nil || int(hdr.PrefixLen) > r.Len() {
-		return fmt.Errorf("%w: snapshot prefix", ErrCorrupt)
-	}
-	prefix := make([]byte, hdr.PrefixLen)
-	_, _ = r.Read(prefix)
-	if !bytes.Equal(prefix, p.prefix) {
-		return fmt.Errorf("%w: snapshot of another partition", ErrCorrupt)
-	}
-	var dims struct{ Dim, Keys uint32 }
-	if err := binary.Read(r, binary.LittleEndian, &dims); err != nil || uint64(dims.Keys)*16 > uint64(r.Len()) {
-		return fmt.Errorf("%w: snapshot key table", ErrCorrupt)
-	}
-	keys := make([]ulid.ULID, dims.Keys)
-	for i := range keys {
-		_, _ = r.Read(keys[i][:])
-	}
-	h, err := index.DecodeHNSW(r)
+	snap, err := decodeSnapshot(payload, p.prefix)
 	if err != nil {
 		return err
 	}
-	if h.Dim() != int(dims.Dim) {
-		return fmt.Errorf("%w: snapshot dimension", ErrCorrupt)
-	}
-	lex, err := index.DecodeBM25(r)
-	if err != nil {
-		return err
-	}
-	p.mu.dim, p.mu.hnsw, p.mu.lex, p.mu.keys, p.mu.lastLog = int(dims.Dim), h, lex, keys, mark
-	for ix, id := range keys {
+	p.mu.dim, p.mu.hnsw, p.mu.lex, p.mu.keys, p.mu.lastLog = snap.dim, snap.hnsw, snap.lex, snap.keys, snap.mark
+	for ix, id := range snap.keys {
 		if id != (ulid.ULID{}) {
 			p.mu.ids[id] = uint64(ix)
 		}
 	}
-	return db.replay(ctx, p, mark)
+	return db.replay(ctx, p, snap.mark)
+}
+
+// snapshotData is a decoded snapshot payload.
+type snapshotData struct {
+	mark ulid.ULID
+	dim  int
+	keys []ulid.ULID
+	hnsw *index.HNSW
+	lex  *index.BM25
+}
+
+// encodeSnapshot lays out a snapshot payload of the partition prefix.
+func encodeSnapshot(snap *snapshotData, prefix []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Write(snap.mark[:])
+	_ = binary.Write(&buf, binary.LittleEndian, uint32(len(prefix)))
+	buf.Write(prefix)
+	_ = binary.Write(&buf, binary.LittleEndian, [2]uint32{uint32(snap.dim), uint32(len(snap.keys))})
+	for _, k := range snap.keys {
+		buf.Write(k[:])
+	}
+	// Each section is preceded by its length, patched in once written.
+	section := func(encode func(io.Writer) error) error {
+		at := buf.Len()
+		buf.Write(make([]byte, 8))
+		if err := encode(&buf); err != nil {
+			return err
+		}
+		binary.LittleEndian.PutUint64(buf.Bytes()[at:], uint64(buf.Len()-at-8))
+		return nil
+	}
+	if err := section(snap.hnsw.Encode); err != nil {
+		return nil, err
+	}
+	if err := section(snap.lex.Encode); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeSnapshot parses a snapshot payload of the partition prefix.
+func decodeSnapshot(payload, prefix []byte) (*snapshotData, error) {
+	r := bytes.NewReader(payload)
+	var snap snapshotData
+	var hdr struct{ PrefixLen uint32 }
+	if _, err := io.ReadFull(r, snap.mark[:]); err != nil {
+		return nil, fmt.Errorf("%w: snapshot mark", ErrCorrupt)
+	}
+	if err := binary.Read(r, binary.LittleEndian, &hdr); err != nil || int64(hdr.PrefixLen) > int64(r.Len()) {
+		return nil, fmt.Errorf("%w: snapshot prefix", ErrCorrupt)
+	}
+	got := make([]byte, hdr.PrefixLen)
+	_, _ = r.Read(got)
+	if !bytes.Equal(got, prefix) {
+		return nil, fmt.Errorf("%w: snapshot of another partition", ErrCorrupt)
+	}
+	var dims struct{ Dim, Keys uint32 }
+	if err := binary.Read(r, binary.LittleEndian, &dims); err != nil || uint64(dims.Keys)*16 > uint64(r.Len()) {
+		return nil, fmt.Errorf("%w: snapshot key table", ErrCorrupt)
+	}
+	snap.dim = int(dims.Dim)
+	snap.keys = make([]ulid.ULID, dims.Keys)
+	for i := range snap.keys {
+		_, _ = r.Read(snap.keys[i][:])
+	}
+	section := func(name string) (*bytes.Reader, error) {
+		var n uint64
+		if err := binary.Read(r, binary.LittleEndian, &n); err != nil || n > uint64(r.Len()) {
+			return nil, fmt.Errorf("%w: snapshot %s section", ErrCorrupt, name)
+		}
+		b := make([]byte, n)
+		_, _ = r.Read(b)
+		return bytes.NewReader(b), nil
+	}
+	sec, err := section("HNSW")
+	if err != nil {
+		return nil, err
+	}
+	if snap.hnsw, err = index.DecodeHNSW(sec); err != nil {
+		return nil, err
+	}
+	if snap.hnsw.Dim() != snap.dim {
+		return nil, fmt.Errorf("%w: snapshot dimension", ErrCorrupt)
+	}
+	if sec, err = section("BM25"); err != nil {
+		return nil, err
+	}
+	if snap.lex, err = index.DecodeBM25(sec); err != nil {
+		return nil, err
+	}
+	if r.Len() != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the snapshot's sections", ErrCorrupt, r.Len())
+	}
+	return &snap, nil
 }
 
 // replay applies the partition's log entries after mark. Applying one twice
@@ -305,27 +376,16 @@ func (db *DB) snapshot(ctx context.Context, p *partition) error {
 		return nil
 	}
 	mark, dirty := p.mu.lastLog, p.mu.dirty
-	var buf bytes.Buffer
-	buf.Write(mark[:])
-	_ = binary.Write(&buf, binary.LittleEndian, uint32(len(p.prefix)))
-	buf.Write(p.prefix)
-	_ = binary.Write(&buf, binary.LittleEndian, [2]uint32{uint32(p.mu.dim), uint32(len(p.mu.keys))})
-	for _, k := range p.mu.keys {
-		buf.Write(k[:])
+	lex := p.mu.lex
+	if lex == nil {
+		lex = index.NewBM25(nil)
 	}
-	err := p.mu.hnsw.Encode(&buf)
-	if err == nil {
-		lex := p.mu.lex
-		if lex == nil {
-			lex = index.NewBM25(nil)
-		}
-		err = lex.Encode(&buf)
-	}
+	payload, err := encodeSnapshot(&snapshotData{mark: mark, dim: p.mu.dim, keys: p.mu.keys, hnsw: p.mu.hnsw, lex: lex}, p.prefix)
 	p.mu.RUnlock()
 	if err != nil {
 		return err
 	}
-	file, err := db.sealSnapshot(buf.Bytes())
+	file, err := db.sealSnapshot(payload)
 	if err != nil {
 		return err
 	}

@@ -6,15 +6,20 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/engramdb/engram/index"
 )
@@ -322,8 +327,11 @@ func TestSnapshotReplayAndRecovery(t *testing.T) {
 	db.skipFinalSnapshot = true // as if the process died
 	db.Close()
 
-	check := func(name string) {
-		db := openDisk(t, dir, opts)
+	check := func(name string, sound bool) {
+		logs := &logRecorder{}
+		o := *opts
+		o.Logger = slog.New(logs)
+		db := openDisk(t, dir, &o)
 		defer db.Close()
 		for id, v := range stored {
 			hits, err := db.Search(ctxb, vscope, v, 1, nil)
@@ -334,23 +342,29 @@ func TestSnapshotReplayAndRecovery(t *testing.T) {
 		if r := searchRecall(t, db, vscope, stored, vecs[800:], 10); r < 0.95 {
 			t.Fatalf("%s: recall@10 = %.4f", name, r)
 		}
+		// A sound snapshot is loaded, not thrown away for a rebuild.
+		if rebuilt := logs.count("engram: vector snapshot unusable; rebuilding from records"); sound && rebuilt != 0 {
+			t.Fatalf("%s: a sound snapshot was rebuilt: %v", name, logs.lines())
+		} else if !sound && rebuilt == 0 && name != "missing snapshot" {
+			t.Fatalf("%s: a bad snapshot was not reported", name)
+		}
 	}
-	check("snapshot + replay")
+	check("snapshot + replay", true)
 
 	for _, f := range snapFiles(t, dir) {
 		b, _ := os.ReadFile(f)
 		b[len(b)/2] ^= 0xFF
 		os.WriteFile(f, b, 0o600)
 	}
-	check("corrupt snapshot")
+	check("corrupt snapshot", false)
 	for _, f := range snapFiles(t, dir) {
 		os.WriteFile(f, []byte("garbage"), 0o600)
 	}
-	check("garbage snapshot")
+	check("garbage snapshot", false)
 	for _, f := range snapFiles(t, dir) {
 		os.Remove(f)
 	}
-	check("missing snapshot")
+	check("missing snapshot", false)
 }
 
 func TestEraseDropsVectorsAndSnapshots(t *testing.T) {
@@ -441,6 +455,44 @@ func FuzzDecodeRecord(f *testing.F) {
 		again, err := decodeRecord(encodeRecord(&r))
 		if err != nil || fmt.Sprint(again) != fmt.Sprint(r) {
 			t.Fatalf("round trip: %v\n%+v\n%+v", err, r, again)
+		}
+	})
+}
+
+// FuzzDecodeSnapshot feeds mutations of a real snapshot payload to its
+// decoder, which must fail cleanly or yield an index of its dimension.
+func FuzzDecodeSnapshot(f *testing.F) {
+	h, err := index.NewHNSW(4, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	lex := index.NewBM25(nil)
+	snap := &snapshotData{dim: 4, hnsw: h, lex: lex}
+	// Few and short, so the fuzzer's minimizing of a long input is quick.
+	for i, v := range randVecs(3, 12, 4) {
+		if err := h.Add(uint64(i), v); err != nil {
+			f.Fatal(err)
+		}
+		lex.AddFields(uint64(i), fmt.Sprintf("note %d about item %d", i, 7*i), "")
+		snap.keys = append(snap.keys, ulid.Make())
+	}
+	prefix := vscope.Prefix(LevelUser)
+	payload, err := encodeSnapshot(snap, prefix)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := decodeSnapshot(payload, prefix); err != nil {
+		f.Fatalf("a sound snapshot: %v", err)
+	}
+	f.Add(payload)
+	f.Add(payload[:len(payload)/2])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		snap, err := decodeSnapshot(b, prefix)
+		if err != nil {
+			return
+		}
+		if snap.hnsw.Dim() != snap.dim {
+			t.Fatalf("index of dimension %d in a snapshot of %d", snap.hnsw.Dim(), snap.dim)
 		}
 	})
 }
@@ -591,4 +643,45 @@ func TestSnapshotMarkWaitsForApply(t *testing.T) {
 	if err != nil || len(hits) != 1 || hits[0].ID != idA {
 		t.Fatalf("record A lost across the snapshot: %+v, %v", hits, err)
 	}
+}
+
+// logRecorder is a slog.Handler that keeps every message it is given.
+type logRecorder struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	l.msgs = append(l.msgs, line)
+	return nil
+}
+
+func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
+
+func (l *logRecorder) count(msg string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, m := range l.msgs {
+		if strings.HasPrefix(m, msg) {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *logRecorder) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.msgs)
 }
