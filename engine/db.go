@@ -159,6 +159,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	db.ids.entropy = ulid.Monotonic(rand.Reader, 0)
 	db.parts.m = map[string]*partition{}
 	if dir != "" {
+		db.removeOldSnapshots()
 		db.bg.Go(func() { db.snapshotLoop(db.stop) })
 	}
 	return db, nil

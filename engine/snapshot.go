@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -50,10 +51,12 @@ var snapCRC = crc32.MakeTable(crc32.Castagnoli)
 func numCPU() int { return runtime.GOMAXPROCS(0) }
 
 // snapshotPath names a partition's snapshot file by hashes of its tenant
-// prefix and its own prefix, so no id appears in a file name and erasing a
-// tenant removes its files by one pattern.
+// prefix, of the tenant or user prefix it belongs to (its base) and of its
+// own prefix, so no id appears in a file name and erasing a tenant or a
+// user removes the files of all its partitions, named spaces included, by
+// one pattern.
 func (db *DB) snapshotPath(prefix []byte) string {
-	return filepath.Join(db.kv.Dir(), snapDir, tenantHash(prefix)+"-"+shortHash(prefix)+".snap")
+	return filepath.Join(db.kv.Dir(), snapDir, tenantHash(prefix)+"-"+shortHash(partitionBase(prefix))+"-"+shortHash(prefix)+".snap")
 }
 
 func shortHash(b []byte) string {
@@ -69,16 +72,42 @@ func tenantHash(key []byte) string {
 	return shortHash(key)
 }
 
+// partitionBase returns the tenant or user prefix a key belongs to: the
+// tenant prefix when a namespace byte follows it (or nothing does), else
+// the user prefix.
+func partitionBase(key []byte) []byte {
+	t := bytes.IndexByte(key[1:], sep) + 2 // the tenant prefix's length
+	switch {
+	case t < 2:
+		return key // no tenant prefix
+	case t == len(key) || key[t] < 0x20:
+		return key[:t]
+	}
+	if u := bytes.IndexByte(key[t:], sep); u >= 0 {
+		return key[:t+u+1]
+	}
+	return key
+}
+
 // removeSnapshotsUnder deletes the snapshot files of every partition under
-// an erased prefix. The caller holds db.snapMu.
+// an erased prefix: all of a tenant's, all of a user's, or the one file of
+// a partition. The caller holds db.snapMu.
 func (db *DB) removeSnapshotsUnder(prefix []byte) error {
-	if err := os.Remove(db.snapshotPath(prefix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	var pattern string
+	switch base := partitionBase(prefix); {
+	case len(prefix) == len(base):
+		if bytes.IndexByte(prefix[1:], sep) == len(prefix)-2 {
+			pattern = tenantHash(prefix) + "-*.snap"
+		} else {
+			pattern = tenantHash(prefix) + "-" + shortHash(prefix) + "-*.snap"
+		}
+	default:
+		if err := os.Remove(db.snapshotPath(prefix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
 	}
-	if bytes.IndexByte(prefix[1:], sep) != len(prefix)-2 {
-		return nil // not a tenant prefix: its own file was the only one
-	}
-	files, err := filepath.Glob(filepath.Join(db.kv.Dir(), snapDir, tenantHash(prefix)+"-*.snap"))
+	files, err := filepath.Glob(filepath.Join(db.kv.Dir(), snapDir, pattern))
 	if err != nil {
 		return err
 	}
@@ -88,6 +117,17 @@ func (db *DB) removeSnapshotsUnder(prefix []byte) error {
 		}
 	}
 	return nil
+}
+
+// removeOldSnapshots deletes snapshot files named by an earlier layout
+// (two hashes, version 1), which no partition would ever read or erase.
+func (db *DB) removeOldSnapshots() {
+	files, _ := filepath.Glob(filepath.Join(db.kv.Dir(), snapDir, "*.snap"))
+	for _, f := range files {
+		if strings.Count(filepath.Base(f), "-") != 2 {
+			_ = os.Remove(f)
+		}
+	}
 }
 
 // loadPartition fills a new partition: from its snapshot and the log after

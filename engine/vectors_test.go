@@ -367,37 +367,62 @@ func TestSnapshotReplayAndRecovery(t *testing.T) {
 	check("missing snapshot", false)
 }
 
+// TestEraseDropsVectorsAndSnapshots: erasing a user or a tenant drops the
+// snapshot files of every partition under it, named spaces included, and
+// no other.
 func TestEraseDropsVectorsAndSnapshots(t *testing.T) {
 	dir := t.TempDir()
 	opts := &Options{ExactThreshold: 50}
 	db := openDisk(t, dir, opts)
 	vecs := randVecs(7, 200, 8)
-	put(t, db, Scope{Tenant: "acme", User: "alice"}, vecs[:100])
-	put(t, db, Scope{Tenant: "acme", User: "bob"}, vecs[100:])
+	alice, bob := Scope{Tenant: "acme", User: "alice"}, Scope{Tenant: "acme", User: "bob"}
+	put(t, db, alice, vecs[:100])
+	putIn(t, db, alice, "mem", vecs[:100])
+	putIn(t, db, alice, "msg", vecs[100:])
+	put(t, db, bob, vecs[100:])
+	putIn(t, db, bob, "mem", vecs[100:])
+	putIn(t, db, Scope{Tenant: "acme"}, "mem", vecs[:100]) // shared by the tenant
 	keep := put(t, db, Scope{Tenant: "other", User: "alice"}, vecs[:100])
+	putIn(t, db, Scope{Tenant: "other", User: "alice"}, "mem", vecs[:100])
 	db.Close()
-	if n := len(snapFiles(t, dir)); n != 3 {
-		t.Fatalf("%d snapshot files, want 3", n)
+	if n := len(snapFiles(t, dir)); n != 8 {
+		t.Fatalf("%d snapshot files, want 8", n)
 	}
 	db = openDisk(t, dir, opts)
 	defer db.Close()
-	if _, err := db.ErasePrefix(ctxb, Scope{Tenant: "acme", User: "alice"}.Prefix(LevelUser), nil); err != nil {
+	if _, err := db.ErasePrefix(ctxb, alice.Prefix(LevelUser), nil); err != nil {
 		t.Fatal(err)
 	}
-	if hits, _ := db.Search(ctxb, Scope{Tenant: "acme", User: "alice"}, vecs[0], 5, nil); len(hits) != 0 {
+	if hits, _ := db.Search(ctxb, alice, vecs[0], 5, nil); len(hits) != 0 {
 		t.Fatalf("erased user's records still found: %d", len(hits))
 	}
-	if n := len(snapFiles(t, dir)); n != 2 {
-		t.Fatalf("%d snapshot files after erasing a user, want 2", n)
+	if n := len(snapFiles(t, dir)); n != 5 {
+		t.Fatalf("%d snapshot files after erasing a user with two spaces, want 5", n)
 	}
 	if _, err := db.ErasePrefix(ctxb, Scope{Tenant: "acme"}.Prefix(LevelTenant), nil); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(snapFiles(t, dir)); n != 1 {
-		t.Fatalf("%d snapshot files after erasing the tenant, want 1", n)
+	if n := len(snapFiles(t, dir)); n != 2 {
+		t.Fatalf("%d snapshot files after erasing the tenant, want 2", n)
 	}
 	if r := searchRecall(t, db, Scope{Tenant: "other", User: "alice"}, keep, vecs[:20], 5); r < 0.95 {
 		t.Fatalf("other tenant's recall %.3f", r)
+	}
+}
+
+// putIn stores one record per vector in a named space.
+func putIn(t testing.TB, db *DB, scope Scope, space string, vecs [][]float32) {
+	t.Helper()
+	err := db.Update(ctxb, func(tx *Tx) error {
+		for i, v := range vecs {
+			if _, err := tx.PutRecordIn(scope, space, Record{Text: fmt.Sprint("text ", i), Vector: v}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -684,4 +709,43 @@ func (l *logRecorder) lines() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.msgs)
+}
+
+func TestPartitionBase(t *testing.T) {
+	tenant := Scope{Tenant: "acme"}.Prefix(LevelTenant)
+	user := Scope{Tenant: "acme", User: "alice"}.Prefix(LevelUser)
+	session := Scope{Tenant: "acme", User: "alice", Session: "s1"}.Prefix(LevelSession)
+	for _, c := range []struct{ key, want []byte }{
+		{tenant, tenant},
+		{Key(tenant, NSSpace, []byte("mem"), []byte{sep}), tenant},
+		{user, user},
+		{Key(user, NSSpace, []byte("mem"), []byte{sep}), user},
+		{session, user},
+		{[]byte{tagTenant, 'x'}, []byte{tagTenant, 'x'}},
+	} {
+		if got := partitionBase(c.key); !bytes.Equal(got, c.want) {
+			t.Errorf("partitionBase(%q) = %q, want %q", c.key, got, c.want)
+		}
+	}
+}
+
+// TestOldSnapshotsRemoved: files of the version 1 layout, which nothing
+// reads or erases any more, are deleted at open; current ones are kept.
+func TestOldSnapshotsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	db := openDisk(t, dir, &Options{ExactThreshold: 10})
+	put(t, db, vscope, randVecs(8, 20, 4))
+	db.Close()
+	old := filepath.Join(dir, snapDir, "0123456789abcdef01234567-0123456789abcdef01234567.snap")
+	if err := os.WriteFile(old, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db = openDisk(t, dir, nil)
+	db.Close()
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("old snapshot file kept: %v", err)
+	}
+	if n := len(snapFiles(t, dir)); n != 1 {
+		t.Fatalf("%d snapshot files, want the current one", n)
+	}
 }
