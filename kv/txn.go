@@ -44,6 +44,22 @@ func (tx *Txn) Has(key []byte) (bool, error) {
 	}
 }
 
+// Expiry returns when key expires, the zero time if it never does, or
+// [ErrNotFound].
+func (tx *Txn) Expiry(key []byte) (time.Time, error) {
+	if len(key) == 0 {
+		return time.Time{}, ErrEmptyKey
+	}
+	item, err := tx.btx.Get(key)
+	if err != nil {
+		return time.Time{}, convertError(err)
+	}
+	if s := item.ExpiresAt(); s != 0 {
+		return time.Unix(int64(s), 0), nil
+	}
+	return time.Time{}, nil
+}
+
 // Set stores value under key. Both are copied.
 func (tx *Txn) Set(key, value []byte) error {
 	return tx.SetTTL(key, value, 0)

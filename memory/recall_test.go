@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -418,6 +419,80 @@ func TestRollingSummary(t *testing.T) {
 	}
 }
 
+// summarizerFunc adapts a function to Summarizer.
+type summarizerFunc func(ctx context.Context, prev string, msgs []Message, maxTokens int) (string, error)
+
+func (f summarizerFunc) Summarize(ctx context.Context, prev string, msgs []Message, maxTokens int) (string, error) {
+	return f(ctx, prev, msgs, maxTokens)
+}
+
+// TestSummaryNotRevivedByForget: a session forgotten while its summary is
+// being refreshed (here, by the summarizer itself) gets no summary back.
+func TestSummaryNotRevivedByForget(t *testing.T) {
+	var s *Store
+	scope := Scope{Tenant: "acme", User: "alice", Session: "gone"}
+	s = openMem(t, &Options{Summarizer: summarizerFunc(func(ctx context.Context, prev string, msgs []Message, _ int) (string, error) {
+		if err := s.Forget(ctx, scope); err != nil {
+			return "", err
+		}
+		return "alice asked about Lisbon", nil
+	})})
+	sess := s.Session(scope)
+	for i := range 8 {
+		mustAppend(t, sess, user(fmt.Sprintf("Question %d about Lisbon.", i)), asst("Noted."))
+	}
+	rec, err := s.Recall(bg, Query{Scope: scope, Text: "Lisbon", MaxMessages: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Summary != "" {
+		t.Errorf("Recall returned the forgotten session's summary %q", rec.Summary)
+	}
+	if got, err := sess.Summary(bg); err != nil || got != "" {
+		t.Fatalf("summary stored after Forget: %q, %v", got, err)
+	}
+	if n := countKeys(t, s, scope.Prefix(engine.LevelSession)); n != 0 {
+		t.Fatalf("%d keys left under the forgotten session", n)
+	}
+}
+
+// TestSummaryExpiresWithItsMessages: with SessionTTL the summary expires
+// when the newest message it covers does, not a full TTL after the refresh.
+func TestSummaryExpiresWithItsMessages(t *testing.T) {
+	s := openMem(t, &Options{SessionTTL: time.Hour})
+	scope := Scope{Tenant: "acme", User: "alice", Session: "ttl"}
+	sess := s.Session(scope)
+	for i := range 8 {
+		mustAppend(t, sess, user(fmt.Sprintf("Question %d about Lisbon.", i)), asst("Noted."))
+	}
+	time.Sleep(2100 * time.Millisecond) // expiry is kept in whole seconds
+	if _, err := s.Recall(bg, Query{Scope: scope, Text: "Lisbon", MaxMessages: 2}); err != nil {
+		t.Fatal(err)
+	}
+	prefix := scope.Prefix(engine.LevelSession)
+	err := s.Engine().View(bg, func(tx *engine.Tx) error {
+		sum, err := loadSummary(tx, prefix)
+		if err != nil || len(sum.Through) != 16 {
+			return fmt.Errorf("stored summary %+v, %v", sum, err)
+		}
+		got, err := tx.KV().Expiry(engine.Key(prefix, engine.NSSummary))
+		if err != nil {
+			return err
+		}
+		want, err := tx.KV().Expiry(engine.Key(prefix, engine.NSMessage, sum.Through))
+		if err != nil {
+			return err
+		}
+		if got.IsZero() || got.Sub(want).Abs() > time.Second {
+			return fmt.Errorf("summary expires %v, its newest message %v", got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestForgetErasesRecall: forgetting a user erases memories, vectors,
 // postings, facts and summaries: nothing is recalled, no key is left.
 func TestForgetErasesRecall(t *testing.T) {
@@ -452,18 +527,27 @@ func TestForgetErasesRecall(t *testing.T) {
 		}
 	}
 	prefix, _ := alice.PartitionPrefix()
-	var left int
-	err = s.Engine().View(bg, func(tx *engine.Tx) error {
+	if left := countKeys(t, s, prefix); left != 0 {
+		t.Fatalf("%d keys left under the user", left)
+	}
+}
+
+// countKeys counts the keys under prefix.
+func countKeys(t *testing.T, s *Store, prefix []byte) int {
+	t.Helper()
+	var n int
+	err := s.Engine().View(bg, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{Prefix: prefix, KeysOnly: true})
 		defer it.Close()
 		for it.Seek(nil); it.Valid(); it.Next() {
-			left++
+			n++
 		}
 		return nil
 	})
-	if err != nil || left != 0 {
-		t.Fatalf("%d keys left under the user, %v", left, err)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return n
 }
 
 // TestRecallIsolation: a Recall sees only its own user's memories,

@@ -10,6 +10,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/kv"
 )
 
 // DefaultSummaryTokens is Options.SummaryTokens when zero.
@@ -140,6 +141,17 @@ func (s *Store) sessionSummary(ctx context.Context, ss *Session, win []Message) 
 	}
 	next := storedSummary{Text: text, Through: last[:], Updated: time.Now().UnixNano()}
 	err = s.db.Update(ctx, func(tx *engine.Tx) error {
+		// The newest message it covers must still be there: a session
+		// forgotten (or expired) meanwhile gets no summary back. Reading
+		// it makes a concurrent Forget conflict with this write.
+		expires, err := tx.KV().Expiry(engine.Key(prefix, engine.NSMessage, last[:]))
+		if errors.Is(err, kv.ErrNotFound) {
+			text = ""
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 		// A concurrent refresh that got further wins.
 		cur, err := loadSummary(tx, prefix)
 		if err != nil {
@@ -149,7 +161,19 @@ func (s *Store) sessionSummary(ctx context.Context, ss *Session, win []Message) 
 			text = cur.Text
 			return nil
 		}
-		return tx.SetTTL(engine.Key(prefix, engine.NSSummary), encodeSummary(&next), s.opts.SessionTTL)
+		// The summary lives as long as that message: once it expired,
+		// every message the summary covers has.
+		var ttl time.Duration
+		if !expires.IsZero() {
+			if ttl = time.Until(expires); ttl <= 0 {
+				text = ""
+				return nil
+			}
+		}
+		return tx.SetTTL(engine.Key(prefix, engine.NSSummary), encodeSummary(&next), ttl)
 	})
-	return text, err
+	if err != nil {
+		return "", err
+	}
+	return text, nil
 }
