@@ -68,16 +68,18 @@ type BatchResult struct {
 	Facts []Fact
 }
 
+// batchStep is one operation of a batch, prepared.
+type batchStep struct {
+	append *preparedAppend
+	root   []byte // graph root, for a fact
+	user   string // partition prefix, for sources
+}
+
 // Write commits the batch in one transaction: on any error (a bad message,
 // a bad fact, a storage failure) nothing of it is written. Messages are
 // checked as [Session.Append] checks them, facts as [Store.Relate] does.
 func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
-	type step struct {
-		append *preparedAppend
-		root   []byte // graph root, for a fact
-		user   string // partition prefix, for sources
-	}
-	steps := make([]step, len(b.ops))
+	steps := make([]batchStep, len(b.ops))
 	var locks []int // indexes into s.sessionLocks
 	for i, op := range b.ops {
 		p, err := op.scope.PartitionPrefix()
@@ -88,6 +90,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 		if op.msgs != nil {
 			a, err := s.prepareAppend(ctx, op.scope, op.msgs)
 			if err != nil {
+				s.dropPrepared(ctx, steps[:i])
 				return BatchResult{}, fmt.Errorf("batch op %d: %w", i, err)
 			}
 			steps[i].append = a
@@ -141,6 +144,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 		return nil
 	})
 	if err != nil {
+		s.dropPrepared(ctx, steps)
 		return BatchResult{}, err
 	}
 	for i := range steps {
@@ -149,4 +153,16 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// dropPrepared erases the cached embeddings of the prepared appends of a
+// batch that was not written.
+func (s *Store) dropPrepared(ctx context.Context, steps []batchStep) {
+	var texts []string
+	for i := range steps {
+		if steps[i].append != nil {
+			texts = append(texts, steps[i].append.episodeTexts()...)
+		}
+	}
+	s.dropEmbedded(ctx, texts...)
 }

@@ -320,3 +320,73 @@ func TestForgetErasesCachedEmbeddings(t *testing.T) {
 		t.Error("Forget erased an unrelated cached embedding")
 	}
 }
+
+// TestCachedEmbeddingsDoNotOutliveTheirText: texts that were embedded but
+// are not (or no longer) stored leave no cached embedding: a duplicate
+// merged into an earlier memory, a batch that failed after it was
+// embedded, a memory that expired and was swept.
+func TestCachedEmbeddingsDoNotOutliveTheirText(t *testing.T) {
+	fake := embedtest.NewFake(nil)
+	st := openMem(t, &Options{Embedder: fake, SweepInterval: -1})
+	cached := func(text string) bool {
+		t.Helper()
+		vals, err := st.Engine().EmbeddingCache().LoadEmbeddings(bg, [][]byte{embed.CacheKey(fake.Identity(), text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vals[0] != nil
+	}
+	alice := Scope{Tenant: "acme", User: "alice"}
+
+	kept := "Dana owns the renewal of account 3942"
+	mustRemember(t, st, alice, Memory{Text: kept})
+	dup := "DANA owns the renewal of   account 3942"
+	mustRemember(t, st, alice, Memory{Text: dup})
+	if !cached(kept) || cached(dup) {
+		t.Errorf("after a merged duplicate: stored text cached %v (want true), duplicate cached %v (want false)", cached(kept), cached(dup))
+	}
+
+	failed := "The vault code is 5521"
+	err := st.Session(testScope).Append(bg, user(failed), result("no-such-call"))
+	if !errors.Is(err, ErrOrphanToolResult) {
+		t.Fatalf("append with an orphan result = %v", err)
+	}
+	if cached(failed) {
+		t.Error("a message of a failed append left its embedding cached")
+	}
+
+	var b Batch
+	batched := "The safe is behind the painting"
+	b.Append(testScope, user(batched))
+	b.Relate(alice, Fact{Subject: "safe"}) // no predicate: the batch fails
+	if _, err := st.Write(bg, &b); err == nil {
+		t.Fatal("a batch with a bad fact was written")
+	}
+	if cached(batched) {
+		t.Error("a message of a failed batch left its embedding cached")
+	}
+
+	bob := Scope{Tenant: "acme", User: "bob"}
+	brief, bobs := "The door code is 1234 until tomorrow", "Bob's locker code is 4321 for today"
+	mustRemember(t, st, alice, Memory{Text: brief, ExpiresAt: time.Now().Add(1500 * time.Millisecond)})
+	mustRemember(t, st, bob, Memory{Text: bobs, ExpiresAt: time.Now().Add(1500 * time.Millisecond)})
+	if !cached(brief) || !cached(bobs) {
+		t.Fatal("a stored memory's embedding is not cached")
+	}
+	time.Sleep(2600 * time.Millisecond) // expiry is kept in whole seconds
+	if n, err := st.Sweep(bg, alice); err != nil || n != 1 {
+		t.Fatalf("Sweep = %d, %v; want 1", n, err)
+	}
+	if cached(brief) {
+		t.Error("an expired, swept memory left its embedding cached")
+	}
+	if err := st.Forget(bg, bob); err != nil {
+		t.Fatal(err)
+	}
+	if cached(bobs) {
+		t.Error("an expired memory not yet swept kept its embedding cached through Forget")
+	}
+	if !cached(kept) {
+		t.Error("Sweep erased a live memory's cached embedding")
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
 )
@@ -244,7 +245,9 @@ func (s *Store) Remember(ctx context.Context, scope Scope, m Memory) (string, er
 	}
 	hashKey := engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))
 	var id string
+	var dropped bool // m's text was merged into another and is not stored
 	err = s.db.Update(ctx, func(tx *engine.Tx) error {
+		id, dropped = "", false
 		existing := near
 		switch b, err := tx.Get(hashKey); {
 		case err == nil:
@@ -261,7 +264,7 @@ func (s *Store) Remember(ctx context.Context, scope Scope, m Memory) (string, er
 					return err
 				}
 				merged := mergeMemory(old, m)
-				id = existing
+				id, dropped = existing, old.Text != m.Text
 				return s.putMemory(tx, scope, prefix, &old, &merged, rec.Vector)
 			case !errors.Is(err, engine.ErrNotFound):
 				return err
@@ -272,6 +275,10 @@ func (s *Store) Remember(ctx context.Context, scope Scope, m Memory) (string, er
 		id = m.ID
 		return s.putMemory(tx, scope, prefix, nil, &m, vec)
 	})
+	if err != nil || dropped {
+		// The text was embedded (and cached) but is not stored.
+		s.dropEmbedded(ctx, m.Text)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -325,7 +332,7 @@ func (s *Store) putMemory(tx *engine.Tx, scope Scope, prefix []byte, old, m *Mem
 	var ttl time.Duration
 	if !m.ExpiresAt.IsZero() {
 		ttl = time.Until(m.ExpiresAt)
-		if err := tx.Set(expiryKey(prefix, m.ExpiresAt, m.ID), []byte(spaceMemories)); err != nil {
+		if err := tx.Set(expiryKey(prefix, m.ExpiresAt, m.ID), expiryValue(spaceMemories, m.Text)); err != nil {
 			return err
 		}
 	}
@@ -589,9 +596,9 @@ func (s *Store) DeleteMemory(ctx context.Context, scope Scope, id string) error 
 }
 
 // Sweep removes the scope's expired memories and message episodes from the
-// indexes (their records are already unreadable) and returns how many it
-// removed. The store sweeps by itself every Options.SweepInterval; call
-// Sweep to reclaim index memory at once.
+// indexes (their records are already unreadable), erases their cached
+// embeddings, and returns how many it removed. The store sweeps by itself
+// every Options.SweepInterval; call Sweep to reclaim index memory at once.
 func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 	scope, prefix, err := memoryScope(scope)
 	if err != nil {
@@ -601,18 +608,21 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 	var ts [8]byte
 	binary.BigEndian.PutUint64(ts[:], uint64(time.Now().UnixNano()))
 	end := append(bytes.Clone(start), ts[:]...)
+	type due struct {
+		key   []byte
+		id    string
+		space string
+	}
 	total := 0
 	for {
-		n := 0
-		err := s.db.Update(ctx, func(tx *engine.Tx) error {
-			n = 0
+		// Read a batch, erase its cached embeddings, then delete it: an
+		// expiry key goes only after the cache entry it names, so a
+		// failure part way leaves it for the next sweep.
+		var batch []due
+		var hashes [][32]byte
+		err := s.db.View(ctx, func(tx *engine.Tx) error {
 			it := tx.NewIterator(engine.IterOptions{Prefix: start})
-			type due struct {
-				key   []byte
-				id    string
-				space string
-			}
-			var batch []due
+			defer it.Close()
 			var val []byte
 			for it.Seek(nil); it.Valid() && len(batch) < 256 && bytes.Compare(it.Key(), end) < 0; it.Next() {
 				k := it.Key()
@@ -623,13 +633,33 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 				copy(u[:], k[len(start)+8:])
 				var err error
 				if val, err = it.Value(val[:0]); err != nil {
-					it.Close()
 					return err
 				}
-				batch = append(batch, due{key: bytes.Clone(k), id: u.String(), space: string(val)})
+				space, hash, ok := parseExpiryValue(val)
+				if ok {
+					hashes = append(hashes, hash)
+				}
+				batch = append(batch, due{key: bytes.Clone(k), id: u.String(), space: space})
 			}
-			it.Close()
+			return nil
+		})
+		if err != nil || len(batch) == 0 {
+			return total, err
+		}
+		if s.cache != nil {
+			if err := s.db.EraseCachedEmbeddings(ctx, hashes...); err != nil {
+				return total, err
+			}
+		}
+		err = s.db.Update(ctx, func(tx *engine.Tx) error {
 			for _, d := range batch {
+				// Still due? A merge may have moved the expiry since.
+				switch _, err := tx.Get(d.key); {
+				case errors.Is(err, engine.ErrNotFound):
+					continue
+				case err != nil:
+					return err
+				}
 				if err := tx.DeleteRecordIn(scope, d.space, d.id); err != nil {
 					return err
 				}
@@ -637,12 +667,14 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 					return err
 				}
 			}
-			n = len(batch)
 			return nil
 		})
-		total += n
-		if err != nil || n < 256 {
+		if err != nil {
 			return total, err
+		}
+		total += len(batch)
+		if len(batch) < 256 {
+			return total, nil
 		}
 	}
 }
@@ -654,7 +686,37 @@ func (s *Store) forgetTexts(ctx context.Context, texts []string) error {
 	}
 	hashes := make([][32]byte, len(texts))
 	for i, t := range texts {
-		hashes[i] = sha256.Sum256([]byte(t))
+		hashes[i] = embed.ContentHash(t)
 	}
 	return s.db.EraseCachedEmbeddings(ctx, hashes...)
+}
+
+// dropEmbedded erases the cached embeddings of texts that were embedded
+// for a write that did not store them (it failed, or merged them into
+// another memory). Erasing an entry another stored text still uses costs
+// only a new embedding later, so this errs on the side of erasing; a
+// failure is logged, as the caller's outcome stands either way.
+func (s *Store) dropEmbedded(ctx context.Context, texts ...string) {
+	err := s.forgetTexts(context.WithoutCancel(ctx), texts)
+	if err != nil && s.opts.Logger != nil {
+		s.opts.Logger.Warn("memory: erase cached embeddings", "err", err)
+	}
+}
+
+// expiryValue is the value of an expiry key: the record's space and the
+// content hash of its text, so a sweep can erase its cached embedding.
+func expiryValue(space, text string) []byte {
+	h := embed.ContentHash(text)
+	return append(append([]byte(space), 0), h[:]...)
+}
+
+// parseExpiryValue splits an expiry key's value; keys written before the
+// hash was added hold the space alone.
+func parseExpiryValue(v []byte) (space string, hash [32]byte, ok bool) {
+	i := bytes.IndexByte(v, 0)
+	if i < 0 || len(v)-i-1 != len(hash) {
+		return string(v), hash, false
+	}
+	copy(hash[:], v[i+1:])
+	return string(v[:i]), hash, true
 }

@@ -61,10 +61,14 @@ func (ss *Session) Append(ctx context.Context, msgs ...Message) error {
 	mu := ss.store.sessionLock(a.prefix)
 	mu.Lock()
 	defer mu.Unlock()
-	return ss.store.db.Update(ctx, func(tx *engine.Tx) error {
+	err = ss.store.db.Update(ctx, func(tx *engine.Tx) error {
 		_, err := ss.store.appendTx(tx, a)
 		return err
 	})
+	if err != nil {
+		ss.store.dropEmbedded(ctx, a.episodeTexts()...)
+	}
+	return err
 }
 
 // preparedAppend is a batch of messages checked and encoded outside any
@@ -79,6 +83,18 @@ type preparedAppend struct {
 	// (see episodeText), nil for the others.
 	vectors [][]float32
 	now     time.Time
+}
+
+// episodeTexts returns the texts of the batch's episodes: what was
+// embedded.
+func (a *preparedAppend) episodeTexts() []string {
+	var out []string
+	for i := range a.msgs {
+		if t, ok := episodeText(&a.msgs[i]); ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // episodeText returns the text a message is recalled by as an episode of
@@ -381,7 +397,7 @@ func (s *Store) putEpisode(tx *engine.Tx, a *preparedAppend, i int, id ulid.ULID
 			return err
 		}
 		rec.ExpiresAt = a.now.Add(ttl)
-		if err := tx.Set(expiryKey(prefix, rec.ExpiresAt, rec.ID), []byte(spaceMessages)); err != nil {
+		if err := tx.Set(expiryKey(prefix, rec.ExpiresAt, rec.ID), expiryValue(spaceMessages, rec.Text)); err != nil {
 			return err
 		}
 		s.sweep.note(a.user)

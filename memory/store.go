@@ -445,9 +445,10 @@ func (s *Store) forgetEpisodes(ctx context.Context, scope Scope) error {
 	msgPrefix := engine.Key(prefix, engine.NSMessage)
 	var after []byte
 	for {
+		var last []byte // set once the batch commits: Update may retry fn
 		n := 0
 		err := s.db.Update(ctx, func(tx *engine.Tx) error {
-			n = 0
+			n, last = 0, nil
 			it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, KeysOnly: true})
 			var ids []ulid.ULID
 			start := msgPrefix
@@ -471,13 +472,14 @@ func (s *Store) forgetEpisodes(ctx context.Context, scope Scope) error {
 			}
 			n = len(ids)
 			if n > 0 {
-				after = bytes.Clone(ids[n-1][:])
+				last = bytes.Clone(ids[n-1][:])
 			}
 			return nil
 		})
 		if err != nil || n < 256 {
 			return err
 		}
+		after = last
 	}
 }
 
@@ -522,6 +524,16 @@ func (s *Store) forgetCachedEmbeddings(ctx context.Context, prefix []byte) error
 				}
 				if r, err := engine.DecodeRecord(val); err == nil {
 					add(r.Text)
+				}
+			case ns == engine.NSExpiry:
+				// An expired record not yet swept names its text here.
+				var err error
+				if val, err = it.Value(val[:0]); err != nil {
+					return err
+				}
+				if _, h, ok := parseExpiryValue(val); ok && !seen[h] {
+					seen[h] = true
+					hashes = append(hashes, h)
 				}
 			case ns == engine.NSMemoryArchive:
 				var err error
