@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"crypto/sha256"
 	"strings"
 	"sync"
 	"time"
@@ -204,7 +205,8 @@ func preambleFrameTokens(enc *tiktoken.Tiktoken) int {
 
 // tokenCache remembers the token counts of preamble lines: the same
 // memories and facts come back turn after turn, and counting is the
-// costliest step of assembly.
+// costliest step of assembly. Lines are keyed by a hash, so the cache holds
+// no text of the store (which Forget could not reach).
 type tokenCache struct {
 	mu sync.Mutex
 	m  map[tokenKey]int
@@ -212,14 +214,16 @@ type tokenCache struct {
 
 type tokenKey struct {
 	enc  *tiktoken.Tiktoken
-	text string
+	hash [16]byte // of the line, from SHA-256
 }
 
 // maxCachedLines bounds the cache; past it an entry is evicted at random.
 const maxCachedLines = 1 << 15
 
 func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
-	k := tokenKey{enc, text}
+	sum := sha256.Sum256([]byte(text))
+	k := tokenKey{enc: enc}
+	copy(k.hash[:], sum[:])
 	c.mu.Lock()
 	n, ok := c.m[k]
 	c.mu.Unlock()

@@ -24,13 +24,18 @@ type nameSet struct {
 	maxWords int
 }
 
-// nameCache keeps the name sets of recently linked graphs. A write to a
-// graph through the store bumps its generation, so a set built from an
-// older snapshot is never cached over a newer one.
+// nameCache keeps the name sets of recently linked graphs. Every write to
+// a graph through the store, and every erase, bumps one generation, so a
+// set built from an older snapshot is never cached over a newer one,
+// whichever graph changed; a set building while another graph changes is
+// simply not cached.
 type nameCache struct {
 	mu   sync.Mutex
 	sets map[string]*nameSet
-	gen  map[string]uint64
+	gen  uint64
+
+	// built, when set (by tests), runs between reading a set and caching it.
+	built func()
 }
 
 // invalidate drops the name set of the graph at root; call it after a
@@ -38,10 +43,7 @@ type nameCache struct {
 func (c *nameCache) invalidate(root []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen == nil {
-		c.gen = map[string]uint64{}
-	}
-	c.gen[string(root)]++
+	c.gen++
 	delete(c.sets, string(root))
 }
 
@@ -49,17 +51,10 @@ func (c *nameCache) invalidate(root []byte) {
 func (c *nameCache) invalidatePrefix(prefix []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen == nil {
-		c.gen = map[string]uint64{}
-	}
+	c.gen++
 	for root := range c.sets {
 		if strings.HasPrefix(root, string(prefix)) {
 			delete(c.sets, root)
-		}
-	}
-	for root := range c.gen {
-		if strings.HasPrefix(root, string(prefix)) {
-			c.gen[root]++
 		}
 	}
 }
@@ -76,7 +71,7 @@ func (s *Store) names(ctx context.Context, scope Scope) (*nameSet, error) {
 		c.mu.Unlock()
 		return set, nil
 	}
-	gen := c.gen[string(root)]
+	gen := c.gen
 	c.mu.Unlock()
 
 	set := &nameSet{names: map[string]string{}}
@@ -90,9 +85,12 @@ func (s *Store) names(ctx context.Context, scope Scope) (*nameSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.built != nil {
+		c.built()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen[string(root)] == gen {
+	if c.gen == gen {
 		if c.sets == nil {
 			c.sets = map[string]*nameSet{}
 		}

@@ -381,6 +381,42 @@ func TestRecallGraphNamesFollowWrites(t *testing.T) {
 	}
 }
 
+// TestNameCacheEraseDuringBuild: a user forgotten while their name set is
+// being read (in a store just reopened, so no write marked the graph) does
+// not leave that set cached: the next Recall links nothing.
+func TestNameCacheEraseDuringBuild(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Relate(bg, alice, Fact{Subject: "Zed", Predicate: "owns", Object: "the red bike"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.nameCache.built = func() {
+		s.nameCache.built = nil
+		if err := s.Forget(bg, alice); err != nil {
+			t.Error(err)
+		}
+	}
+	q := Query{Scope: alice, Text: "What does Zed own?", Sources: []Source{SourceGraph}}
+	if _, err := s.Recall(bg, q); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.Recall(bg, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Trace.Entities) != 0 {
+		t.Fatalf("a forgotten user's entities are still linked: %v", rec.Trace.Entities)
+	}
+}
+
 // TestRollingSummary: as the window trims, the messages that left it are
 // summarized; forgetting the session erases the summary.
 func TestRollingSummary(t *testing.T) {
