@@ -613,19 +613,34 @@ func (f *fusion) rank(q *Query, inWindow map[string]bool) []*Candidate {
 		}
 	}
 	cands := slices.Clone(f.order)
-	slices.SortStableFunc(cands, func(a, b *Candidate) int {
-		if a.Fused != b.Fused {
-			if a.Fused > b.Fused {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortStableFunc(cands, compareCandidates)
 	for i, c := range cands {
 		c.Rank = i + 1
 	}
 	return cands
+}
+
+// tieOrder ranks the sources for candidates of equal score: what was
+// remembered on purpose, then facts, then what was merely said.
+var tieOrder = map[Source]int{SourceMemories: 0, SourceGraph: 1, SourceEpisodes: 2}
+
+// compareCandidates orders candidates best first: by fused score, then
+// (ties are common: the first of each list scores alike) by source, newer
+// first, and id, so the order never depends on how ids were minted.
+func compareCandidates(a, b *Candidate) int {
+	switch {
+	case a.Fused > b.Fused:
+		return -1
+	case a.Fused < b.Fused:
+		return 1
+	}
+	if c := tieOrder[a.Source] - tieOrder[b.Source]; c != 0 {
+		return c
+	}
+	if c := b.Time.Compare(a.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }
 
 // mmr re-orders the candidates still in play by maximal marginal

@@ -628,3 +628,30 @@ func TestRecallIsolation(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareCandidatesTies: equal scores order by source (memories,
+// graph, episodes), then newer first, then id, whatever the ids' mint.
+func TestCompareCandidatesTies(t *testing.T) {
+	day := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(id string, src Source, fused float64, at time.Time) *Candidate {
+		c := &Candidate{ID: id, Fused: fused}
+		c.Source, c.Time = src, at
+		return c
+	}
+	got := []*Candidate{
+		mk("a", SourceEpisodes, 0.5, day),
+		mk("b", SourceGraph, 0.5, day),
+		mk("c", SourceMemories, 0.5, day),
+		mk("d", SourceMemories, 0.5, day.Add(time.Hour)),
+		mk("e", SourceEpisodes, 0.9, day),
+		mk("f", SourceMemories, 0.5, day.Add(time.Hour)),
+	}
+	slices.SortStableFunc(got, compareCandidates)
+	var ids string
+	for _, c := range got {
+		ids += c.ID
+	}
+	if ids != "edfcba" {
+		t.Fatalf("order %s, want edfcba", ids)
+	}
+}
