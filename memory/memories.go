@@ -336,7 +336,35 @@ func (s *Store) putMemory(tx *engine.Tx, scope Scope, prefix []byte, old, m *Mem
 			return err
 		}
 	}
-	return tx.SetTTL(engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text)), []byte(m.ID), ttl)
+	// The hash key finds the memory by its text; another current memory
+	// with the same text (an update can make one) keeps it.
+	hashKey := engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))
+	switch b, err := tx.Get(hashKey); {
+	case err == nil && string(b) != m.ID:
+		switch _, err := tx.GetRecordIn(scope, spaceMemories, string(b), false); {
+		case err == nil:
+			return nil
+		case !errors.Is(err, engine.ErrNotFound):
+			return err
+		}
+	case err != nil && !errors.Is(err, engine.ErrNotFound):
+		return err
+	}
+	return tx.SetTTL(hashKey, []byte(m.ID), ttl)
+}
+
+// deleteHash deletes the hash key of m's text if it names m.
+func deleteHash(tx *engine.Tx, prefix []byte, m *Memory) error {
+	hashKey := engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))
+	switch b, err := tx.Get(hashKey); {
+	case errors.Is(err, engine.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case string(b) != m.ID:
+		return nil // another memory's
+	}
+	return tx.Delete(hashKey)
 }
 
 // memoryError maps a record the engine refused to ErrInvalidMemory.
@@ -423,12 +451,13 @@ func (s *Store) UpdateMemory(ctx context.Context, scope Scope, id string, m Memo
 		if err := tx.DeleteRecordIn(scope, spaceMemories, id); err != nil {
 			return err
 		}
-		if err := tx.Delete(engine.Key(prefix, engine.NSMemoryHash, memoryHash(old.Kind, old.Text))); err != nil {
+		if err := deleteHash(tx, prefix, &old); err != nil {
 			return err
 		}
 		return s.putMemory(tx, scope, prefix, nil, &nm, vec)
 	})
 	if err != nil {
+		s.dropEmbedded(ctx, check.Text)
 		return "", err
 	}
 	return newID, nil
@@ -567,7 +596,7 @@ func (s *Store) DeleteMemory(ctx context.Context, scope Scope, id string) error 
 				if err := tx.DeleteRecordIn(scope, spaceMemories, m.ID); err != nil {
 					return err
 				}
-				if err := tx.Delete(engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))); err != nil {
+				if err := deleteHash(tx, prefix, &m); err != nil {
 					return err
 				}
 			}

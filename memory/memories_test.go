@@ -254,3 +254,25 @@ func TestMemoriesSharedPartition(t *testing.T) {
 		t.Fatalf("alice %+v, shared %+v", a, sh)
 	}
 }
+
+// TestUpdateToAnotherMemorysText: an update that gives a memory the text
+// of another leaves the other's hash key alone, so deleting the updated
+// one does not make the other's text look new.
+func TestUpdateToAnotherMemorysText(t *testing.T) {
+	s := openMem(t, &Options{DedupThreshold: -1}) // exact dedup only
+	a := mustRemember(t, s, alice, Memory{Text: "Alice drinks tea"})
+	b := mustRemember(t, s, alice, Memory{Text: "Alice drinks coffee"})
+	b2, err := s.UpdateMemory(bg, alice, b, Memory{Text: "Alice drinks tea"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMemory(bg, alice, b2); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRemember(t, s, alice, Memory{Text: "alice drinks TEA"}); got != a {
+		t.Fatalf("Remember of a's text = %s, want a's id %s", got, a)
+	}
+	if all, err := s.Memories(bg, alice, MemoriesOptions{}); err != nil || len(all) != 1 {
+		t.Fatalf("%d memories, %v; want 1", len(all), err)
+	}
+}

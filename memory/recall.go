@@ -278,7 +278,9 @@ func (q *Query) normalize() error {
 // best first while they fit, so the budget is never exceeded. Errors:
 // [ErrInvalidScope], [ErrInvalidOptions], [ErrBudgetTooSmall] when the
 // session's system messages alone exceed the window's share, and
-// [ErrEmbedding].
+// [ErrEmbedding]. A failing Summarizer is not an error: the stored summary
+// is used, the failure logged to Options.Logger, and the next Recall tries
+// again.
 func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	began := time.Now()
 	if err := q.normalize(); err != nil {

@@ -492,6 +492,35 @@ func TestSummaryNotRevivedByForget(t *testing.T) {
 	}
 }
 
+// TestSummarizerFailureKeepsRecall: a failing summarizer leaves Recall
+// working on the stored summary, and a later Recall catches up.
+func TestSummarizerFailureKeepsRecall(t *testing.T) {
+	down := true
+	scope := Scope{Tenant: "acme", User: "alice", Session: "outage"}
+	s := openMem(t, &Options{Summarizer: summarizerFunc(func(ctx context.Context, prev string, msgs []Message, _ int) (string, error) {
+		if down {
+			return "", errors.New("provider unavailable")
+		}
+		return fmt.Sprintf("%d messages about Lisbon", len(msgs)), nil
+	})})
+	sess := s.Session(scope)
+	for i := range 8 {
+		mustAppend(t, sess, user(fmt.Sprintf("Question %d about Lisbon.", i)), asst("Noted."))
+	}
+	q := Query{Scope: scope, Text: "Lisbon", MaxMessages: 2}
+	rec, err := s.Recall(bg, q)
+	if err != nil {
+		t.Fatalf("Recall with the summarizer down: %v", err)
+	}
+	if rec.Summary != "" || len(rec.Window) != 2 {
+		t.Fatalf("summary %q, window of %d", rec.Summary, len(rec.Window))
+	}
+	down = false
+	if rec, err = s.Recall(bg, q); err != nil || rec.Summary != "14 messages about Lisbon" {
+		t.Fatalf("after the outage: summary %q, %v", rec.Summary, err)
+	}
+}
+
 // TestSummaryExpiresWithItsMessages: with SessionTTL the summary expires
 // when the newest message it covers does, not a full TTL after the refresh.
 func TestSummaryExpiresWithItsMessages(t *testing.T) {

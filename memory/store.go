@@ -60,7 +60,8 @@ type Options struct {
 	// 32 bytes); the same key must be given on every later Open.
 	EncryptionKey []byte
 
-	// Logger receives the storage layer's log lines. Nil is silent.
+	// Logger receives the storage layer's log lines and the store's
+	// warnings (a failed sweep or summary refresh). Nil is silent.
 	Logger *slog.Logger
 
 	// Encoding is the tiktoken encoding that counts tokens: "o200k_base"

@@ -132,7 +132,16 @@ func (s *Store) sessionSummary(ctx context.Context, ss *Session, win []Message) 
 	for i := 0; i < len(left); i += summarizeChunk {
 		chunk := left[i:min(i+summarizeChunk, len(left))]
 		if text, err = s.summarizer.Summarize(ctx, text, chunk, s.opts.SummaryTokens); err != nil {
-			return "", fmt.Errorf("memory: summarize session: %w", err)
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			// A summarizer down (a provider's outage) must not take
+			// Recall with it: the stored summary stands, and the next
+			// Recall tries again from where it ends.
+			if s.opts.Logger != nil {
+				s.opts.Logger.Warn("memory: summarize session; using the stored summary", "err", err)
+			}
+			return sum.Text, nil
 		}
 	}
 	last, err := ulid.ParseStrict(after)
