@@ -77,6 +77,10 @@ const (
 	NSEmbeddingCache Namespace = 0x01
 	// NSMeta holds the store's own metadata.
 	NSMeta Namespace = 0x02
+	// NSExpiring lists the partitions that hold expiring records, keyed by
+	// partition prefix, so a sweeper finds them after a restart (package
+	// memory). Erasing a partition erases its entry.
+	NSExpiring Namespace = 0x03
 )
 
 // Prefix returns the key prefix of the scope at level l: every key of that

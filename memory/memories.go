@@ -335,6 +335,9 @@ func (s *Store) putMemory(tx *engine.Tx, scope Scope, prefix []byte, old, m *Mem
 		if err := tx.Set(expiryKey(prefix, m.ExpiresAt, m.ID), expiryValue(spaceMemories, m.Text)); err != nil {
 			return err
 		}
+		if err := s.markExpiring(tx, scope, prefix); err != nil {
+			return err
+		}
 	}
 	// The hash key finds the memory by its text; another current memory
 	// with the same text (an update can make one) keeps it.
@@ -672,8 +675,11 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 			}
 			return nil
 		})
-		if err != nil || len(batch) == 0 {
+		if err != nil {
 			return total, err
+		}
+		if len(batch) == 0 {
+			return total, s.unlistIfDone(ctx, scope, prefix)
 		}
 		if s.cache != nil {
 			if err := s.db.EraseCachedEmbeddings(ctx, hashes...); err != nil {
@@ -703,9 +709,41 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 		}
 		total += len(batch)
 		if len(batch) < 256 {
-			return total, nil
+			return total, s.unlistIfDone(ctx, scope, prefix)
 		}
 	}
+}
+
+// unlistIfDone takes the partition off the sweeper's list when nothing
+// more is scheduled to expire in it. Reading the list entry makes a
+// concurrent write that schedules a record (and sets the entry) conflict
+// with the delete.
+func (s *Store) unlistIfDone(ctx context.Context, scope Scope, prefix []byte) error {
+	listKey := engine.SystemKey(engine.NSExpiring, prefix)
+	done := false
+	err := s.db.Update(ctx, func(tx *engine.Tx) error {
+		done = false
+		switch _, err := tx.Get(listKey); {
+		case errors.Is(err, engine.ErrNotFound):
+			done = true
+			return nil
+		case err != nil:
+			return err
+		}
+		it := tx.NewIterator(engine.IterOptions{Prefix: engine.Key(prefix, engine.NSExpiry), KeysOnly: true})
+		it.Seek(nil)
+		pending := it.Valid()
+		it.Close()
+		if pending {
+			return nil
+		}
+		done = true
+		return tx.Delete(listKey)
+	})
+	if err == nil && done {
+		s.sweep.drop(scope)
+	}
+	return err
 }
 
 // forgetTexts erases the cached embeddings of texts that left the store.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/engine"
 )
 
 var alice = Scope{Tenant: "acme", User: "alice"}
@@ -220,6 +222,56 @@ func TestMemoryExpiry(t *testing.T) {
 	}
 	if _, err := s.Memory(bg, alice, gone); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("expired memory read back: %v", err)
+	}
+}
+
+// TestSweeperFindsExpiringAfterRestart: the partitions with expiring
+// memories are listed in the store, so the background sweeper of a
+// reopened store sweeps them; a sweep that leaves nothing scheduled takes
+// the partition off the list, a Recall puts nothing on it, and Forget
+// erases the entry.
+func TestSweeperFindsExpiringAfterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a memory to expire (3 s)")
+	}
+	dir := t.TempDir()
+	s, err := Open(dir, &Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := Scope{Tenant: "acme", User: "bob"}
+	mustRemember(t, s, alice, Memory{Text: "Alice's temporary gate code is 9876", ExpiresAt: time.Now().Add(1500 * time.Millisecond)})
+	mustRemember(t, s, bob, Memory{Text: "Bob's locker code is 1234", ExpiresAt: time.Now().Add(time.Hour)})
+	if _, err := s.Recall(bg, Query{Scope: Scope{Tenant: "acme", User: "carol"}, Text: "code"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(dir, &Options{SweepInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := s.sweep.listed(); n != 2 {
+		t.Fatalf("%d partitions listed after reopening, want alice and bob", n)
+	}
+	alicePrefix, _ := alice.PartitionPrefix()
+	deadline := time.Now().Add(10 * time.Second)
+	for countKeys(t, s, engine.Key(alicePrefix, engine.NSExpiry)) != 0 || s.sweep.listed() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sweeper did not sweep alice: %d expiry keys, %d listed",
+				countKeys(t, s, engine.Key(alicePrefix, engine.NSExpiry)), s.sweep.listed())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := countKeys(t, s, engine.SystemKey(engine.NSExpiring)); n != 1 {
+		t.Fatalf("%d list entries, want bob's", n)
+	}
+	if err := s.Forget(bg, bob); err != nil {
+		t.Fatal(err)
+	}
+	if n := countKeys(t, s, engine.SystemKey(engine.NSExpiring)); n != 0 || s.sweep.listed() != 0 {
+		t.Fatalf("after Forget: %d list entries, %d listed", n, s.sweep.listed())
 	}
 }
 

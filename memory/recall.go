@@ -295,7 +295,6 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	}
 	rec := &Recollection{Trace: Trace{Budget: q.MaxTokens, Lists: map[string]int{}}}
 	user := Scope{Tenant: q.Scope.Tenant, User: q.Scope.User}
-	s.sweep.note(user)
 
 	// 1. The window and the summary.
 	inWindow := map[string]bool{}

@@ -400,7 +400,9 @@ func (s *Store) putEpisode(tx *engine.Tx, a *preparedAppend, i int, id ulid.ULID
 		if err := tx.Set(expiryKey(prefix, rec.ExpiresAt, rec.ID), expiryValue(spaceMessages, rec.Text)); err != nil {
 			return err
 		}
-		s.sweep.note(a.user)
+		if err := s.markExpiring(tx, a.user, prefix); err != nil {
+			return err
+		}
 	}
 	_, err := tx.PutRecordIn(a.user, spaceMessages, rec)
 	return err

@@ -250,7 +250,10 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if s.opts.SummaryTokens == 0 {
 		s.opts.SummaryTokens = DefaultSummaryTokens
 	}
-	s.sweep.start(s, o.SweepInterval)
+	if err := s.sweep.start(s, o.SweepInterval); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -433,6 +436,9 @@ func (s *Store) Forget(ctx context.Context, scope Scope) error {
 	_, err := s.db.ErasePrefix(ctx, prefix, nil)
 	if level != engine.LevelSession {
 		s.nameCache.invalidatePrefix(prefix)
+		if err == nil {
+			_, err = s.db.ErasePrefix(ctx, engine.SystemKey(engine.NSExpiring, prefix), nil)
+		}
 		s.sweep.forget(prefix)
 	}
 	return err

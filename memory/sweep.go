@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/engramdb/engram/engine"
 )
 
 // embed returns the vectors of texts from the store's embedder, checked:
@@ -32,7 +35,10 @@ func (s *Store) embed(ctx context.Context, texts []string) ([][]float32, error) 
 }
 
 // sweeper removes expired memories and messages from the indexes of the
-// partitions that have them, in the background.
+// partitions that have them, in the background. The partitions with
+// expiring records are listed in the store (engine.NSExpiring), so a
+// restart finds them; a partition leaves the list when a sweep finds
+// nothing more scheduled in it.
 type sweeper struct {
 	mu     sync.Mutex
 	scopes map[string]Scope // partition prefix → its scope
@@ -41,12 +47,31 @@ type sweeper struct {
 	once   sync.Once
 }
 
-// start runs the sweep loop every interval (one minute when zero; never
-// when negative).
-func (w *sweeper) start(s *Store, interval time.Duration) {
+// start loads the listed partitions and runs the sweep loop every interval
+// (one minute when zero; never when negative).
+func (w *sweeper) start(s *Store, interval time.Duration) error {
 	w.scopes = map[string]Scope{}
 	if interval < 0 {
-		return
+		return nil
+	}
+	err := s.db.View(context.Background(), func(tx *engine.Tx) error {
+		list := engine.SystemKey(engine.NSExpiring)
+		it := tx.NewIterator(engine.IterOptions{Prefix: list})
+		defer it.Close()
+		var val []byte
+		for it.Seek(nil); it.Valid(); it.Next() {
+			var err error
+			if val, err = it.Value(val[:0]); err != nil {
+				return err
+			}
+			if sc, ok := decodeExpiringScope(val); ok {
+				w.note(sc)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if interval == 0 {
 		interval = time.Minute
@@ -65,9 +90,10 @@ func (w *sweeper) start(s *Store, interval time.Duration) {
 			}
 		}
 	}()
+	return nil
 }
 
-// run sweeps every noted partition once.
+// run sweeps every listed partition once.
 func (w *sweeper) run(s *Store) {
 	w.mu.Lock()
 	scopes := make([]Scope, 0, len(w.scopes))
@@ -104,7 +130,20 @@ func (w *sweeper) note(scope Scope) {
 		return
 	}
 	w.mu.Lock()
-	w.scopes[string(p)] = scope
+	if w.scopes != nil {
+		w.scopes[string(p)] = scope
+	}
+	w.mu.Unlock()
+}
+
+// drop forgets one partition (nothing more is scheduled in it).
+func (w *sweeper) drop(scope Scope) {
+	p, err := scope.PartitionPrefix()
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	delete(w.scopes, string(p))
 	w.mu.Unlock()
 }
 
@@ -117,6 +156,38 @@ func (w *sweeper) forget(prefix []byte) {
 		}
 	}
 	w.mu.Unlock()
+}
+
+// listed returns how many partitions the sweeper tracks (for tests).
+func (w *sweeper) listed() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.scopes)
+}
+
+// markExpiring lists the partition of scope (with partition prefix
+// prefix) as holding expiring records, in the transaction that schedules
+// one, and notes it for this process's sweeper.
+func (s *Store) markExpiring(tx *engine.Tx, scope Scope, prefix []byte) error {
+	scope.Session, scope.Agent = "", ""
+	if err := tx.Set(engine.SystemKey(engine.NSExpiring, prefix), encodeExpiringScope(scope)); err != nil {
+		return err
+	}
+	s.sweep.note(scope)
+	return nil
+}
+
+func encodeExpiringScope(sc Scope) []byte {
+	return []byte(sc.Tenant + "\x00" + sc.User)
+}
+
+func decodeExpiringScope(b []byte) (Scope, bool) {
+	t, u, ok := strings.Cut(string(b), "\x00")
+	sc := Scope{Tenant: t, User: u}
+	if !ok || sc.Validate(sc.Level()) != nil {
+		return Scope{}, false
+	}
+	return sc, true
 }
 
 // stop ends the loop and waits for it; calling it again does nothing.

@@ -427,9 +427,8 @@ func (s *Store) ImportMemories(ctx context.Context, scope Scope, mems []Memory) 
 		}
 	}
 	var st ImportStats
-	expiring := false
 	err = s.db.Update(ctx, func(tx *engine.Tx) error {
-		st, expiring = ImportStats{}, false
+		st = ImportStats{}
 		for i := range items {
 			it := &items[i]
 			if it.expired {
@@ -476,16 +475,12 @@ func (s *Store) ImportMemories(ctx context.Context, scope Scope, mems []Memory) 
 				}
 				return err // storage: ErrTooLarge for a call too large for one transaction, ...
 			}
-			expiring = expiring || !m.ExpiresAt.IsZero()
 			st.Written++
 		}
 		return nil
 	})
 	if err != nil {
 		return ImportStats{}, err
-	}
-	if expiring {
-		s.sweep.note(scope)
 	}
 	return st, nil
 }
