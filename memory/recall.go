@@ -44,6 +44,19 @@ const (
 	RetrievalLexical
 )
 
+// String returns "hybrid", "vector" or "lexical".
+func (r Retrieval) String() string {
+	switch r {
+	case RetrievalHybrid:
+		return "hybrid"
+	case RetrievalVector:
+		return "vector"
+	case RetrievalLexical:
+		return "lexical"
+	}
+	return fmt.Sprintf("Retrieval(%d)", int(r))
+}
+
 // Defaults of a [Query].
 const (
 	// DefaultRecallTokens is the token budget of a Recall whose MaxTokens

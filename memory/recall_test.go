@@ -684,3 +684,11 @@ func TestCompareCandidatesTies(t *testing.T) {
 		t.Fatalf("order %s, want edfcba", ids)
 	}
 }
+
+func TestRetrievalString(t *testing.T) {
+	for r, want := range map[Retrieval]string{RetrievalHybrid: "hybrid", RetrievalVector: "vector", RetrievalLexical: "lexical", 7: "Retrieval(7)"} {
+		if got := r.String(); got != want {
+			t.Errorf("%d: %q, want %q", int(r), got, want)
+		}
+	}
+}

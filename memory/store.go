@@ -160,8 +160,9 @@ func (o *Options) validate() error {
 	return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 }
 
-// Store is an agent's memory: conversations and the knowledge graph now;
-// memories and hybrid recall as they land. It is safe for concurrent use by multiple goroutines.
+// Store is an agent's memory: conversations with their windows and rolling
+// summaries, memories, the knowledge graph, and the hybrid [Store.Recall]
+// over all of them. It is safe for concurrent use by multiple goroutines.
 type Store struct {
 	db    *engine.DB
 	opts  Options

@@ -1,5 +1,6 @@
-// Command engram is Engram's command line: a demo of the memory engine and,
-// as they land, its server, importers and benchmarks.
+// Command engram is Engram's command line: a demo of the memory engine, an
+// HTTP API (serve), an MCP server (mcp), import and export, recall,
+// inspect, backup and restore, and the benchmarks.
 package main
 
 import (

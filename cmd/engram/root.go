@@ -7,8 +7,9 @@ func newRootCmd() *cobra.Command {
 		Use:   "engram",
 		Short: "An embedded memory engine for AI agents",
 		Long: `Engram keeps an agent's memory in one local directory: conversations with
-token-budgeted windows now; semantic memory, a knowledge graph and hybrid
-recall as they land. No service, no network unless you configure one.`,
+token-budgeted windows and rolling summaries, memories recalled by meaning
+and keyword, a temporal knowledge graph, and one hybrid recall over all of
+them. No service, no network unless you configure one.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
