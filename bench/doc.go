@@ -1,7 +1,9 @@
 // Package bench measures Engram's vector indexes against their peers:
 // recall@k against exact ground truth, single-thread queries per second,
 // build time and memory per vector, every system in the same run on the
-// same data. The command line is engram bench ann.
+// same data. The command line is engram bench ann. It also times Recall
+// on a synthetic store (engram bench recall) and loads the HTTP API
+// (engram bench load).
 //
 // # Basics
 //
@@ -21,6 +23,14 @@
 //	             ├─ chromem-go    exact, at most 100 queries
 //	             ├─ coder-hnsw    github.com/coder/hnsw v0.6.1, ef swept
 //	             └─ hnswlib       python3-hnswlib via hnswlib.py, ef swept
+//
+// [RunLoad] is the other kind of benchmark here: a bounded load on a
+// running engram serve (engram bench load starts one in process). Its
+// clients send appends and recalls over loopback HTTP for a fixed time,
+// one request each at a time, and it reports throughput and p50/p99 per
+// operation in a [LoadResult], which [WriteLoadTable] and [WriteLoadJSON]
+// render; then [Verify] reads every acknowledged append back through the
+// API. It refuses a server off the loopback ([ErrNotLoopback]).
 //
 // Every in-process system satisfies [System] (and optionally
 // [ParallelBuilder] and [Sizer]); more can be passed in Options.Extra.
@@ -73,6 +83,11 @@
 // real embeddings have decaying spectra; it stands in for their scale and
 // cluster structure, not their fine geometry, so confirm conclusions on
 // real data (--data).
+//
+// A load run's clients share the machine with the server they measure
+// (in engram bench load, the same process), so its throughput is a floor
+// for a server with cores of its own, and on a shared machine it varies
+// by tens of per cent between runs; compare runs made back to back.
 //
 // Harnesses never need ../shared/data: tests that use it skip without it,
 // and everything else runs on synthetic data.

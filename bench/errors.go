@@ -33,13 +33,25 @@ var (
 	// a number out of range. The message names every problem.
 	ErrInvalidSpec = errors.New("bench: invalid synthetic spec")
 
-	// ErrInvalidOptions is returned by [Run] given bad [Options]; the message
-	// names every bad field.
+	// ErrInvalidOptions is returned by [Run] given bad [Options], and by
+	// [RunLoad] and [Verify] given bad [LoadOptions] or a base URL that is
+	// not http(s)://HOST:PORT; the message names every bad field.
 	ErrInvalidOptions = errors.New("bench: invalid options")
 
 	// ErrUnknownSystem is returned by [Run] for a system name not in
 	// [SystemNames].
 	ErrUnknownSystem = errors.New("bench: unknown system")
+
+	// ErrNotLoopback is returned by [RunLoad] and [Verify] for a server
+	// that is not on a loopback address: a load benchmark must not hit
+	// someone else's server. A connection whose address resolves off the
+	// loopback fails the same way.
+	ErrNotLoopback = errors.New("bench: not a loopback address")
+
+	// ErrLoadFailed is wrapped by [LoadResult.Err] and [Verification.Err]
+	// when a load run had failed requests, or acknowledged appends that
+	// could not be read back.
+	ErrLoadFailed = errors.New("bench: load run failed")
 
 	// ErrUnavailable is returned when a peer cannot run on this machine: the
 	// hnswlib peer without a python3 that imports hnswlib and numpy. [Run]

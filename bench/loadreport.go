@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// WriteLoadTable writes r as a Markdown table, one row per operation and
+// one for both, followed by the run's conditions, the read-back counts and
+// each kind of error with its first message.
+func WriteLoadTable(w io.Writer, r *LoadResult) error {
+	var b strings.Builder
+	o := r.Options
+	b.WriteString("| op | ok | errors | ops/s | p50 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	var all OpStats
+	for _, s := range r.Ops {
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %v | %v | %v |\n", s.Op, s.Count, s.Errors, s.Throughput,
+			roundDuration(s.P50), roundDuration(s.P99), roundDuration(s.Max))
+		all.Count += s.Count
+		all.Errors += s.Errors
+		all.Throughput += s.Throughput
+	}
+	fmt.Fprintf(&b, "| all | %d | %d | %.1f | | | |\n\n", all.Count, all.Errors, all.Throughput)
+	fmt.Fprintf(&b, "clients %d for %v (elapsed %v), append:recall %d:%d, %d users × %d sessions; setup %d memories and %d facts per user in %v; GOMAXPROCS %d\n",
+		o.Clients, o.Duration, roundDuration(r.Elapsed), o.AppendWeight, o.RecallWeight, o.Users, o.SessionsPerUser,
+		o.MemoriesPerUser, o.FactsPerUser, roundDuration(r.Setup), runtime.GOMAXPROCS(0))
+	if r.Note != "" {
+		fmt.Fprintf(&b, "%s\n", r.Note)
+	}
+	writeVerification(&b, "read back after the run", &r.Verification)
+	if r.Reverified != nil {
+		writeVerification(&b, "read back after a restart", r.Reverified)
+	}
+	if len(r.ErrorKinds) == 0 {
+		b.WriteString("errors: none\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.ErrorKinds)) {
+		fmt.Fprintf(&b, "error: %d× %s, first: %s\n", r.ErrorKinds[k], k, r.ErrorSamples[k])
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeVerification(b *strings.Builder, what string, v *Verification) {
+	fmt.Fprintf(b, "%s: %d of %d acknowledged appends (missing %d, changed %d; the sessions hold %d)\n",
+		what, v.Verified, v.Acknowledged, v.Missing, v.Changed, v.Stored)
+	for _, e := range v.Examples {
+		fmt.Fprintf(b, "  not read back: %s\n", e)
+	}
+}
+
+// roundDuration keeps three or four significant digits.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= 100*time.Millisecond:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+// loadJSON is the JSON schema of a LoadResult: times in seconds or
+// milliseconds, as their names say.
+type loadJSON struct {
+	Clients         int               `json:"clients"`
+	DurationSeconds float64           `json:"duration_seconds"`
+	ElapsedSeconds  float64           `json:"elapsed_seconds"`
+	AppendWeight    int               `json:"append_weight"`
+	RecallWeight    int               `json:"recall_weight"`
+	Users           int               `json:"users"`
+	SessionsPerUser int               `json:"sessions_per_user"`
+	MemoriesPerUser int               `json:"memories_per_user"`
+	FactsPerUser    int               `json:"facts_per_user"`
+	Seed            uint64            `json:"seed"`
+	SetupSeconds    float64           `json:"setup_seconds"`
+	GOMAXPROCS      int               `json:"gomaxprocs"`
+	Note            string            `json:"note,omitempty"`
+	Ops             []opJSON          `json:"ops"`
+	ErrorKinds      map[string]int    `json:"error_kinds"`
+	ErrorSamples    map[string]string `json:"error_samples"`
+	Verification    Verification      `json:"verification"`
+	Reverified      *Verification     `json:"reverified,omitempty"`
+	Passed          bool              `json:"passed"`
+}
+
+type opJSON struct {
+	Op           string  `json:"op"`
+	Count        int     `json:"count"`
+	Errors       int     `json:"errors"`
+	OpsPerSecond float64 `json:"ops_per_second"`
+	P50MS        float64 `json:"p50_ms"`
+	P99MS        float64 `json:"p99_ms"`
+	MaxMS        float64 `json:"max_ms"`
+}
+
+// WriteLoadJSON writes r as an indented JSON object: the run's options
+// (without the token), one entry per operation with latencies in
+// milliseconds, the errors, the verifications and "passed", which is
+// r.Err() == nil. The acks are left out.
+func WriteLoadJSON(w io.Writer, r *LoadResult) error {
+	o := r.Options
+	out := loadJSON{
+		Clients: o.Clients, DurationSeconds: o.Duration.Seconds(), ElapsedSeconds: r.Elapsed.Seconds(),
+		AppendWeight: o.AppendWeight, RecallWeight: o.RecallWeight, Users: o.Users, SessionsPerUser: o.SessionsPerUser,
+		MemoriesPerUser: o.MemoriesPerUser, FactsPerUser: o.FactsPerUser, Seed: o.Seed,
+		SetupSeconds: r.Setup.Seconds(), GOMAXPROCS: runtime.GOMAXPROCS(0), Note: r.Note,
+		Ops:        []opJSON{},
+		ErrorKinds: r.ErrorKinds, ErrorSamples: r.ErrorSamples,
+		Verification: r.Verification, Reverified: r.Reverified, Passed: r.Err() == nil,
+	}
+	if out.ErrorKinds == nil {
+		out.ErrorKinds = map[string]int{}
+	}
+	if out.ErrorSamples == nil {
+		out.ErrorSamples = map[string]string{}
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	for _, s := range r.Ops {
+		out.Ops = append(out.Ops, opJSON{Op: s.Op.String(), Count: s.Count, Errors: s.Errors, OpsPerSecond: s.Throughput,
+			P50MS: ms(s.P50), P99MS: ms(s.P99), MaxMS: ms(s.Max)})
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/engramdb/engram/bench"
+	"github.com/engramdb/engram/memory"
+)
+
+// loadArgs run a short load: a second, two clients, a small setup.
+var loadArgs = []string{"bench", "load", "--clients", "2", "--duration", "1s", "--users", "2", "--sessions", "2",
+	"--memories", "3", "--facts", "10"}
+
+// TestBenchLoad runs the load against the real server and store: no
+// errors, every acknowledged append read back before and after a restart,
+// the temporary store removed.
+func TestBenchLoad(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	jsonPath := filepath.Join(t.TempDir(), "load.json")
+	out, err := runCLI(t, append(loadArgs, "--json", jsonPath)...)
+	if err != nil {
+		t.Fatalf("bench load: %v\n%s", err, out)
+	}
+	r := readLoadJSON(t, jsonPath)
+	checkLoadPassed(t, r, out)
+	for _, want := range []string{"| append | ", "| recall | ", "errors: none", "--durability sync",
+		"read back after a restart: ", "load: restarting the server", "engram: stopped"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if entries, err := os.ReadDir(tmp); err != nil || len(entries) != 0 {
+		t.Errorf("temporary files left: %v %v", entries, err)
+	}
+}
+
+// TestBenchLoadDir keeps the store in --dir, and the store itself holds
+// exactly the messages the run read back.
+func TestBenchLoadDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	jsonPath := filepath.Join(t.TempDir(), "load.json")
+	out, err := runCLI(t, append(loadArgs, "--dir", dir, "--json", jsonPath, "--mix", "append=3,recall=1", "--durability", "async")...)
+	if err != nil {
+		t.Fatalf("bench load: %v\n%s", err, out)
+	}
+	r := readLoadJSON(t, jsonPath)
+	checkLoadPassed(t, r, out)
+	if r.AppendWeight != 3 || r.RecallWeight != 1 || !strings.Contains(r.Note, "--durability async") || !strings.Contains(r.Note, dir) {
+		t.Errorf("JSON %+v", r)
+	}
+	st, err := memory.Open(dir, &memory.Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	stored := 0
+	for _, user := range []string{"load-user-0", "load-user-1"} {
+		sessions, err := st.Sessions(context.Background(), memory.Scope{Tenant: "bench", User: user}, memory.SessionsOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sessions {
+			stored += s.Messages
+		}
+	}
+	if stored != r.Verification.Acknowledged {
+		t.Errorf("the store holds %d messages; the run acknowledged %d", stored, r.Verification.Acknowledged)
+	}
+}
+
+// TestBenchLoadVerifyRealServer: against the real API, Verify counts an
+// acknowledged id the store does not hold and a message whose content
+// differs, so a lost write cannot pass.
+func TestBenchLoadVerifyRealServer(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	token, tokens, err := writeLoadTokens(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := startLoadServer(context.Background(), io.Discard, io.Discard, serveOptions{
+		dir: t.TempDir(), addr: "127.0.0.1:0", tokens: tokens, maxBodyBytes: 1 << 20,
+		shutdownTimeout: 10 * time.Second, metrics: "public", logFormat: "text", durability: "sync",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := srv.stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	base := "http://" + srv.addr
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	req, _ := http.NewRequest("POST", base+"/v1/users/u/sessions/s/messages",
+		strings.NewReader(`{"messages": [{"role": "user", "content": "kept"}]}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ack struct{ IDs []string }
+	err = json.NewDecoder(resp.Body).Decode(&ack)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 201 || len(ack.IDs) != 1 {
+		t.Fatalf("append = %d %+v %v", resp.StatusCode, ack, err)
+	}
+	id := ack.IDs[0]
+
+	good := []bench.Ack{{User: "u", Session: "s", ID: id, Content: "kept"}}
+	if v, err := bench.Verify(context.Background(), base, token, good); err != nil || v.Err() != nil || v.Verified != 1 {
+		t.Fatalf("Verify = %+v, %v", v, err)
+	}
+	bad := append(good,
+		bench.Ack{User: "u", Session: "s", ID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", Content: "never written"},
+		bench.Ack{User: "u", Session: "s", ID: id, Content: "other content"},
+		bench.Ack{User: "u", Session: "nobody", ID: id, Content: "kept"},
+	)
+	v, err := bench.Verify(context.Background(), base, token, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Acknowledged != 4 || v.Verified != 1 || v.Missing != 2 || v.Changed != 1 {
+		t.Fatalf("Verify = %+v", v)
+	}
+	if err := v.Err(); !errors.Is(err, bench.ErrLoadFailed) || !strings.Contains(err.Error(), "01ARZ3NDEKTSV4RRFFQ69G5FAV missing") {
+		t.Errorf("Err = %v", err)
+	}
+}
+
+func TestBenchLoadBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no clients", []string{"--clients", "0"}, "--clients 0"},
+		{"no duration", []string{"--duration", "0s"}, "--duration 0s"},
+		{"no timeout", []string{"--request-timeout", "-1s"}, "--request-timeout -1s"},
+		{"no users", []string{"--users", "0"}, "--users, --sessions"},
+		{"unknown op", []string{"--mix", "append=1,forget=1"}, `unknown operation "forget"`},
+		{"negative weight", []string{"--mix", "append=-1,recall=1"}, "append=-1 is negative"},
+		{"zero weights", []string{"--mix", "append=0,recall=0"}, "positive weight"},
+		{"durability", []string{"--durability", "never"}, `--durability "never"`},
+		{"argument", []string{"extra"}, "unknown command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runCLI(t, append([]string{"bench", "load"}, tc.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q\n%s", err, tc.want, out)
+			}
+		})
+	}
+}
+
+// loadJSON is the part of bench load's --json the tests read.
+type loadJSON struct {
+	AppendWeight int    `json:"append_weight"`
+	RecallWeight int    `json:"recall_weight"`
+	Note         string `json:"note"`
+	Passed       bool   `json:"passed"`
+	Ops          []struct {
+		Op           string  `json:"op"`
+		Count        int     `json:"count"`
+		Errors       int     `json:"errors"`
+		OpsPerSecond float64 `json:"ops_per_second"`
+		P50MS        float64 `json:"p50_ms"`
+		P99MS        float64 `json:"p99_ms"`
+	} `json:"ops"`
+	ErrorKinds   map[string]int      `json:"error_kinds"`
+	Verification bench.Verification  `json:"verification"`
+	Reverified   *bench.Verification `json:"reverified"`
+}
+
+func readLoadJSON(t *testing.T, path string) loadJSON {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r loadJSON
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
+}
+
+// checkLoadPassed checks a run had both operations, no errors, and every
+// acknowledged append read back twice.
+func checkLoadPassed(t *testing.T, r loadJSON, out string) {
+	t.Helper()
+	if !r.Passed || len(r.ErrorKinds) != 0 || len(r.Ops) != 2 {
+		t.Fatalf("run %+v\n%s", r, out)
+	}
+	for _, op := range r.Ops {
+		if op.Count == 0 || op.Errors != 0 || op.OpsPerSecond <= 0 || op.P50MS <= 0 || op.P99MS < op.P50MS {
+			t.Errorf("op %+v", op)
+		}
+	}
+	v := r.Verification
+	if r.Ops[0].Op != "append" || v.Acknowledged != r.Ops[0].Count || v.Verified != v.Acknowledged || v.Stored != v.Acknowledged {
+		t.Errorf("verification %+v of %d appends", v, r.Ops[0].Count)
+	}
+	if rv := r.Reverified; rv == nil || rv.Acknowledged != v.Acknowledged || rv.Verified != v.Verified || rv.Stored != v.Stored {
+		t.Errorf("after the restart %+v, before %+v", r.Reverified, v)
+	}
+}
