@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -280,11 +281,12 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 }
 
 // Restore loads a stream written by [DB.Backup] into this store, which must
-// be empty ([ErrNotEmpty] otherwise). If Restore fails, discard the store:
+// be empty ([ErrNotEmpty] otherwise). A stream that is not a backup, or is
+// damaged, ends in [ErrBadBackup]. If Restore fails, discard the store:
 // part of the stream may have been loaded.
-func (db *DB) Restore(ctx context.Context, r io.Reader) error {
+func (db *DB) Restore(ctx context.Context, r io.Reader) (err error) {
 	empty := true
-	err := db.View(ctx, func(tx *Txn) error {
+	err = db.View(ctx, func(tx *Txn) error {
 		it := tx.NewIterator(IterOptions{KeysOnly: true})
 		defer it.Close()
 		it.Seek(nil)
@@ -302,9 +304,19 @@ func (db *DB) Restore(ctx context.Context, r io.Reader) error {
 	if db.mu.closed {
 		return ErrClosed
 	}
-	if err := db.bdb.Load(ctxReader{ctx, r}, 256); err != nil {
+	defer func() {
+		// Badger's loader trusts its input: a damaged frame that passes
+		// the length check can still make it panic.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", ErrBadBackup, p)
+		}
+	}()
+	if err := db.bdb.Load(&frameChecker{r: ctxReader{ctx, r}}, 256); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if errors.Is(err, ErrBadBackup) {
+			return err
 		}
 		return fmt.Errorf("kv: restore: %w", err)
 	}
@@ -359,4 +371,47 @@ func convertError(err error) error {
 	default:
 		return fmt.Errorf("kv: %w", err)
 	}
+}
+
+// maxBackupFrame bounds one frame of a backup stream: an 8-byte
+// little-endian length and a protobuf list of entries. Badger cuts its
+// stream into batches of about 16 MiB, 100 MiB at most (a soft limit: one
+// entry more); a larger length means the stream is not a backup, and must
+// not reach Badger, which would allocate it.
+const maxBackupFrame = 256 << 20
+
+// frameChecker passes a backup stream through, checking each frame's
+// length before Badger reads it.
+type frameChecker struct {
+	r    io.Reader
+	left uint64 // bytes of the current frame's body still to pass
+	head [8]byte
+	got  int // bytes of the next length read so far
+}
+
+func (fc *frameChecker) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if fc.left == 0 {
+		// Between frames: pass the 8 length bytes, checking the length
+		// once it is whole.
+		n, err := fc.r.Read(fc.head[fc.got:8][:min(8-fc.got, len(p))])
+		copy(p, fc.head[fc.got:fc.got+n])
+		fc.got += n
+		if fc.got == 8 {
+			fc.got = 0
+			fc.left = binary.LittleEndian.Uint64(fc.head[:])
+			if fc.left > maxBackupFrame {
+				return 0, fmt.Errorf("%w: a frame of %d bytes (the limit is %d)", ErrBadBackup, fc.left, maxBackupFrame)
+			}
+		}
+		return n, err
+	}
+	if uint64(len(p)) > fc.left {
+		p = p[:fc.left]
+	}
+	n, err := fc.r.Read(p)
+	fc.left -= uint64(n)
+	return n, err
 }

@@ -43,4 +43,8 @@ var (
 	// ErrNotEmpty is returned by [DB.Restore] when the store already holds
 	// data.
 	ErrNotEmpty = errors.New("kv: restore target is not empty")
+
+	// ErrBadBackup is returned by [DB.Restore] for a stream that is not one
+	// [DB.Backup] wrote, or a damaged one.
+	ErrBadBackup = errors.New("kv: not a backup stream, or a damaged one")
 )

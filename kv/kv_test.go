@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -521,6 +522,49 @@ func TestBackupRestore(t *testing.T) {
 	}
 	if err := dst.Restore(ctx, bytes.NewReader(buf.Bytes())); !errors.Is(err, ErrNotEmpty) {
 		t.Fatalf("Restore into non-empty store = %v, want ErrNotEmpty", err)
+	}
+}
+
+// TestRestoreRejectsBadStreams: what is not a backup, or a damaged one,
+// ends in an error, never a crash or a huge allocation.
+func TestRestoreRejectsBadStreams(t *testing.T) {
+	ctx := context.Background()
+	src := openTest(t, t.TempDir(), nil)
+	if err := src.Update(ctx, func(tx *Txn) error {
+		for i := range 200 {
+			if err := tx.Set(fmt.Appendf(nil, "k%04d", i), bytes.Repeat([]byte{byte(i)}, 100)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var good bytes.Buffer
+	if err := src.Backup(ctx, &good); err != nil {
+		t.Fatal(err)
+	}
+	huge := binary.LittleEndian.AppendUint64(nil, 1<<62)
+	flipped := bytes.Clone(good.Bytes())
+	for i := 8; i < len(flipped); i += 7 {
+		flipped[i] ^= 0xA5
+	}
+	for name, in := range map[string][]byte{
+		"text":        []byte("hello, this is not a backup stream at all"),
+		"huge frame":  append(huge, 1, 2, 3),
+		"max frame":   binary.LittleEndian.AppendUint64(nil, ^uint64(0)),
+		"cut short":   good.Bytes()[:good.Len()/2],
+		"flipped":     flipped,
+		"short frame": append(binary.LittleEndian.AppendUint64(nil, 5), 0xff, 0xff, 0xff, 0xff, 0xff),
+	} {
+		dst := openTest(t, t.TempDir(), nil)
+		err := dst.Restore(ctx, bytes.NewReader(in))
+		if err == nil {
+			t.Errorf("%s: restored without an error", name)
+		}
+		if strings.Contains(name, "frame") && name != "short frame" && !errors.Is(err, ErrBadBackup) {
+			t.Errorf("%s: %v, want ErrBadBackup", name, err)
+		}
 	}
 }
 

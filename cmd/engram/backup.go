@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/kv"
 )
 
 // A backup file is backupMagic, then the stream of engine.DB.Backup:
@@ -21,12 +21,6 @@ import (
 // of entries. The magic line lets restore refuse any other file at once,
 // and names the layout's version.
 const backupMagic = "engram-backup 1\n"
-
-// maxBackupFrame bounds one frame of the stream. Badger cuts its stream
-// into batches of about 16 MiB, 100 MiB at most (a soft limit: one entry
-// more); a larger length means the file is not a backup, and must not
-// reach Badger, which would allocate it.
-const maxBackupFrame = 256 << 20
 
 type backupOptions struct {
 	store storeFlags
@@ -207,51 +201,16 @@ func restoreInto(ctx context.Context, dir string, r io.Reader) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		// Badger's loader trusts its input; a damaged file must end in an
-		// error, not a crash. The half-loaded store is discarded.
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: damaged backup (%v)", errNotBackup, p)
+	defer func() { err = errors.Join(err, db.Close()) }()
+	// The storage layer checks the frames and turns a damaged stream into
+	// kv.ErrBadBackup; the half-loaded store is discarded by the caller.
+	if err := db.Restore(ctx, br); err != nil {
+		if errors.Is(err, kv.ErrBadBackup) {
+			return fmt.Errorf("%w: damaged backup (%w)", errNotBackup, err)
 		}
-		err = errors.Join(err, db.Close())
-	}()
-	return db.Restore(ctx, &frameChecker{r: br})
-}
-
-// frameChecker passes a backup stream through, checking each frame's
-// length before Badger reads it.
-type frameChecker struct {
-	r    io.Reader
-	left uint64 // bytes of the current frame's body still to pass
-	head [8]byte
-	got  int // bytes of the next length read so far
-}
-
-func (fc *frameChecker) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
+		return err
 	}
-	if fc.left == 0 {
-		// Between frames: pass the 8 length bytes one read at a time,
-		// checking the length once it is whole.
-		n, err := fc.r.Read(fc.head[fc.got:8][:min(8-fc.got, len(p))])
-		copy(p, fc.head[fc.got:fc.got+n])
-		fc.got += n
-		if fc.got == 8 {
-			fc.got = 0
-			fc.left = binary.LittleEndian.Uint64(fc.head[:])
-			if fc.left > maxBackupFrame {
-				return 0, fmt.Errorf("%w: a frame of %d bytes (the limit is %d)", errNotBackup, fc.left, maxBackupFrame)
-			}
-		}
-		return n, err
-	}
-	if uint64(len(p)) > fc.left {
-		p = p[:fc.left]
-	}
-	n, err := fc.r.Read(p)
-	fc.left -= uint64(n)
-	return n, err
+	return nil
 }
 
 // swapDir renames the directory tmp to dir. An existing dir (empty, or an
