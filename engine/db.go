@@ -381,8 +381,8 @@ type Stats struct {
 	Durability Durability // when writes are acknowledged
 	OpenedAt   time.Time
 
-	LSMBytes      int64 // on-disk size of the LSM tree (refreshed about once a minute)
-	ValueLogBytes int64 // on-disk size of the value log (likewise)
+	LSMBytes      int64 // on-disk size of the LSM tree's table files
+	ValueLogBytes int64 // on-disk size of the value log files
 
 	Updates   uint64 // Update calls
 	Views     uint64 // View calls

@@ -217,15 +217,18 @@ func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, visit func(key, v
 	}
 }
 
-// Size returns the bytes of the LSM tree and of the value log on disk. Badger
-// refreshes these figures about once a minute, so they lag recent writes.
+// Size returns the bytes the LSM tree's tables and the value log take on
+// disk, read from the directory at the call (see [DiskUsage]); an
+// in-memory store has none. (Badger's own figures need its expvar
+// metrics, which are off.)
 func (db *DB) Size() (lsm, vlog int64) {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
-	if db.mu.closed {
+	if db.mu.closed || db.dir == "" {
 		return 0, 0
 	}
-	return db.bdb.Size()
+	u := DiskUsage(db.dir)
+	return u.LSM, u.VLog
 }
 
 // Sync flushes writes to disk. It is needed only with [Async] durability.

@@ -568,6 +568,38 @@ func TestRestoreRejectsBadStreams(t *testing.T) {
 	}
 }
 
+// TestSize: the figures come from the files, at once: the value log as
+// large values arrive, the tables once the memtable is flushed.
+func TestSize(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openTest(t, dir, nil)
+	// The value log is preallocated (128 MiB, mostly holes): only what it
+	// holds counts.
+	if _, vlog := db.Size(); vlog > 1<<20 {
+		t.Fatalf("empty store: value log of %d bytes", vlog)
+	}
+	big := bytes.Repeat([]byte{7}, 2<<20) // above the value threshold
+	for i := range 4 {
+		if err := db.Update(ctx, func(tx *Txn) error {
+			return tx.Set(fmt.Appendf(nil, "big%02d", i), big)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, vlog := db.Size(); vlog < 8<<20 {
+		t.Fatalf("value log of %d bytes after writing 8 MiB of large values", vlog)
+	}
+	db.Close()
+	db = openTest(t, dir, nil)
+	if lsm, _ := db.Size(); lsm == 0 {
+		t.Fatal("no table bytes after a close flushed the memtable")
+	}
+	if lsm, vlog := openTest(t, "", nil).Size(); lsm != 0 || vlog != 0 {
+		t.Fatalf("in-memory store: %d, %d", lsm, vlog)
+	}
+}
+
 type captureHandler struct {
 	slog.Handler
 	lines *[]string

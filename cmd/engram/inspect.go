@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/kv"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -87,7 +86,7 @@ func runInspect(cmd *cobra.Command, o inspectOptions) (err error) {
 	}
 	// Sizes are taken before the store opens: an open store's memtables
 	// are preallocated files, mostly holes.
-	du := diskUsageOf(o.store.dir)
+	du := kv.DiskUsage(o.store.dir)
 	st, err := openStore(o.store.dir, existingStore)
 	if err != nil {
 		return err
@@ -95,7 +94,7 @@ func runInspect(cmd *cobra.Command, o inspectOptions) (err error) {
 	defer func() { err = errors.Join(err, st.Close()) }()
 	ctx := cmd.Context()
 	rep := storeReport{Dir: o.store.dir, Encrypted: st.Stats().Encrypted}
-	rep.DiskBytes, rep.LSMBytes, rep.VLogBytes = du.total, du.lsm, du.vlog
+	rep.DiskBytes, rep.LSMBytes, rep.VLogBytes = du.Total, du.LSM, du.VLog
 	switch {
 	case o.store.user != "":
 		err = inspectUser(ctx, st, o.store.scope(), &rep)
@@ -208,35 +207,6 @@ func inspectUser(ctx context.Context, st *memory.Store, scope memory.Scope, rep 
 		}
 		after = page[len(page)-1].ID
 	}
-}
-
-// diskUsage is what a store's files take.
-type diskUsage struct {
-	total     int64 // every file, in allocated blocks where the platform says
-	lsm, vlog int64 // Badger's tables (.sst) and value log (.vlog), by size
-}
-
-// diskUsageOf walks the files under dir.
-func diskUsageOf(dir string) diskUsage {
-	var du diskUsage
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil // a file removed meanwhile (a compaction) is not an error
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		du.total += allocated(fi)
-		switch filepath.Ext(path) {
-		case ".sst":
-			du.lsm += fi.Size()
-		case ".vlog":
-			du.vlog += fi.Size()
-		}
-		return nil
-	})
-	return du
 }
 
 func bytesText(n int64) string { return humanize.IBytes(uint64(max(n, 0))) }
