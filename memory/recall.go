@@ -520,7 +520,7 @@ func (f *fusion) addHits(list string, src Source, hits []engine.Hit) {
 
 // fill sets a memory's or an episode's item from its record.
 func (c *Candidate) fill(r engine.Record) {
-	c.item = Item{ID: c.ID, Source: c.Source, Text: r.Text, Time: r.Time}
+	c.item = Item{ID: c.ID, Source: c.Source, Text: r.Text, Time: r.Time, Score: c.item.Score}
 	if c.Source == SourceMemories {
 		if m, err := decodeMemory(r); err == nil {
 			c.item.Memory = &m

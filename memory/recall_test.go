@@ -692,3 +692,30 @@ func TestRetrievalString(t *testing.T) {
 		}
 	}
 }
+
+// TestRecallItemScores: every recalled item carries its fused score, those
+// whose records were read late (after fusion) included.
+func TestRecallItemScores(t *testing.T) {
+	s := openMem(t, nil)
+	mustRemember(t, s, alice, Memory{Kind: KindPreference, Text: "Alice wants to be contacted by email, not phone"})
+	mustAppend(t, s.Session(Scope{Tenant: "acme", User: "alice", Session: "monday"}), user("My renewal owner is Dana. Please email me."))
+	if _, err := s.Relate(bg, alice, Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana"}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.Recall(bg, Query{Scope: alice, Text: "Who owns Alice's renewal? email or phone?", Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Items) != 3 {
+		t.Fatalf("%d items, want 3", len(rec.Items))
+	}
+	fused := map[string]float64{}
+	for _, c := range rec.Trace.Candidates {
+		fused[c.ID] = c.Fused
+	}
+	for _, it := range rec.Items {
+		if it.Score <= 0 || it.Score != fused[it.ID] {
+			t.Errorf("%s item %q: score %v, fused %v", it.Source, it.Text, it.Score, fused[it.ID])
+		}
+	}
+}

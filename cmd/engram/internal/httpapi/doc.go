@@ -53,8 +53,8 @@
 // ErrInvalidOptions, ...) is 400; ErrNotFound, ErrEntityNotFound and
 // ErrFactNotFound are 404; ErrAliasConflict and a transaction conflict are
 // 409; ErrTooLarge and a body over [Options].MaxBodyBytes are 413;
-// ErrBudgetTooSmall is 422; a failing embedding or summarization provider is
-// 502; a closed store is 503. Anything else is 500 with a message that says
+// ErrBudgetTooSmall is 422; a failing embedding provider is 502 (a failing
+// summarizer is not an error: recall falls back on the stored summary); a closed store is 503. Anything else is 500 with a message that says
 // nothing internal; the access log has the detail. Unknown JSON fields are
 // 400, a missing or invalid token 401 with WWW-Authenticate: Bearer.
 //
