@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/kv"
 )
@@ -59,12 +60,12 @@ func runBackup(cmd *cobra.Command, o backupOptions) (err error) {
 	ctx := cmd.Context()
 	var n int64
 	write := func(w io.Writer) error {
-		cw := &countWriter{w: w}
+		cw := &fileio.CountingWriter{W: w}
 		if _, err := io.WriteString(cw, backupMagic); err != nil {
 			return err
 		}
 		err := st.Engine().Backup(ctx, cw)
-		n = cw.n
+		n = cw.N
 		return err
 	}
 	report := cmd.OutOrStdout()
@@ -72,7 +73,7 @@ func runBackup(cmd *cobra.Command, o backupOptions) (err error) {
 		report = cmd.ErrOrStderr()
 		err = write(cmd.OutOrStdout())
 	} else {
-		err = writeFileAtomic(o.out, write)
+		err = fileio.WriteAtomic(o.out, write)
 	}
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
@@ -220,7 +221,7 @@ func swapDir(tmp, dir string, exists bool) error {
 		if err := os.Rename(tmp, dir); err != nil {
 			return err
 		}
-		return syncDir(filepath.Dir(dir))
+		return fileio.SyncDir(filepath.Dir(dir))
 	}
 	aside, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".old-*")
 	if err != nil {
@@ -235,33 +236,8 @@ func swapDir(tmp, dir string, exists bool) error {
 	if err := os.Rename(tmp, dir); err != nil {
 		return errors.Join(err, os.Rename(aside, dir))
 	}
-	if err := syncDir(filepath.Dir(dir)); err != nil {
+	if err := fileio.SyncDir(filepath.Dir(dir)); err != nil {
 		return err
 	}
 	return os.RemoveAll(aside)
-}
-
-// syncDir makes a directory's entries durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err // some platforms cannot sync a directory: ErrInvalid
-	}
-	return nil
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (cw *countWriter) Write(p []byte) (int, error) {
-	n, err := cw.w.Write(p)
-	cw.n += int64(n)
-	return n, err
 }

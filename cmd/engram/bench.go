@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/engramdb/engram/bench"
+	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 )
 
 type benchANNOptions struct {
@@ -130,43 +130,14 @@ func runBenchANN(ctx context.Context, stdout, stderr io.Writer, o benchANNOption
 		return err
 	}
 	if o.jsonPath != "" {
-		if err := writeFileAtomic(o.jsonPath, func(w io.Writer) error { return bench.WriteJSON(w, rep.Rows) }); err != nil {
+		if err := fileio.WriteAtomic(o.jsonPath, func(w io.Writer) error { return bench.WriteJSON(w, rep.Rows) }); err != nil {
 			return fmt.Errorf("bench ann: --json: %w", err)
 		}
 	}
 	if o.plotPath != "" {
-		if err := writeFileAtomic(o.plotPath, func(w io.Writer) error { return bench.WritePlot(w, rep) }); err != nil {
+		if err := fileio.WriteAtomic(o.plotPath, func(w io.Writer) error { return bench.WritePlot(w, rep) }); err != nil {
 			return fmt.Errorf("bench ann: --plot: %w", err)
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic writes path through a temporary file in the same
-// directory, synced and renamed into place, so a failed run never leaves a
-// half-written file.
-func writeFileAtomic(path string, fill func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = fill(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engramdb/engram/bench"
+	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
 )
 
@@ -176,7 +177,7 @@ func runBenchLoad(ctx context.Context, stdout, stderr io.Writer, o benchLoadOpti
 		return err
 	}
 	if o.jsonPath != "" {
-		if err := writeFileAtomic(o.jsonPath, func(w io.Writer) error { return bench.WriteLoadJSON(w, res) }); err != nil {
+		if err := fileio.WriteAtomic(o.jsonPath, func(w io.Writer) error { return bench.WriteLoadJSON(w, res) }); err != nil {
 			return fmt.Errorf("bench load: --json: %w", err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engramdb/engram/bench"
+	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -91,7 +92,7 @@ func runBenchLocomo(ctx context.Context, stdout, stderr io.Writer, o benchLocomo
 		return err
 	}
 	if o.jsonPath != "" {
-		err := writeFileAtomic(o.jsonPath, func(w io.Writer) error {
+		err := fileio.WriteAtomic(o.jsonPath, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			return enc.Encode(rows)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/cmd/engram/internal/transfer"
 )
 
@@ -116,7 +117,7 @@ func runExport(cmd *cobra.Command, o exportOptions) (err error) {
 		report = cmd.ErrOrStderr()
 		err = write(cmd.OutOrStdout())
 	default:
-		err = writeFileAtomic(o.out, write)
+		err = fileio.WriteAtomic(o.out, write)
 	}
 	if err != nil {
 		return fmt.Errorf("export: %w", err)

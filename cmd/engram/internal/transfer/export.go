@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -230,10 +231,10 @@ func ExportDir(ctx context.Context, st *memory.Store, scope memory.Scope, dir st
 		}
 	}
 	_ = os.Remove(filepath.Join(tmp, dirUsers)) // fails, as it should, unless no user had a graph
-	if err := syncDir(filepath.Join(tmp, dirUsers)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := fileio.SyncDir(filepath.Join(tmp, dirUsers)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return c, fmt.Errorf("export: %w", err)
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := fileio.SyncDir(tmp); err != nil {
 		return c, fmt.Errorf("export: %w", err)
 	}
 	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) { // an empty dir
@@ -242,7 +243,7 @@ func ExportDir(ctx context.Context, st *memory.Store, scope memory.Scope, dir st
 	if err := os.Rename(tmp, dir); err != nil {
 		return c, fmt.Errorf("export: %w", err)
 	}
-	return c, syncDir(filepath.Dir(dir))
+	return c, fileio.SyncDir(filepath.Dir(dir))
 }
 
 // exportGraphFile writes a graph to path, or nothing when it is empty.
@@ -255,9 +256,9 @@ func exportGraphFile(ctx context.Context, st *memory.Store, scope memory.Scope, 
 		if err := writeHeader(w, scope.User); err != nil {
 			return err
 		}
-		cw := &countingWriter{w: w}
+		cw := &fileio.CountingWriter{W: w}
 		err := st.ExportGraph(ctx, scope, cw)
-		quads = cw.n
+		quads = cw.N
 		return err
 	})
 	if err != nil {
@@ -319,29 +320,4 @@ func writeSynced(path string, fill func(io.Writer) error) (err error) {
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil
-}
-
-// syncDir makes a directory's entries durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err // some platforms cannot sync a directory: ErrInvalid
-	}
-	return nil
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (cw *countingWriter) Write(p []byte) (int, error) {
-	n, err := cw.w.Write(p)
-	cw.n += int64(n)
-	return n, err
 }
