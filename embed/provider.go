@@ -101,17 +101,9 @@ func validateEndpoint(provider, baseURL, defaultBaseURL, model string, dimension
 	}
 	baseURL = strings.TrimRight(baseURL, "/")
 	var where string
-	u, err := url.Parse(baseURL)
-	switch {
-	case err != nil:
-		errs = append(errs, fmt.Errorf("BaseURL: %w", err))
-	case u.Scheme != "http" && u.Scheme != "https":
-		errs = append(errs, fmt.Errorf("BaseURL %q: scheme must be http or https", u.Redacted()))
-	case u.Host == "":
-		errs = append(errs, fmt.Errorf("BaseURL %q has no host", u.Redacted()))
-	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
-		errs = append(errs, fmt.Errorf("BaseURL %q must not have a query or fragment", u.Redacted()))
-	default:
+	if u, err := ParseBaseURL(baseURL); err != nil {
+		errs = append(errs, err)
+	} else {
 		// Host and path only: never the scheme (same server either way) nor
 		// the user info (a credential must not end up in cache keys).
 		where = strings.ToLower(u.Host) + u.EscapedPath()
@@ -336,4 +328,24 @@ func normalize(v []float32) error {
 		v[i] = float32(float64(x) * inv)
 	}
 	return nil
+}
+
+// ParseBaseURL checks the base URL of an HTTP service (an embedding
+// provider, an OpenAI-compatible chat server): http or https, a host, no
+// query or fragment. Its errors name the field BaseURL and never repeat a
+// password written into the URL.
+func ParseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		// url.Parse's error quotes the URL, which may hold a password.
+		return nil, errors.New("BaseURL is not a URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("BaseURL %q: scheme must be http or https", u.Redacted())
+	case u.Host == "":
+		return nil, fmt.Errorf("BaseURL %q has no host", u.Redacted())
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return nil, fmt.Errorf("BaseURL %q must not have a query or fragment", u.Redacted())
+	}
+	return u, nil
 }

@@ -565,3 +565,23 @@ func TestProviderOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestBaseURLErrorsHideCredentials: no error about a bad BaseURL repeats a
+// password written into it, whichever check fails.
+func TestBaseURLErrorsHideCredentials(t *testing.T) {
+	for _, raw := range []string{
+		"http://user:s3cret-pw@host:port/api", // bad port: url.Parse fails
+		"http://user:s3cret-pw@host/%zz",      // bad escape
+		"ftp://user:s3cret-pw@host/api",       // bad scheme
+		"http://user:s3cret-pw@host/api?x=1",  // a query
+	} {
+		_, err := embed.NewOpenAI(&embed.OpenAIOptions{BaseURL: raw, Model: "m"})
+		if err == nil {
+			t.Errorf("%s: no error", raw)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cret-pw") {
+			t.Errorf("error repeats the password: %v", err)
+		}
+	}
+}

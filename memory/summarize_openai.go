@@ -9,12 +9,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
+
+	"github.com/engramdb/engram/embed"
 )
 
 // DefaultSummaryPrompt is the system prompt of an [OpenAISummarizer] whose
@@ -145,18 +146,8 @@ func NewOpenAISummarizer(opts *OpenAISummarizerOptions) (*OpenAISummarizer, erro
 	base := strings.TrimRight(o.BaseURL, "/")
 	if base == "" {
 		errs = append(errs, errors.New("BaseURL is required"))
-	} else if u, err := url.Parse(base); err != nil {
-		// url.Parse's error quotes the URL, which may hold a password.
-		errs = append(errs, errors.New("BaseURL is not a URL"))
-	} else {
-		switch {
-		case u.Scheme != "http" && u.Scheme != "https":
-			errs = append(errs, fmt.Errorf("BaseURL %q: scheme must be http or https", u.Redacted()))
-		case u.Host == "":
-			errs = append(errs, fmt.Errorf("BaseURL %q has no host", u.Redacted()))
-		case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
-			errs = append(errs, fmt.Errorf("BaseURL %q must not have a query or fragment", u.Redacted()))
-		}
+	} else if _, err := embed.ParseBaseURL(base); err != nil {
+		errs = append(errs, err)
 	}
 	if o.Model == "" {
 		errs = append(errs, errors.New("Model is required"))
