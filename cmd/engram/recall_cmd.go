@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/cmd/engram/internal/wire"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -35,7 +36,8 @@ window and rolling summary (with --session), then the user's memories,
 earlier messages (episodes) and knowledge-graph facts that match, fused and
 fitted to the token budget. It prints the result as chat messages, each under
 its role; --trace adds a table of every candidate with its rank in each list,
-its fused score and why it was kept or dropped; --json prints both as JSON.
+its fused score and why it was kept or dropped; --json prints the messages,
+the recalled items and the trace as JSON, as POST /v1/recall writes them.
 
 Recall also folds messages that left a session's window into its rolling
 summary, so it may write to the store.`,
@@ -56,7 +58,7 @@ summary, so it may write to the store.`,
 	f.StringSliceVar(&o.sources, "sources", []string{string(memory.SourceMemories), string(memory.SourceGraph)},
 		"what to recall from: memories, episodes, graph (comma-separated)")
 	f.BoolVar(&o.trace, "trace", false, "print the trace of every candidate as a table")
-	f.BoolVar(&o.json, "json", false, "print the messages and the trace as JSON")
+	f.BoolVar(&o.json, "json", false, "print the messages, the recalled items and the trace as JSON")
 	_ = cmd.RegisterFlagCompletionFunc("sources", cobra.FixedCompletions(
 		[]string{string(memory.SourceMemories), string(memory.SourceEpisodes), string(memory.SourceGraph)}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -149,46 +151,14 @@ func runRecall(cmd *cobra.Command, text string, o recallOptions) (err error) {
 	return writeTrace(w, &rec.Trace, len(rec.Trace.Candidates))
 }
 
-// writeRecallJSON prints the chat messages and the trace.
+// writeRecallJSON prints the chat messages, the recalled items and the
+// trace, in the shape of the MCP recall tool's result and of POST
+// /v1/recall (which adds the summary and the preamble).
 func writeRecallJSON(w io.Writer, rec *memory.Recollection) error {
-	type candidate struct {
-		Rank   int                `json:"rank"`
-		ID     string             `json:"id"`
-		Source memory.Source      `json:"source"`
-		Text   string             `json:"text,omitempty"`
-		Time   time.Time          `json:"time,omitzero"`
-		Ranks  map[string]int     `json:"ranks"`
-		Scores map[string]float64 `json:"scores"`
-		Fused  float64            `json:"fused"`
-		Kept   bool               `json:"kept"`
-		Reason string             `json:"reason,omitempty"`
-		Tokens int                `json:"tokens,omitempty"`
-	}
 	out := struct {
 		Messages []memory.Message `json:"messages"`
-		Trace    struct {
-			Entities   []string       `json:"entities"`
-			Lists      map[string]int `json:"lists"`
-			Candidates []candidate    `json:"candidates"`
-			Budget     int            `json:"budget"`
-			TokensUsed int            `json:"tokens_used"`
-			TookMS     float64        `json:"took_ms"`
-		} `json:"trace"`
-	}{Messages: rec.ChatMessages()}
-	tr := &rec.Trace
-	out.Trace.Entities, out.Trace.Lists = tr.Entities, tr.Lists
-	if out.Trace.Entities == nil {
-		out.Trace.Entities = []string{}
-	}
-	out.Trace.Budget, out.Trace.TokensUsed = tr.Budget, tr.TokensUsed
-	out.Trace.TookMS = float64(tr.Took.Microseconds()) / 1000
-	out.Trace.Candidates = []candidate{}
-	for _, c := range tr.Candidates {
-		out.Trace.Candidates = append(out.Trace.Candidates, candidate{
-			Rank: c.Rank, ID: c.ID, Source: c.Source, Text: c.Text, Time: c.Time, Ranks: c.Ranks, Scores: c.Scores,
-			Fused: c.Fused, Kept: c.Kept, Reason: c.Reason, Tokens: c.Tokens,
-		})
-	}
+		wire.Recall
+	}{rec.ChatMessages(), wire.NewRecall(rec)}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/engramdb/engram/cmd/engram/internal/wire"
+	"github.com/engramdb/engram/memory"
 )
 
 func TestRecallCommand(t *testing.T) {
@@ -22,23 +25,45 @@ func TestRecallCommand(t *testing.T) {
 			t.Errorf("recall output lacks %q:\n%s", want, out)
 		}
 	}
-	// JSON: the messages and the trace.
+	// JSON: the messages, then the items and the trace in the shape of
+	// wire.Recall, as the HTTP API and the MCP recall tool write them.
 	out = mustRun(t, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--json", "account number")
 	var res struct {
-		Messages []struct{ Role, Content string }
-		Trace    struct {
-			Candidates []struct {
-				Source string
-				Kept   bool
-			}
-			TokensUsed int `json:"tokens_used"`
-		}
+		Messages []memory.Message `json:"messages"`
+		wire.Recall
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("recall --json: %v\n%s", err, out)
 	}
 	if len(res.Messages) != 1 || !strings.Contains(res.Messages[0].Content, "Alice's account number is 3942") || res.Trace.TokensUsed == 0 {
 		t.Errorf("recall --json: %+v", res)
+	}
+	var kept int
+	for _, c := range res.Trace.Candidates {
+		if c.Kept {
+			kept++
+		}
+	}
+	if len(res.Items) == 0 || kept != len(res.Items) || res.Items[0].Memory == nil {
+		t.Errorf("recall --json: %d items (first %+v), %d kept candidates", len(res.Items), res.Items, kept)
+	}
+	var top, trace map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &top); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(top["trace"], &trace); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"messages", "items", "trace"} {
+		if top[k] == nil {
+			t.Errorf("recall --json lacks %q:\n%s", k, out)
+		}
+	}
+	for _, k := range []string{"entities", "lists", "candidates", "budget", "window_tokens", "summary_tokens",
+		"preamble_tokens", "tokens_used", "took_ms", "embed_ms"} {
+		if trace[k] == nil {
+			t.Errorf("recall --json trace lacks %q:\n%s", k, out)
+		}
 	}
 	// A user with nothing to recall gets an empty context, not an error.
 	out = mustRun(t, "recall", "--dir", dir, "--tenant", "acme", "--user", "nobody", "anything")

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"time"
 
+	"github.com/engramdb/engram/cmd/engram/internal/wire"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -191,92 +192,20 @@ type recallRequest struct {
 	Now       time.Time `json:"now,omitzero"`
 }
 
+// recallResponse is the context for the next model call: the chat
+// messages, the session summary and the preamble, then the items and trace
+// that the MCP recall tool and engram recall --json write too.
 type recallResponse struct {
 	// Messages is Recollection.ChatMessages(): the preamble, then the window.
 	Messages []memory.Message `json:"messages"`
-	Items    []recallItem     `json:"items"`
 	Summary  string           `json:"summary,omitempty"`
 	Preamble string           `json:"preamble,omitempty"`
-	Trace    recallTrace      `json:"trace"`
-}
-
-type recallItem struct {
-	ID      string         `json:"id"`
-	Source  memory.Source  `json:"source"`
-	Text    string         `json:"text"`
-	Time    time.Time      `json:"time,omitzero"`
-	Session string         `json:"session,omitempty"`
-	Score   float64        `json:"score"`
-	Memory  *memory.Memory `json:"memory,omitempty"`
-	Fact    *memory.Fact   `json:"fact,omitempty"`
-}
-
-type recallTrace struct {
-	Entities       []string          `json:"entities"`
-	Lists          map[string]int    `json:"lists"`
-	Candidates     []recallCandidate `json:"candidates"`
-	Budget         int               `json:"budget"`
-	WindowTokens   int               `json:"window_tokens"`
-	SummaryTokens  int               `json:"summary_tokens"`
-	PreambleTokens int               `json:"preamble_tokens"`
-	TokensUsed     int               `json:"tokens_used"`
-	TookMS         float64           `json:"took_ms"`
-	EmbedMS        float64           `json:"embed_ms"`
-}
-
-type recallCandidate struct {
-	ID     string             `json:"id"`
-	Source memory.Source      `json:"source"`
-	Text   string             `json:"text,omitempty"`
-	Time   time.Time          `json:"time,omitzero"`
-	Ranks  map[string]int     `json:"ranks"`
-	Scores map[string]float64 `json:"scores"`
-	Fused  float64            `json:"fused"`
-	Rank   int                `json:"rank"`
-	Kept   bool               `json:"kept"`
-	Reason string             `json:"reason,omitempty"`
-	Tokens int                `json:"tokens,omitempty"`
+	wire.Recall
 }
 
 func newRecallResponse(rec *memory.Recollection) recallResponse {
-	out := recallResponse{
-		Messages: nonNil(rec.ChatMessages()),
-		Items:    make([]recallItem, 0, len(rec.Items)),
-		Summary:  rec.Summary,
-		Preamble: rec.Preamble,
-	}
-	for _, it := range rec.Items {
-		out.Items = append(out.Items, recallItem{ID: it.ID, Source: it.Source, Text: it.Text, Time: it.Time,
-			Session: it.Session, Score: it.Score, Memory: it.Memory, Fact: it.Fact})
-	}
-	t := rec.Trace
-	out.Trace = recallTrace{
-		Entities:       nonNil(t.Entities),
-		Lists:          t.Lists,
-		Candidates:     make([]recallCandidate, 0, len(t.Candidates)),
-		Budget:         t.Budget,
-		WindowTokens:   t.WindowTokens,
-		SummaryTokens:  t.SummaryTokens,
-		PreambleTokens: t.PreambleTokens,
-		TokensUsed:     t.TokensUsed,
-		TookMS:         float64(t.Took) / float64(time.Millisecond),
-		EmbedMS:        float64(t.Embed) / float64(time.Millisecond),
-	}
-	if out.Trace.Lists == nil {
-		out.Trace.Lists = map[string]int{}
-	}
-	for _, c := range t.Candidates {
-		rc := recallCandidate{ID: c.ID, Source: c.Source, Text: c.Text, Time: c.Time, Ranks: c.Ranks,
-			Scores: c.Scores, Fused: c.Fused, Rank: c.Rank, Kept: c.Kept, Reason: c.Reason, Tokens: c.Tokens}
-		if rc.Ranks == nil {
-			rc.Ranks = map[string]int{}
-		}
-		if rc.Scores == nil {
-			rc.Scores = map[string]float64{}
-		}
-		out.Trace.Candidates = append(out.Trace.Candidates, rc)
-	}
-	return out
+	return recallResponse{Messages: nonNil(rec.ChatMessages()), Summary: rec.Summary, Preamble: rec.Preamble,
+		Recall: wire.NewRecall(rec)}
 }
 
 // entities returns es with nil observation lists as empty ones, the MCP

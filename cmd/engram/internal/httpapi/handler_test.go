@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramdb/engram/cmd/engram/internal/wire"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -331,7 +332,7 @@ func TestEndToEnd(t *testing.T) {
 		if !strings.Contains(rec.Preamble, "ap@alice.example") || !strings.Contains(rec.Messages[0].Content, "ap@alice.example") {
 			t.Errorf("the preamble lacks the memory: %q", rec.Preamble)
 		}
-		if !slices.ContainsFunc(rec.Items, func(it recallItem) bool {
+		if !slices.ContainsFunc(rec.Items, func(it wire.Item) bool {
 			return it.Source == memory.SourceGraph && it.Fact != nil && it.Fact.Object == "Eve"
 		}) {
 			t.Errorf("recall lacks the fact: %s", mustJSON(rec.Items))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engramdb/engram/cmd/engram/internal/wire"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -228,9 +229,9 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Graph":                 {graphResponse{}, true},
 		"RecallRequest":         {recallRequest{}, false},
 		"RecallResponse":        {recallResponse{}, true},
-		"RecallItem":            {recallItem{}, true},
-		"RecallTrace":           {recallTrace{}, true},
-		"RecallCandidate":       {recallCandidate{}, true},
+		"RecallItem":            {wire.Item{}, true},
+		"RecallTrace":           {wire.Trace{}, true},
+		"RecallCandidate":       {wire.Candidate{}, true},
 	}
 	for name := range doc.Components.Schemas {
 		if _, ok := types[name]; !ok && name != "Health" {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/engramdb/engram/cmd/engram/internal/wire"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -34,40 +35,6 @@ type (
 		Metadata   map[string]string `json:"metadata,omitempty"`
 		Tokens     int               `json:"tokens,omitempty"`
 	}
-	itemJSON struct {
-		ID      string    `json:"id"`
-		Source  string    `json:"source" jsonschema:"memories, episodes or graph"`
-		Text    string    `json:"text"`
-		Time    time.Time `json:"time,omitzero"`
-		Session string    `json:"session,omitempty" jsonschema:"the session an episode was said in"`
-		Score   float64   `json:"score"`
-	}
-	candidateJSON struct {
-		ID     string             `json:"id"`
-		Source string             `json:"source"`
-		Text   string             `json:"text,omitempty"`
-		Time   time.Time          `json:"time,omitzero"`
-		Ranks  map[string]int     `json:"ranks,omitempty" jsonschema:"1-based rank in each ranked list that returned it"`
-		Scores map[string]float64 `json:"scores,omitempty" jsonschema:"score in each ranked list (cosine, BM25, or 1/(1+hops) for the graph)"`
-		Fused  float64            `json:"fused" jsonschema:"reciprocal-rank fusion score after recency decay"`
-		Rank   int                `json:"rank" jsonschema:"1-based place in the final order"`
-		Kept   bool               `json:"kept" jsonschema:"whether it is in the context"`
-		Reason string             `json:"reason,omitempty" jsonschema:"why it was dropped"`
-		Tokens int                `json:"tokens,omitempty"`
-	}
-	traceJSON struct {
-		Entities       []string        `json:"entities" jsonschema:"the graph entities the query named"`
-		Lists          map[string]int  `json:"lists,omitempty" jsonschema:"the ranked lists fused, with how many candidates each gave"`
-		Candidates     []candidateJSON `json:"candidates" jsonschema:"every candidate, best first, kept or dropped"`
-		Budget         int             `json:"budget"`
-		WindowTokens   int             `json:"window_tokens"`
-		SummaryTokens  int             `json:"summary_tokens"`
-		PreambleTokens int             `json:"preamble_tokens"`
-		TokensUsed     int             `json:"tokens_used"`
-		TookMS         float64         `json:"took_ms"`
-		EmbedMS        float64         `json:"embed_ms"`
-	}
-
 	rememberIn struct {
 		Text       string            `json:"text" jsonschema:"what to remember, in a sentence or a few (at most 16 KiB)"`
 		Kind       string            `json:"kind,omitempty" jsonschema:"fact (the default), preference, episode, summary or observation"`
@@ -89,8 +56,7 @@ type (
 	}
 	recallOut struct {
 		Messages []messageJSON `json:"messages" jsonschema:"the context as chat messages: a system preamble with the summary and recalled items, then the window"`
-		Items    []itemJSON    `json:"items" jsonschema:"the recalled memories, episodes and facts in the context, best first"`
-		Trace    traceJSON     `json:"trace" jsonschema:"how every candidate was scored, and why it was kept or dropped"`
+		wire.Recall
 	}
 	appendMessageIn struct {
 		Role       string            `json:"role" jsonschema:"system, user, assistant or tool"`
@@ -259,15 +225,11 @@ func (h *handlers) recall(ctx context.Context, _ *mcp.CallToolRequest, in recall
 	if err != nil {
 		return nil, recallOut{}, fmt.Errorf("recall: %w", err)
 	}
-	out := recallOut{
-		Messages: toMessages(rec.ChatMessages()),
-		Items:    make([]itemJSON, 0, len(rec.Items)),
-		Trace:    toTrace(&rec.Trace),
-	}
-	for _, it := range rec.Items {
-		out.Items = append(out.Items, itemJSON{
-			ID: it.ID, Source: string(it.Source), Text: it.Text, Time: it.Time, Session: it.Session, Score: it.Score,
-		})
+	out := recallOut{Messages: toMessages(rec.ChatMessages()), Recall: wire.NewRecall(rec)}
+	// The records repeat what the items' text and the preamble say; a model
+	// reading the result would pay for every line twice.
+	for i := range out.Items {
+		out.Items[i].Memory, out.Items[i].Fact = nil, nil
 	}
 	return nil, out, nil
 }
@@ -283,28 +245,6 @@ func toMessages(msgs []memory.Message) []messageJSON {
 			w.ToolCalls = append(w.ToolCalls, toolCallJSON{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
 		}
 		out = append(out, w)
-	}
-	return out
-}
-
-func toTrace(t *memory.Trace) traceJSON {
-	out := traceJSON{
-		Entities:       nonNil(t.Entities),
-		Lists:          t.Lists,
-		Candidates:     make([]candidateJSON, 0, len(t.Candidates)),
-		Budget:         t.Budget,
-		WindowTokens:   t.WindowTokens,
-		SummaryTokens:  t.SummaryTokens,
-		PreambleTokens: t.PreambleTokens,
-		TokensUsed:     t.TokensUsed,
-		TookMS:         float64(t.Took) / float64(time.Millisecond),
-		EmbedMS:        float64(t.Embed) / float64(time.Millisecond),
-	}
-	for _, c := range t.Candidates {
-		out.Candidates = append(out.Candidates, candidateJSON{
-			ID: c.ID, Source: string(c.Source), Text: c.Text, Time: c.Time, Ranks: c.Ranks, Scores: c.Scores,
-			Fused: c.Fused, Rank: c.Rank, Kept: c.Kept, Reason: c.Reason, Tokens: c.Tokens,
-		})
 	}
 	return out
 }

@@ -359,6 +359,11 @@ func TestRecall(t *testing.T) {
 	if kept != len(out.Items) {
 		t.Errorf("%d kept candidates, %d items", kept, len(out.Items))
 	}
+	for _, it := range out.Items {
+		if it.Memory != nil || it.Fact != nil {
+			t.Errorf("item %s carries its record: %s", it.ID, mustJSON(it))
+		}
+	}
 
 	ok(t, cs, "recall", raw(`{"text": "account", "sources": ["memories"]}`), &out)
 	for _, it := range out.Items {
