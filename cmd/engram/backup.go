@@ -52,7 +52,7 @@ The store must not be open in another process (engram serve, engram mcp).`,
 }
 
 func runBackup(cmd *cobra.Command, o backupOptions) (err error) {
-	st, err := openStore(o.store.dir, existingStore)
+	st, err := o.store.openStore(existingStore)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,11 @@ func runRestore(cmd *cobra.Command, o restoreOptions) error {
 		defer f.Close()
 		r = f
 	}
-	exists, err := checkRestoreTarget(cmd.Context(), dir)
+	key, err := o.store.open.key()
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	exists, err := checkRestoreTarget(cmd.Context(), dir, key)
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
@@ -137,7 +141,7 @@ func runRestore(cmd *cobra.Command, o restoreOptions) error {
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	if err := restoreInto(cmd.Context(), tmp, r); err != nil {
+	if err := restoreInto(cmd.Context(), tmp, r, key); err != nil {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("restore %s: %w", o.in, err)
 	}
@@ -150,8 +154,8 @@ func runRestore(cmd *cobra.Command, o restoreOptions) error {
 }
 
 // checkRestoreTarget checks that dir can take a restore: missing, empty, or
-// a store without data. It reports whether dir exists.
-func checkRestoreTarget(ctx context.Context, dir string) (bool, error) {
+// a store without data (opened with key). It reports whether dir exists.
+func checkRestoreTarget(ctx context.Context, dir string, key []byte) (bool, error) {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -166,7 +170,7 @@ func checkRestoreTarget(ctx context.Context, dir string) (bool, error) {
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
 		return true, fmt.Errorf("%s is not empty and holds no store: restore into a new directory", dir)
 	}
-	db, err := engine.Open(dir, nil)
+	db, err := engine.Open(dir, &engine.Options{EncryptionKey: key})
 	if err != nil {
 		return true, fmt.Errorf("%s is not an empty directory, and not a store that can be opened: %w", dir, err)
 	}
@@ -191,14 +195,15 @@ func checkRestoreTarget(ctx context.Context, dir string) (bool, error) {
 // errNotBackup is returned by restore for a file that is not a backup.
 var errNotBackup = errors.New("not an engram backup")
 
-// restoreInto loads a backup into a new store in dir.
-func restoreInto(ctx context.Context, dir string, r io.Reader) (err error) {
+// restoreInto loads a backup into a new store in dir, encrypted with key
+// when it is set.
+func restoreInto(ctx context.Context, dir string, r io.Reader, key []byte) (err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	magic := make([]byte, len(backupMagic))
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != backupMagic {
 		return fmt.Errorf("%w (it does not start with %q)", errNotBackup, strings.TrimSpace(backupMagic))
 	}
-	db, err := engine.Open(dir, nil)
+	db, err := engine.Open(dir, &engine.Options{EncryptionKey: key})
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func runExport(cmd *cobra.Command, o exportOptions) (err error) {
 	case format == "dir" && o.out == "-":
 		return errors.New("--format dir needs --out DIR")
 	}
-	st, err := openStore(o.store.dir, existingStore)
+	st, err := o.store.openStore(existingStore)
 	if err != nil {
 		return err
 	}

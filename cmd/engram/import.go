@@ -54,6 +54,7 @@ terminal (or with --progress).`,
 		},
 	}
 	o.store.register(cmd, flagRequired, flagOptional, flagAbsent)
+	o.store.registerEmbedder(cmd)
 	cmd.Flags().StringVar(&o.format, "format", "", "format of every file named: jsonl or nquads (default: by extension)")
 	cmd.Flags().IntVar(&o.batchSize, "batch-size", transfer.DefaultBatchSize, "JSONL records per transaction")
 	cmd.Flags().BoolVar(&o.progress, "progress", false, "show a progress bar on standard error (default: when it is a terminal)")
@@ -94,7 +95,7 @@ func runImport(cmd *cobra.Command, args []string, o importOptions) (err error) {
 		inputs = append(inputs, in)
 	}
 
-	st, err := openStore(o.store.dir, createStore)
+	st, err := o.store.openStore(createStore)
 	if err != nil {
 		return err
 	}

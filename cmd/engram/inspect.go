@@ -87,7 +87,7 @@ func runInspect(cmd *cobra.Command, o inspectOptions) (err error) {
 	// Sizes are taken before the store opens: an open store's memtables
 	// are preallocated files, mostly holes.
 	du := kv.DiskUsage(o.store.dir)
-	st, err := openStore(o.store.dir, existingStore)
+	st, err := o.store.openStore(existingStore)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ func init() {
 
 type mcpOptions struct {
 	dir, tenant, user, session string
+	open                       openFlags
 }
 
 func newMCPCmd() *cobra.Command {
@@ -74,6 +75,7 @@ Register it in Claude Desktop's claude_desktop_config.json:
 	cmd.Flags().StringVar(&o.tenant, "tenant", mcpserver.DefaultTenant, "the tenant every call works in")
 	cmd.Flags().StringVar(&o.user, "user", mcpserver.DefaultUser, "the user whose memories and knowledge graph the tools read and write")
 	cmd.Flags().StringVar(&o.session, "session", mcpserver.DefaultSession, "the conversation append_message, get_window, recall and forget work on")
+	o.open.register(cmd.Flags(), true)
 	return cmd
 }
 
@@ -87,9 +89,13 @@ func runMCP(ctx context.Context, o mcpOptions, in io.Reader, out io.Writer) (err
 	if err := scope.Validate(engine.LevelSession); err != nil {
 		return fmt.Errorf("mcp: --tenant, --user, --session: %w", err)
 	}
-	store, err := memory.Open(o.dir, nil)
+	var opts memory.Options
+	if err := o.open.apply(&opts); err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	store, err := memory.Open(o.dir, &opts)
 	if err != nil {
-		return fmt.Errorf("mcp: open %s: %w", o.dir, err)
+		return fmt.Errorf("mcp: %w", openError(o.dir, err))
 	}
 	defer func() {
 		if cerr := store.Close(); err == nil && cerr != nil {

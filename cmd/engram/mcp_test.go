@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -279,6 +280,8 @@ func TestMCPFlags(t *testing.T) {
 		{[]string{"mcp", "--dir", t.TempDir(), "--user", ""}, "User is empty"},
 		{[]string{"mcp", "--dir", t.TempDir(), "--session", "a\nb"}, "control character"},
 		{[]string{"mcp", "--dir", t.TempDir(), "extra"}, "unknown command"},
+		{[]string{"mcp", "--dir", t.TempDir(), "--embedder", "openai"}, "Model is required"},
+		{[]string{"mcp", "--dir", t.TempDir(), "--encryption-key-file", filepath.Join(t.TempDir(), "none")}, "--encryption-key-file"},
 	} {
 		_, err := runMCPCLI(t, strings.NewReader(""), tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

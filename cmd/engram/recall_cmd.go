@@ -50,6 +50,7 @@ summary, so it may write to the store.`,
 		},
 	}
 	o.store.register(cmd, flagRequired, flagRequired, flagOptional)
+	o.store.registerEmbedder(cmd)
 	f := cmd.Flags()
 	f.IntVar(&o.maxTokens, "max-tokens", memory.DefaultRecallTokens, "token budget of the whole context")
 	f.IntVar(&o.maxMessages, "max-messages", memory.DefaultRecallMessages, "message budget of the session's window")
@@ -102,7 +103,7 @@ func runRecall(cmd *cobra.Command, text string, o recallOptions) (err error) {
 			return fmt.Errorf("%s %d: want at least 1", b.name, b.v)
 		}
 	}
-	st, err := openStore(o.store.dir, existingStore)
+	st, err := o.store.openStore(existingStore)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ type serveOptions struct {
 	logFormat       string
 	durability      string
 	singleValued    []string
+	open            openFlags
 
 	// ready, when set, is called with the address the server listens on
 	// once it accepts connections (a test seam).
@@ -68,6 +69,7 @@ requests in flight finish (up to --shutdown-timeout), then closes the store.`,
 	f.StringVar(&o.dir, "dir", "", "the store's directory (required; created if missing)")
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7437", `address to listen on; ":0" picks a free port and prints it`)
 	f.StringVar(&o.tokens, "tokens", "", "the tokens file: JSON mapping bearer tokens to tenants (required; mode 0600)")
+	o.open.register(f, true)
 	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body; larger ones get 413")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long shutdown waits for requests in flight")
 	f.StringVar(&o.metrics, "metrics", "public", "who may read /metrics: public, token (any valid token) or off")
@@ -107,9 +109,12 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	if o.durability == "async" {
 		storeOpts.Durability = memory.Async
 	}
+	if err := o.open.apply(storeOpts); err != nil {
+		return err
+	}
 	store, err := memory.Open(o.dir, storeOpts)
 	if err != nil {
-		return err
+		return openError(o.dir, err)
 	}
 	defer func() {
 		if cerr := store.Close(); cerr != nil {

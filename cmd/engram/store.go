@@ -16,6 +16,7 @@ import (
 // storeFlags are the store and scope flags of a command.
 type storeFlags struct {
 	dir, tenant, user, session string
+	open                       openFlags
 }
 
 // scopeFlag says whether a command takes a scope flag, and whether it
@@ -28,11 +29,12 @@ const (
 	flagRequired
 )
 
-// register adds --dir (always required) and the scope flags the command
-// takes.
+// register adds --dir (always required), --encryption-key-file and the
+// scope flags the command takes.
 func (f *storeFlags) register(cmd *cobra.Command, tenant, user, session scopeFlag) {
 	cmd.Flags().StringVar(&f.dir, "dir", "", "the store's directory (required)")
 	_ = cmd.MarkFlagRequired("dir") // the flag exists: cannot fail
+	f.open.register(cmd.Flags(), false)
 	for _, s := range []struct {
 		p     *string
 		name  string
@@ -89,8 +91,16 @@ const (
 	createStore
 )
 
-// openStore opens the store in dir.
-func openStore(dir string, mode openMode) (*memory.Store, error) {
+// registerEmbedder adds the embedder flags, for the commands that embed
+// (import, recall).
+func (f *storeFlags) registerEmbedder(cmd *cobra.Command) {
+	f.open.registerEmbedder(cmd.Flags())
+}
+
+// openStore opens the store in f.dir with the key and embedder the flags
+// name.
+func (f *storeFlags) openStore(mode openMode) (*memory.Store, error) {
+	dir := f.dir
 	if mode == existingStore {
 		entries, err := os.ReadDir(dir)
 		if errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0 {
@@ -101,12 +111,13 @@ func openStore(dir string, mode openMode) (*memory.Store, error) {
 		}
 	}
 	// The command runs for moments: no background sweep of expired data.
-	st, err := memory.Open(dir, &memory.Options{SweepInterval: -1})
-	if errors.Is(err, memory.ErrLocked) {
-		return nil, fmt.Errorf("%w: %s (is engram serve or engram mcp running on it?)", err, dir)
+	opts := &memory.Options{SweepInterval: -1}
+	if err := f.open.apply(opts); err != nil {
+		return nil, err
 	}
+	st, err := memory.Open(dir, opts)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", dir, err)
+		return nil, openError(dir, err)
 	}
 	return st, nil
 }

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/engramdb/engram/embed"
+	"github.com/engramdb/engram/memory"
+)
+
+// The embedders --embedder names.
+const (
+	embedderHashing = "hashing"
+	embedderOllama  = "ollama"
+	embedderOpenAI  = "openai"
+)
+
+// apiKeyEnv is where --embedder openai finds its API key: an environment
+// variable, never a flag (flags show in the process list).
+const apiKeyEnv = "OPENAI_API_KEY"
+
+// openFlags configure how a store is opened beyond its directory: the
+// encryption key and the embedder. Every command that opens a store takes
+// them, so a store created encrypted, or with a provider, can be reached by
+// all of them.
+type openFlags struct {
+	keyFile    string
+	embedder   string
+	embedURL   string
+	embedModel string
+	embedDims  int
+}
+
+// register adds --encryption-key-file, and the embedder flags when
+// withEmbedder (the commands that embed text).
+func (f *openFlags) register(fs *pflag.FlagSet, withEmbedder bool) {
+	fs.StringVar(&f.keyFile, "encryption-key-file", "",
+		"file holding the store's encryption key: 16, 24 or 32 bytes, raw or hex (mode 0600); needed on every open of an encrypted store")
+	if withEmbedder {
+		f.registerEmbedder(fs)
+	}
+}
+
+// registerEmbedder adds --embedder, --embed-url, --embed-model and
+// --embed-dimensions.
+func (f *openFlags) registerEmbedder(fs *pflag.FlagSet) {
+	fs.StringVar(&f.embedder, "embedder", embedderHashing,
+		"the store's embedder: hashing (offline, lexical), ollama or openai (any OpenAI-compatible server; the key from $"+apiKeyEnv+"); a store must always be opened with the same one")
+	fs.StringVar(&f.embedURL, "embed-url", "", "the embedding server's base URL (default: the provider's)")
+	fs.StringVar(&f.embedModel, "embed-model", "", "the embedding model (required with ollama and openai)")
+	fs.IntVar(&f.embedDims, "embed-dimensions", 0, "the vectors' length, checked on every answer (0: learned from the first)")
+}
+
+// key returns the encryption key --encryption-key-file names, nil without
+// the flag.
+func (f *openFlags) key() ([]byte, error) {
+	if f.keyFile == "" {
+		return nil, nil
+	}
+	return readKeyFile(f.keyFile)
+}
+
+// apply sets the options the flags name.
+func (f *openFlags) apply(o *memory.Options) error {
+	key, err := f.key()
+	if err != nil {
+		return err
+	}
+	o.EncryptionKey = key
+	switch f.embedder {
+	case "", embedderHashing:
+		if f.embedURL != "" || f.embedModel != "" || f.embedDims != 0 {
+			return errors.New("--embed-url, --embed-model and --embed-dimensions need --embedder ollama or openai")
+		}
+	case embedderOllama:
+		p, err := embed.NewOllama(&embed.OllamaOptions{BaseURL: f.embedURL, Model: f.embedModel, Dimensions: f.embedDims})
+		if err != nil {
+			return fmt.Errorf("--embedder ollama: %w", err)
+		}
+		o.Embedder = p
+	case embedderOpenAI:
+		p, err := embed.NewOpenAI(&embed.OpenAIOptions{BaseURL: f.embedURL, APIKey: os.Getenv(apiKeyEnv), Model: f.embedModel, Dimensions: f.embedDims})
+		if err != nil {
+			return fmt.Errorf("--embedder openai: %w", err)
+		}
+		o.Embedder = p
+	default:
+		return fmt.Errorf("--embedder %q is not hashing, ollama or openai", f.embedder)
+	}
+	return nil
+}
+
+// readKeyFile reads an encryption key: 16, 24 or 32 raw bytes, or their hex
+// encoding (white space around it ignored). Like the tokens file, the file
+// must not be readable or writable by its group or others.
+func readKeyFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("--encryption-key-file: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("--encryption-key-file %s: mode %v lets others read or write it; chmod 600 it", path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--encryption-key-file: %w", err)
+	}
+	validLen := func(n int) bool { return n == 16 || n == 24 || n == 32 }
+	if t := strings.TrimSpace(string(b)); len(t)%2 == 0 && validLen(len(t)/2) {
+		if key, err := hex.DecodeString(t); err == nil {
+			return key, nil
+		}
+	}
+	if validLen(len(b)) && !bytes.ContainsAny(b, "\n") {
+		return b, nil
+	}
+	return nil, fmt.Errorf("--encryption-key-file %s: want 16, 24 or 32 bytes, raw or as hex (openssl rand -hex 32 > %s)", path, path)
+}
+
+// openError adds a hint to the errors a user can fix with a flag.
+func openError(dir string, err error) error {
+	switch {
+	case errors.Is(err, memory.ErrLocked):
+		return fmt.Errorf("%w: %s (is engram serve or engram mcp running on it?)", err, dir)
+	case errors.Is(err, memory.ErrEncryptionKey):
+		return fmt.Errorf("open %s: %w (an encrypted store needs --encryption-key-file with the key it was created with; a plain one, none)", dir, err)
+	}
+	return fmt.Errorf("open %s: %w", dir, err)
+}
