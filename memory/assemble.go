@@ -96,7 +96,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 	}
 	summary := rec.Summary
 	if summary != "" {
-		rec.Trace.SummaryTokens = len(enc.EncodeOrdinary(summary))
+		rec.Trace.SummaryTokens = textTokens.count(enc, summary) // the same summary turn after turn
 	}
 	// Estimate with per-line counts, then check the whole text exactly and
 	// back off while it is over: the budget always holds. The estimate
@@ -135,7 +135,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 			continue
 		}
 		seen[key] = c.ID
-		c.Tokens = s.lineTokens.count(enc, itemLine(&c.item)) + 1 // and its newline
+		c.Tokens = textTokens.count(enc, itemLine(&c.item)) + 1 // and its newline
 		if used+c.Tokens > budget {
 			c.Reason = "budget"
 			continue
@@ -203,10 +203,11 @@ func preambleFrameTokens(enc *tiktoken.Tiktoken) int {
 	return n
 }
 
-// tokenCache remembers the token counts of preamble lines: the same
-// memories and facts come back turn after turn, and counting is the
-// costliest step of assembly. Lines are keyed by a hash, so the cache holds
-// no text of the store (which Forget could not reach).
+// tokenCache remembers the token counts of texts: the same memories, facts
+// and summary lines come back turn after turn, in the preamble and in the
+// rolling summary, and counting is the costliest step of both. Texts are
+// keyed by a hash, so the cache holds no text of a store (which Forget
+// could not reach).
 type tokenCache struct {
 	mu sync.Mutex
 	m  map[tokenKey]int
@@ -216,6 +217,10 @@ type tokenKey struct {
 	enc  *tiktoken.Tiktoken
 	hash [16]byte // of the line, from SHA-256
 }
+
+// textTokens is the process's count cache, shared by every store and
+// summarizer (entries are keyed by encoding too).
+var textTokens tokenCache
 
 // maxCachedLines bounds the cache; past it an entry is evicted at random.
 const maxCachedLines = 1 << 15

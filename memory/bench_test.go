@@ -104,3 +104,53 @@ func BenchmarkCountTokens(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRecallGrowingSession is the agent loop: append a turn, then
+// Recall for the next model call, in a session that keeps growing, so
+// every Recall folds the message that just left the window into the
+// rolling summary. Its peer, static, recalls in a session that does not
+// grow (the summary is up to date): the ratio is the cost of the refresh.
+func BenchmarkRecallGrowingSession(b *testing.B) {
+	for _, grow := range []bool{true, false} {
+		name := "static"
+		if grow {
+			name = "growing"
+		}
+		b.Run(name, func(b *testing.B) {
+			st, err := Open(b.TempDir(), &Options{Durability: Async})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			sess := st.Session(testScope)
+			turn := func(i int) Message {
+				return user(fmt.Sprintf("Turn %d: the Lisbon offsite needs %d rooms; Dana confirms the venue on Friday, account 3942.", i, i%17))
+			}
+			for i := range 200 {
+				if err := sess.Append(bg, turn(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			q := Query{Scope: testScope, Text: "How many rooms for Lisbon?", MaxMessages: 20, Sources: []Source{SourceMemories, SourceEpisodes}}
+			if _, err := st.Recall(bg, q); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 200
+			for b.Loop() {
+				if grow {
+					b.StopTimer()
+					if err := sess.Append(bg, turn(i)); err != nil {
+						b.Fatal(err)
+					}
+					i++
+					b.StartTimer()
+				}
+				if _, err := st.Recall(bg, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

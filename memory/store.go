@@ -174,7 +174,6 @@ type Store struct {
 	vectorWeight   float64
 	summarizer     Summarizer
 	nameCache      nameCache
-	lineTokens     tokenCache
 
 	// sweep tracks the partitions that hold expiring data, for the
 	// background sweeper.

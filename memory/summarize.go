@@ -444,9 +444,10 @@ func skipClosers(text string, i int) int {
 	return i
 }
 
-// countText counts the tokens of plain text (no chat framing) in enc.
+// countText counts the tokens of plain text (no chat framing) in enc,
+// through the process's count cache.
 func countText(enc *tiktoken.Tiktoken, s string) int {
-	return len(enc.EncodeOrdinary(s))
+	return textTokens.count(enc, s)
 }
 
 // truncateTokens returns the longest prefix of s that fits n tokens, cut at
