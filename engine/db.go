@@ -193,9 +193,17 @@ type Tx struct {
 	db  *DB
 	ctx context.Context
 
-	pending []pendingOp  // index changes to apply after the commit
-	held    []*partition // partitions whose apply lock this Tx read-holds
+	pending  []pendingOp  // index changes to apply after the commit
+	held     []*partition // partitions whose apply lock this Tx read-holds
+	onCommit []func()     // run after the commit, in order
 }
+
+// OnCommit registers f to run once this transaction has committed, after
+// its index changes are applied: for in-memory state that must follow the
+// stored data and never run ahead of it. f does not run if the attempt
+// fails or is retried (the retry registers its own). It runs on the
+// goroutine that called Update, before Update returns.
+func (tx *Tx) OnCommit(f func()) { tx.onCommit = append(tx.onCommit, f) }
 
 // KV returns the transaction underneath, for packages that keep their own
 // keys in it (package graph): what they write commits or rolls back with

@@ -169,3 +169,30 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("bad key length = %v, want ErrInvalidOptions", err)
 	}
 }
+
+// TestOnCommit: a commit hook runs once after its transaction commits, and
+// never for an attempt that failed.
+func TestOnCommit(t *testing.T) {
+	db, err := Open("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	key := Key(Scope{Tenant: "t"}.Prefix(LevelTenant), NSMeta, []byte("k"))
+	var ran []string
+	err = db.Update(context.Background(), func(tx *Tx) error {
+		tx.OnCommit(func() { ran = append(ran, "committed") })
+		return tx.Set(key, []byte("v"))
+	})
+	if err != nil || len(ran) != 1 {
+		t.Fatalf("after a commit: ran %v, %v", ran, err)
+	}
+	boom := errors.New("boom")
+	err = db.Update(context.Background(), func(tx *Tx) error {
+		tx.OnCommit(func() { ran = append(ran, "failed") })
+		return boom
+	})
+	if !errors.Is(err, boom) || len(ran) != 1 {
+		t.Fatalf("after a failure: ran %v, %v", ran, err)
+	}
+}

@@ -350,7 +350,12 @@ func (tx *Tx) finish(committed bool) {
 	for _, p := range tx.held {
 		p.apply.RUnlock()
 	}
-	tx.pending, tx.held = nil, nil
+	if committed {
+		for _, f := range tx.onCommit {
+			f()
+		}
+	}
+	tx.pending, tx.held, tx.onCommit = nil, nil, nil
 }
 
 // applyOp applies one committed change to the in-memory index.

@@ -679,7 +679,7 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 			return total, err
 		}
 		if len(batch) == 0 {
-			return total, s.unlistIfDone(ctx, scope, prefix)
+			return total, s.unlistIfDone(ctx, prefix)
 		}
 		if s.cache != nil {
 			if err := s.db.EraseCachedEmbeddings(ctx, hashes...); err != nil {
@@ -709,7 +709,7 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 		}
 		total += len(batch)
 		if len(batch) < 256 {
-			return total, s.unlistIfDone(ctx, scope, prefix)
+			return total, s.unlistIfDone(ctx, prefix)
 		}
 	}
 }
@@ -718,8 +718,9 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 // more is scheduled to expire in it. Reading the list entry makes a
 // concurrent write that schedules a record (and sets the entry) conflict
 // with the delete.
-func (s *Store) unlistIfDone(ctx context.Context, scope Scope, prefix []byte) error {
+func (s *Store) unlistIfDone(ctx context.Context, prefix []byte) error {
 	listKey := engine.SystemKey(engine.NSExpiring, prefix)
+	notes := s.sweep.noted(prefix) // a write noted after this keeps it listed
 	done := false
 	err := s.db.Update(ctx, func(tx *engine.Tx) error {
 		done = false
@@ -741,7 +742,7 @@ func (s *Store) unlistIfDone(ctx context.Context, scope Scope, prefix []byte) er
 		return tx.Delete(listKey)
 	})
 	if err == nil && done {
-		s.sweep.drop(scope)
+		s.sweep.dropIf(prefix, notes)
 	}
 	return err
 }

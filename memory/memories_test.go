@@ -2,8 +2,10 @@ package memory
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -326,5 +328,48 @@ func TestUpdateToAnotherMemorysText(t *testing.T) {
 	}
 	if all, err := s.Memories(bg, alice, MemoriesOptions{}); err != nil || len(all) != 1 {
 		t.Fatalf("%d memories, %v; want 1", len(all), err)
+	}
+}
+
+// TestSweeperKeepsPartitionNotedDuringSweep: a sweep that finds nothing
+// scheduled while a write schedules an expiry does not drop the partition
+// from the sweeper's list over that write (the store lists it, so the
+// sweeper must too).
+func TestSweeperKeepsPartitionNotedDuringSweep(t *testing.T) {
+	rounds := 100
+	if testing.Short() {
+		rounds = 20
+	}
+	lost := 0
+	for round := range rounds {
+		st := openMem(t, &Options{SweepInterval: time.Hour, DedupThreshold: -1})
+		sc := Scope{Tenant: "t", User: fmt.Sprintf("u%d", round)}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := st.Sweep(bg, sc); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+		time.Sleep(200 * time.Microsecond)
+		mustRemember(t, st, sc, Memory{Text: "expires later", ExpiresAt: time.Now().Add(time.Hour)})
+		close(stop)
+		wg.Wait()
+		p, _ := sc.PartitionPrefix()
+		if countKeys(t, st, engine.SystemKey(engine.NSExpiring, p)) == 1 && st.sweep.listed() == 0 {
+			lost++
+		}
+		st.Close()
+	}
+	if lost > 0 {
+		t.Errorf("the store lists the partition but the sweeper dropped it: %d of %d rounds", lost, rounds)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -518,6 +519,63 @@ func TestSummarizerFailureKeepsRecall(t *testing.T) {
 	down = false
 	if rec, err = s.Recall(bg, q); err != nil || rec.Summary != "14 messages about Lisbon" {
 		t.Fatalf("after the outage: summary %q, %v", rec.Summary, err)
+	}
+}
+
+// slowSummarizer sleeps up to max after summarizing, so its write lands
+// at random points of a concurrent Forget.
+type slowSummarizer struct {
+	inner Summarizer
+	r     *rand.Rand
+	mu    sync.Mutex
+}
+
+func (s *slowSummarizer) Summarize(ctx context.Context, prev string, msgs []Message, maxTokens int) (string, error) {
+	text, err := s.inner.Summarize(ctx, prev, msgs, maxTokens)
+	s.mu.Lock()
+	d := time.Duration(s.r.IntN(3000)) * time.Microsecond
+	s.mu.Unlock()
+	time.Sleep(d)
+	return text, err
+}
+
+// TestForgetRacesSummaryWrite: a session forgotten while a Recall of it
+// writes its rolling summary keeps no key: not the summary either.
+func TestForgetRacesSummaryWrite(t *testing.T) {
+	rounds := 60
+	if testing.Short() {
+		rounds = 15
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	s := openMem(t, &Options{Summarizer: &slowSummarizer{inner: Extractive{}, r: rand.New(rand.NewPCG(13, 14))}})
+	leaked := 0
+	for i := range rounds {
+		scope := Scope{Tenant: "t", User: "u", Session: fmt.Sprintf("s%d", i)}
+		var msgs []Message
+		for j := range 60 {
+			msgs = append(msgs, user(fmt.Sprintf("message %d about topic %d with several words", j, j%7)))
+		}
+		mustAppend(t, s.Session(scope), msgs...)
+		delay := time.Duration(r.IntN(4000)) * time.Microsecond
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if _, err := s.Recall(bg, Query{Scope: scope, Text: "topic", MaxMessages: 4}); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			time.Sleep(delay)
+			if err := s.Forget(bg, scope); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Wait()
+		if countKeys(t, s, scope.Prefix(engine.LevelSession)) > 0 {
+			leaked++
+		}
+	}
+	if leaked > 0 {
+		t.Fatalf("%d of %d forgotten sessions kept keys (a summary written during Forget)", leaked, rounds)
 	}
 }
 

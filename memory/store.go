@@ -434,6 +434,13 @@ func (s *Store) Forget(ctx context.Context, scope Scope) error {
 		}
 	}
 	_, err := s.db.ErasePrefix(ctx, prefix, nil)
+	if err == nil {
+		// A second pass for a rolling summary that a concurrent Recall
+		// committed while the last batch of the first was open (that batch
+		// neither saw nor conflicted with it). Any later summary write reads
+		// the newest message it covers, now gone, and writes nothing.
+		_, err = s.db.ErasePrefix(ctx, prefix, nil)
+	}
 	if level != engine.LevelSession {
 		s.nameCache.invalidatePrefix(prefix)
 		if err == nil {

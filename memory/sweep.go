@@ -42,6 +42,9 @@ func (s *Store) embed(ctx context.Context, texts []string) ([][]float32, error) 
 type sweeper struct {
 	mu     sync.Mutex
 	scopes map[string]Scope // partition prefix → its scope
+	// notes counts the notes of each listed partition, so a sweep that
+	// found it done does not drop it over a write noted meanwhile.
+	notes  map[string]uint64
 	stopCh chan struct{}
 	done   chan struct{}
 	once   sync.Once
@@ -50,7 +53,7 @@ type sweeper struct {
 // start loads the listed partitions and runs the sweep loop every interval
 // (one minute when zero; never when negative).
 func (w *sweeper) start(s *Store, interval time.Duration) error {
-	w.scopes = map[string]Scope{}
+	w.scopes, w.notes = map[string]Scope{}, map[string]uint64{}
 	if interval < 0 {
 		return nil
 	}
@@ -132,18 +135,26 @@ func (w *sweeper) note(scope Scope) {
 	w.mu.Lock()
 	if w.scopes != nil {
 		w.scopes[string(p)] = scope
+		w.notes[string(p)]++
 	}
 	w.mu.Unlock()
 }
 
-// drop forgets one partition (nothing more is scheduled in it).
-func (w *sweeper) drop(scope Scope) {
-	p, err := scope.PartitionPrefix()
-	if err != nil {
-		return
-	}
+// noted returns how many times the partition prefix p was noted.
+func (w *sweeper) noted(p []byte) uint64 {
 	w.mu.Lock()
-	delete(w.scopes, string(p))
+	defer w.mu.Unlock()
+	return w.notes[string(p)]
+}
+
+// dropIf forgets the partition prefix p (nothing more is scheduled in it)
+// unless it was noted since noted returned n.
+func (w *sweeper) dropIf(p []byte, n uint64) {
+	w.mu.Lock()
+	if w.notes[string(p)] == n {
+		delete(w.scopes, string(p))
+		delete(w.notes, string(p))
+	}
 	w.mu.Unlock()
 }
 
@@ -153,6 +164,7 @@ func (w *sweeper) forget(prefix []byte) {
 	for k := range w.scopes {
 		if len(k) >= len(prefix) && k[:len(prefix)] == string(prefix) {
 			delete(w.scopes, k)
+			delete(w.notes, k)
 		}
 	}
 	w.mu.Unlock()
@@ -167,13 +179,14 @@ func (w *sweeper) listed() int {
 
 // markExpiring lists the partition of scope (with partition prefix
 // prefix) as holding expiring records, in the transaction that schedules
-// one, and notes it for this process's sweeper.
+// one, and notes it for this process's sweeper once that commits (noted
+// before, a sweep finishing meanwhile could drop it again).
 func (s *Store) markExpiring(tx *engine.Tx, scope Scope, prefix []byte) error {
 	scope.Session, scope.Agent = "", ""
 	if err := tx.Set(engine.SystemKey(engine.NSExpiring, prefix), encodeExpiringScope(scope)); err != nil {
 		return err
 	}
-	s.sweep.note(scope)
+	tx.OnCommit(func() { s.sweep.note(scope) })
 	return nil
 }
 
