@@ -26,6 +26,10 @@ type DB struct {
 	mu struct {
 		sync.RWMutex
 		closed bool
+		// restoreFailed is set by a failed Restore: Badger's loader leaves
+		// its transaction watermark behind, so a new transaction would wait
+		// forever. Only Close is left.
+		restoreFailed bool
 	}
 	bdb  *badger.DB
 	lock *dirLock
@@ -153,6 +157,9 @@ func (db *DB) run(ctx context.Context, update bool, fn func(*Txn) error) error {
 	defer db.mu.RUnlock()
 	if db.mu.closed {
 		return ErrClosed
+	}
+	if db.mu.restoreFailed {
+		return fmt.Errorf("%w: a restore into this store failed; close it and discard the directory", ErrBadBackup)
 	}
 	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update}
 	defer tx.discard()
@@ -286,7 +293,9 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 // Restore loads a stream written by [DB.Backup] into this store, which must
 // be empty ([ErrNotEmpty] otherwise). A stream that is not a backup, or is
 // damaged, ends in [ErrBadBackup]. If Restore fails, discard the store:
-// part of the stream may have been loaded.
+// part of the stream may have been loaded, and every later transaction
+// returns ErrBadBackup (Badger's loader leaves it unable to start one);
+// only Close works.
 func (db *DB) Restore(ctx context.Context, r io.Reader) (err error) {
 	empty := true
 	err = db.View(ctx, func(tx *Txn) error {
@@ -302,6 +311,19 @@ func (db *DB) Restore(ctx context.Context, r io.Reader) (err error) {
 	if !empty {
 		return ErrNotEmpty
 	}
+	if err := db.load(ctx, r); err != nil {
+		if !errors.Is(err, ErrClosed) {
+			db.mu.Lock()
+			db.mu.restoreFailed = true
+			db.mu.Unlock()
+		}
+		return err
+	}
+	return nil
+}
+
+// load feeds a backup stream to Badger's loader.
+func (db *DB) load(ctx context.Context, r io.Reader) (err error) {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.mu.closed {

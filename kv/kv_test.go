@@ -562,6 +562,18 @@ func TestRestoreRejectsBadStreams(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: restored without an error", name)
 		}
+		// The store is left for Close alone: a transaction fails at once
+		// instead of waiting on the loader's watermark forever.
+		done := make(chan error, 1)
+		go func() { done <- dst.View(ctx, func(*Txn) error { return nil }) }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrBadBackup) {
+				t.Errorf("%s: a transaction after the failed restore: %v, want ErrBadBackup", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: a transaction after the failed restore hangs", name)
+		}
 		if strings.Contains(name, "frame") && name != "short frame" && !errors.Is(err, ErrBadBackup) {
 			t.Errorf("%s: %v, want ErrBadBackup", name, err)
 		}
@@ -597,6 +609,58 @@ func TestSize(t *testing.T) {
 	}
 	if lsm, vlog := openTest(t, "", nil).Size(); lsm != 0 || vlog != 0 {
 		t.Fatalf("in-memory store: %d, %d", lsm, vlog)
+	}
+}
+
+// TestFailedRestoreLeavesOnlyClose: a restore that fails part way through
+// a large stream (Badger's loader has started committing) leaves a store
+// whose transactions fail at once, not hang, and which closes.
+func TestFailedRestoreLeavesOnlyClose(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 24 MiB backup")
+	}
+	ctx := context.Background()
+	src := openTest(t, t.TempDir(), nil)
+	val := bytes.Repeat([]byte{0x5A}, 8<<10)
+	for b := range 32 {
+		if err := src.Update(ctx, func(tx *Txn) error {
+			for i := range 96 {
+				if err := tx.Set(fmt.Appendf(nil, "k%02d-%04d", b, i), val); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var full bytes.Buffer
+	if err := src.Backup(ctx, &full); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Restore(ctx, bytes.NewReader(full.Bytes()[:full.Len()-100])); err == nil {
+		t.Fatal("a truncated backup restored without an error")
+	}
+	done := make(chan error, 1)
+	go func() { done <- dst.View(ctx, func(*Txn) error { return nil }) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrBadBackup) {
+			t.Errorf("a transaction after the failed restore: %v, want ErrBadBackup", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a transaction after the failed restore hangs")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- dst.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close after a failed restore hangs")
 	}
 }
 
