@@ -24,15 +24,16 @@ type nameSet struct {
 	maxWords int
 }
 
-// nameCache keeps the name sets of recently linked graphs. Every write to
-// a graph through the store, and every erase, bumps one generation, so a
-// set built from an older snapshot is never cached over a newer one,
-// whichever graph changed; a set building while another graph changes is
-// simply not cached.
+// nameCache keeps the name sets of recently linked graphs. A write to a
+// graph through the store bumps that graph's generation, and an erase (of
+// graphs the cache may never have seen written) bumps the epoch, so a set
+// built from an older snapshot is never cached over a newer one; a set is
+// cached only if neither moved while it was read.
 type nameCache struct {
-	mu   sync.Mutex
-	sets map[string]*nameSet
-	gen  uint64
+	mu    sync.Mutex
+	sets  map[string]*nameSet
+	gens  map[string]uint64
+	epoch uint64
 
 	// built, when set (by tests), runs between reading a set and caching it.
 	built func()
@@ -43,7 +44,13 @@ type nameCache struct {
 func (c *nameCache) invalidate(root []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
+	if c.gens == nil || len(c.gens) >= 4*maxCachedGraphs {
+		// Bound the generations: start afresh, and let the epoch stop
+		// every set being read from being cached.
+		c.gens = map[string]uint64{}
+		c.epoch++
+	}
+	c.gens[string(root)]++
 	delete(c.sets, string(root))
 }
 
@@ -51,10 +58,15 @@ func (c *nameCache) invalidate(root []byte) {
 func (c *nameCache) invalidatePrefix(prefix []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
+	c.epoch++
 	for root := range c.sets {
 		if strings.HasPrefix(root, string(prefix)) {
 			delete(c.sets, root)
+		}
+	}
+	for root := range c.gens {
+		if strings.HasPrefix(root, string(prefix)) {
+			delete(c.gens, root)
 		}
 	}
 }
@@ -71,7 +83,7 @@ func (s *Store) names(ctx context.Context, scope Scope) (*nameSet, error) {
 		c.mu.Unlock()
 		return set, nil
 	}
-	gen := c.gen
+	gen, epoch := c.gens[string(root)], c.epoch
 	c.mu.Unlock()
 
 	set := &nameSet{names: map[string]string{}}
@@ -90,7 +102,7 @@ func (s *Store) names(ctx context.Context, scope Scope) (*nameSet, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen == gen {
+	if c.gens[string(root)] == gen && c.epoch == epoch {
 		if c.sets == nil {
 			c.sets = map[string]*nameSet{}
 		}

@@ -418,6 +418,33 @@ func TestNameCacheEraseDuringBuild(t *testing.T) {
 	}
 }
 
+// TestNameCacheOtherGraphWrites: a write to another user's graph while a
+// name set is read does not keep that set out of the cache (under steady
+// writes every Recall would read its names again).
+func TestNameCacheOtherGraphWrites(t *testing.T) {
+	s := openMem(t, nil)
+	bob := Scope{Tenant: "acme", User: "bob"}
+	if _, err := s.Relate(bg, alice, Fact{Subject: "Zed", Predicate: "owns", Object: "the red bike"}); err != nil {
+		t.Fatal(err)
+	}
+	s.nameCache.built = func() {
+		s.nameCache.built = nil
+		if _, err := s.Relate(bg, bob, Fact{Subject: "Yan", Predicate: "owns", Object: "a boat"}); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := s.names(bg, alice); err != nil {
+		t.Fatal(err)
+	}
+	root, _ := graphRoot(alice)
+	s.nameCache.mu.Lock()
+	_, cached := s.nameCache.sets[string(root)]
+	s.nameCache.mu.Unlock()
+	if !cached {
+		t.Fatal("alice's name set was not cached because bob's graph changed")
+	}
+}
+
 // TestRollingSummary: as the window trims, the messages that left it are
 // summarized; forgetting the session erases the summary.
 func TestRollingSummary(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -117,8 +116,8 @@ func readKeyFile(path string) ([]byte, error) {
 			return key, nil
 		}
 	}
-	if validLen(len(b)) && !bytes.ContainsAny(b, "\n") {
-		return b, nil
+	if validLen(len(b)) {
+		return b, nil // raw bytes, any of them (a newline too)
 	}
 	return nil, fmt.Errorf("--encryption-key-file %s: want 16, 24 or 32 bytes, raw or as hex (openssl rand -hex 32 > %s)", path, path)
 }

@@ -43,7 +43,8 @@ func TestReadKeyFile(t *testing.T) {
 		"world-read":    {content: []byte(hex.EncodeToString(raw)), perm: 0o644, err: "chmod 600"},
 		"group-write":   {content: []byte(hex.EncodeToString(raw)), perm: 0o620, err: "chmod 600"},
 		"not hex, 32":   {content: bytes.Repeat([]byte("z"), 32), perm: 0o600, want: bytes.Repeat([]byte("z"), 32)},
-		"newline in 16": {content: []byte("0123456\n89abcdef"), perm: 0o600, err: "want 16, 24 or 32 bytes"},
+		"newline in 16": {content: []byte("0123456\n89abcdef"), perm: 0o600, want: []byte("0123456\n89abcdef")},
+		"raw 16 + nl":   {content: []byte("0123456789abcdef\n"), perm: 0o600, err: "want 16, 24 or 32 bytes"},
 	} {
 		got, err := readKeyFile(writeKey(t, c.content, c.perm))
 		switch {
