@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -371,5 +372,69 @@ func TestSweeperKeepsPartitionNotedDuringSweep(t *testing.T) {
 	}
 	if lost > 0 {
 		t.Errorf("the store lists the partition but the sweeper dropped it: %d of %d rounds", lost, rounds)
+	}
+}
+
+// TestSweeperListsOldStores: a store written before partitions were listed
+// (its expiry keys, no list entries, no mark) has them listed at its next
+// open, tenant-shared partitions included, once.
+func TestSweeperListsOldStores(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, &Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	mustRemember(t, s, alice, Memory{Text: "Alice's code is 1234 for now", ExpiresAt: later})
+	mustRemember(t, s, Scope{Tenant: "acme"}, Memory{Text: "The office wifi password rotates daily", ExpiresAt: later})
+	mustRemember(t, s, Scope{Tenant: "acme", User: "bob"}, Memory{Text: "Bob keeps this forever"})
+	// Make it an old store: no list, no mark.
+	err = s.Engine().Update(bg, func(tx *engine.Tx) error {
+		it := tx.NewIterator(engine.IterOptions{Prefix: engine.SystemKey(engine.NSExpiring), KeysOnly: true})
+		var keys [][]byte
+		for it.Seek(nil); it.Valid(); it.Next() {
+			keys = append(keys, bytes.Clone(it.Key()))
+		}
+		it.Close()
+		keys = append(keys, expiringListed)
+		for _, k := range keys {
+			if err := tx.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(dir, &Options{SweepInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := s.sweep.listed(); n != 2 {
+		t.Fatalf("%d partitions listed after opening an old store, want alice's and the tenant's", n)
+	}
+	if n := countKeys(t, s, engine.SystemKey(engine.NSExpiring)); n != 2 {
+		t.Fatalf("%d list entries stored, want 2", n)
+	}
+	if n := countKeys(t, s, expiringListed); n != 1 {
+		t.Fatal("the store is not marked as listed")
+	}
+}
+
+// TestOpenLeavesEmptyStoreEmpty: opening a new store writes nothing, so
+// the engine's Restore (which wants an empty store) still takes it.
+func TestOpenLeavesEmptyStoreEmpty(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := countKeys(t, s, nil); n != 0 {
+		t.Fatalf("a new store holds %d keys after Open", n)
 	}
 }

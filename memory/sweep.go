@@ -1,9 +1,13 @@
 package memory
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +58,9 @@ type sweeper struct {
 // (one minute when zero; never when negative).
 func (w *sweeper) start(s *Store, interval time.Duration) error {
 	w.scopes, w.notes = map[string]Scope{}, map[string]uint64{}
+	if err := s.listExpiring(context.Background()); err != nil {
+		return err
+	}
 	if interval < 0 {
 		return nil
 	}
@@ -188,6 +195,89 @@ func (s *Store) markExpiring(tx *engine.Tx, scope Scope, prefix []byte) error {
 	}
 	tx.OnCommit(func() { s.sweep.note(scope) })
 	return nil
+}
+
+// expiringListed marks a store whose partitions with expiry keys are all
+// listed under engine.NSExpiring: every store since the list exists.
+var expiringListed = engine.SystemKey(engine.NSMeta, []byte("expiring-listed"))
+
+// listExpiring lists, once, the partitions of a store written before the
+// list existed: it finds their expiry keys in one pass over the keys, then
+// marks the store. An empty store is left empty (a restore needs one); it
+// is marked at an open after its first write.
+func (s *Store) listExpiring(ctx context.Context) error {
+	done := false
+	err := s.db.View(ctx, func(tx *engine.Tx) error {
+		_, err := tx.Get(expiringListed)
+		if errors.Is(err, engine.ErrNotFound) {
+			return nil
+		}
+		done = err == nil
+		return err
+	})
+	if err != nil || done {
+		return err
+	}
+	const suffix = 1 + 8 + 16 // NSExpiry, time, id
+	found := map[string]Scope{}
+	empty := true
+	err = s.db.View(ctx, func(tx *engine.Tx) error {
+		it := tx.NewIterator(engine.IterOptions{KeysOnly: true}) // every key; NamespaceOf skips the store's own
+		defer it.Close()
+		for it.Seek(nil); it.Valid(); it.Next() {
+			empty = false
+			k := it.Key()
+			l, ns, ok := engine.NamespaceOf(k)
+			if !ok || ns != engine.NSExpiry || l == engine.LevelSession || len(k) <= suffix {
+				continue
+			}
+			prefix := k[:len(k)-suffix]
+			if _, seen := found[string(prefix)]; !seen {
+				if sc, ok := scopeOfPartition(prefix); ok {
+					found[string(bytes.Clone(prefix))] = sc
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil || empty {
+		return err
+	}
+	// In transactions of bounded size; the mark goes last, so a failure
+	// part way lists the rest at the next open.
+	prefixes := slices.Sorted(maps.Keys(found))
+	for len(prefixes) > 0 {
+		n := min(len(prefixes), 256)
+		err := s.db.Update(ctx, func(tx *engine.Tx) error {
+			for _, p := range prefixes[:n] {
+				if err := tx.Set(engine.SystemKey(engine.NSExpiring, []byte(p)), encodeExpiringScope(found[p])); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		prefixes = prefixes[n:]
+	}
+	return s.db.Update(ctx, func(tx *engine.Tx) error { return tx.Set(expiringListed, []byte{1}) })
+}
+
+// scopeOfPartition parses a partition prefix: tag, tenant and separator,
+// then a user and separator for a user's partition.
+func scopeOfPartition(p []byte) (Scope, bool) {
+	parts := strings.Split(string(p[1:]), "\x00")
+	var sc Scope
+	switch {
+	case len(parts) == 2 && parts[1] == "":
+		sc = Scope{Tenant: parts[0]}
+	case len(parts) == 3 && parts[2] == "":
+		sc = Scope{Tenant: parts[0], User: parts[1]}
+	default:
+		return Scope{}, false
+	}
+	return sc, sc.Validate(sc.Level()) == nil
 }
 
 func encodeExpiringScope(sc Scope) []byte {
