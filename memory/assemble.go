@@ -18,6 +18,7 @@ var preambleSections = []struct {
 	title  string
 }{
 	{SourceMemories, "Memories:"},
+	{SourceShared, "Shared memories:"},
 	{SourceEpisodes, "Earlier messages:"},
 	{SourceGraph, "Facts:"},
 }
@@ -27,7 +28,7 @@ func itemLine(it *Item) string {
 	var b strings.Builder
 	b.WriteString("- ")
 	switch it.Source {
-	case SourceMemories:
+	case SourceMemories, SourceShared:
 		if !it.Time.IsZero() {
 			b.WriteString("[" + it.Time.UTC().Format("2006-01-02") + "] ")
 		}
@@ -189,7 +190,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 
 // preambleFrame is the preamble's fixed text: its header (the date has a
 // fixed width) and every section title, with a summary heading.
-var preambleFrame = renderPreamble(time.Time{}, "x", []Item{{Source: SourceMemories}, {Source: SourceEpisodes}, {Source: SourceGraph}})
+var preambleFrame = renderPreamble(time.Time{}, "x", []Item{{Source: SourceMemories}, {Source: SourceShared}, {Source: SourceEpisodes}, {Source: SourceGraph}})
 
 // frameTokens caches the tokens of preambleFrame per encoder.
 var frameTokens sync.Map // *tiktoken.Tiktoken → int

@@ -27,7 +27,19 @@ const (
 	// SourceGraph are facts of the user's knowledge graph valid now, within
 	// Query.Hops of the entities the query names.
 	SourceGraph Source = "graph"
+	// SourceShared are the tenant's shared memories: those remembered with
+	// a scope that names no user, which every user of the tenant may be
+	// given. Recall draws on them only when asked.
+	SourceShared Source = "shared"
 )
+
+// Sources returns every source, in the order the preamble shows them.
+func Sources() []Source {
+	return []Source{SourceMemories, SourceShared, SourceEpisodes, SourceGraph}
+}
+
+// isMemory reports whether a source's items are memories.
+func (s Source) isMemory() bool { return s == SourceMemories || s == SourceShared }
 
 // Retrieval says how memories and episodes are matched to the query.
 type Retrieval int
@@ -107,7 +119,8 @@ type Query struct {
 	// every HalfLife of its age. Zero means no decay.
 	HalfLife time.Duration
 	// Sources lists what to draw on; nil means memories and the graph.
-	// Add SourceEpisodes to recall earlier messages too.
+	// Add SourceEpisodes to recall earlier messages too, SourceShared for
+	// the tenant's shared memories.
 	Sources []Source
 	// Retrieval picks vector, BM25 or both for memories and episodes.
 	Retrieval Retrieval
@@ -175,8 +188,8 @@ type Trace struct {
 	// Entities are the graph entities the query named.
 	Entities []string
 	// Lists are the ranked lists fused, by name ("memories.vector",
-	// "memories.bm25", "episodes.vector", "episodes.bm25", "graph"), with
-	// how many candidates each gave.
+	// "memories.bm25", "shared.vector", "shared.bm25", "episodes.vector",
+	// "episodes.bm25", "graph"), with how many candidates each gave.
 	Lists map[string]int
 	// Candidates are every candidate, in final order (best first), kept or
 	// dropped. Records are read only for candidates that could reach the
@@ -247,7 +260,7 @@ func (q *Query) normalize() error {
 		errs = append(errs, fmt.Sprintf("unknown Retrieval %d", q.Retrieval))
 	}
 	for _, src := range q.Sources {
-		if src != SourceMemories && src != SourceEpisodes && src != SourceGraph {
+		if !slices.Contains(Sources(), src) {
 			errs = append(errs, fmt.Sprintf("unknown Source %q", src))
 		}
 	}
@@ -336,7 +349,7 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	// default with the lexical hashing embedder).
 	useVector := q.Retrieval == RetrievalVector || (q.Retrieval == RetrievalHybrid && s.vectorWeight > 0)
 	needVector := useVector && strings.TrimSpace(q.Text) != "" &&
-		(slices.Contains(q.Sources, SourceMemories) || slices.Contains(q.Sources, SourceEpisodes))
+		slices.ContainsFunc(q.Sources, func(s Source) bool { return s != SourceGraph })
 	if needVector {
 		t := time.Now()
 		vecs, err := s.embedQuery(ctx, q.Text)
@@ -350,19 +363,19 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	// 20): fusion can then promote an item that is second-tier in two
 	// lists over one that is first-tier in one.
 	depth := max(2*q.TopK, 20)
-	for _, src := range []Source{SourceMemories, SourceEpisodes} {
+	for _, src := range []Source{SourceMemories, SourceShared, SourceEpisodes} {
 		if !slices.Contains(q.Sources, src) || strings.TrimSpace(q.Text) == "" {
 			continue
 		}
-		space := spaceMemories
-		if src == SourceEpisodes {
-			space = spaceMessages
+		space, owner := spaceOf(src), user
+		if src == SourceShared {
+			owner = Scope{Tenant: user.Tenant}
 		}
 		// Ids only: fusion ranks first, and only the records that can reach
 		// the context are read (see hydrate).
 		opts := &engine.SearchOptions{Space: space, IDsOnly: true}
 		if useVector {
-			hits, err := s.db.Search(ctx, user, qvec, depth, opts)
+			hits, err := s.db.Search(ctx, owner, qvec, depth, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -372,7 +385,7 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 			}
 		}
 		if q.Retrieval != RetrievalVector {
-			hits, err := s.db.SearchText(ctx, user, q.Text, depth, opts)
+			hits, err := s.db.SearchText(ctx, owner, q.Text, depth, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -521,7 +534,7 @@ func (f *fusion) addHits(list string, src Source, hits []engine.Hit) {
 // fill sets a memory's or an episode's item from its record.
 func (c *Candidate) fill(r engine.Record) {
 	c.item = Item{ID: c.ID, Source: c.Source, Text: r.Text, Time: r.Time, Score: c.item.Score}
-	if c.Source == SourceMemories {
+	if c.Source.isMemory() {
 		if m, err := decodeMemory(r); err == nil {
 			c.item.Memory = &m
 			c.item.Time = m.CreatedAt
@@ -564,11 +577,11 @@ func (h *hydrator) hydrate(ctx context.Context, cands []*Candidate) error {
 			if c.Source == SourceGraph || (c.hydrated && (!h.vectors || c.vector != nil)) {
 				continue
 			}
-			space := spaceMemories
-			if c.Source == SourceEpisodes {
-				space = spaceMessages
+			owner := h.user
+			if c.Source == SourceShared {
+				owner = Scope{Tenant: h.user.Tenant}
 			}
-			r, err := tx.GetRecordIn(h.user, space, c.ID, h.vectors)
+			r, err := tx.GetRecordIn(owner, spaceOf(c.Source), c.ID, h.vectors)
 			switch {
 			case errors.Is(err, engine.ErrNotFound):
 				c.hydrated = true
@@ -636,7 +649,15 @@ func (f *fusion) rank(q *Query, inWindow map[string]bool) []*Candidate {
 
 // tieOrder ranks the sources for candidates of equal score: what was
 // remembered on purpose, then facts, then what was merely said.
-var tieOrder = map[Source]int{SourceMemories: 0, SourceGraph: 1, SourceEpisodes: 2}
+var tieOrder = map[Source]int{SourceMemories: 0, SourceShared: 1, SourceGraph: 2, SourceEpisodes: 3}
+
+// spaceOf returns the record space of a source's candidates.
+func spaceOf(src Source) string {
+	if src == SourceEpisodes {
+		return spaceMessages
+	}
+	return spaceMemories
+}
 
 // compareCandidates orders candidates best first: by fused score, then
 // (ties are common: the first of each list scores alike) by source, newer

@@ -700,6 +700,42 @@ func countKeys(t *testing.T, s *Store, prefix []byte) int {
 	return n
 }
 
+// TestRecallShared: the tenant's shared memories are recalled when asked,
+// for every user of the tenant and no other tenant's, shown apart in the
+// preamble; a deleted one is dropped.
+func TestRecallShared(t *testing.T) {
+	s := openMem(t, nil)
+	acme, globex := Scope{Tenant: "acme"}, Scope{Tenant: "globex"}
+	shared := mustRemember(t, s, acme, Memory{Text: "Acme's support hours are 9 to 5 CET on weekdays"})
+	mustRemember(t, s, globex, Memory{Text: "Globex support hours are around the clock"})
+	mustRemember(t, s, alice, Memory{Text: "Alice prefers to be called in the morning"})
+	q := Query{Scope: alice, Text: "what are the support hours?"}
+	rec, err := s.Recall(bg, q)
+	if err != nil || recalled(rec, shared) {
+		t.Fatalf("without SourceShared: recalled %v, %v", recalled(rec, shared), err)
+	}
+	q.Sources = []Source{SourceMemories, SourceShared}
+	for _, u := range []string{"alice", "bob"} {
+		q.Scope = Scope{Tenant: "acme", User: u}
+		rec, err = s.Recall(bg, q)
+		if err != nil || !recalled(rec, shared) {
+			t.Fatalf("%s with SourceShared: %+v, %v", u, rec.Items, err)
+		}
+		if !strings.Contains(rec.Preamble, "Shared memories:\n- [") || strings.Contains(rec.Preamble, "Globex") {
+			t.Fatalf("%s: preamble %q", u, rec.Preamble)
+		}
+		if rec.Trace.Lists["shared.bm25"] == 0 {
+			t.Fatalf("%s: lists %v", u, rec.Trace.Lists)
+		}
+	}
+	if err := s.DeleteMemory(bg, acme, shared); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ = s.Recall(bg, q); recalled(rec, shared) {
+		t.Fatal("a deleted shared memory was recalled")
+	}
+}
+
 // TestRecallIsolation: a Recall sees only its own user's memories,
 // episodes and facts, never another user's or another tenant's.
 func TestRecallIsolation(t *testing.T) {

@@ -19,7 +19,7 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 	out := mustRun(t, "__complete", "recall", "--sources", "")
-	if !strings.Contains(out, "memories\nepisodes\ngraph\n") {
+	if !strings.Contains(out, "memories\nshared\nepisodes\ngraph\n") {
 		t.Errorf("completion of --sources:\n%s", out)
 	}
 	out = mustRun(t, "__complete", "export", "--format", "")

@@ -57,29 +57,32 @@ summary, so it may write to the store.`,
 	f.IntVar(&o.topK, "top-k", memory.DefaultTopK, "recalled items (memories, episodes and facts) at most")
 	f.IntVar(&o.hops, "hops", memory.DefaultHops, "graph distance from the entities the text names")
 	f.StringSliceVar(&o.sources, "sources", []string{string(memory.SourceMemories), string(memory.SourceGraph)},
-		"what to recall from: memories, episodes, graph (comma-separated)")
+		"what to recall from: memories, shared (the tenant's shared memories), episodes, graph (comma-separated)")
 	f.BoolVar(&o.trace, "trace", false, "print the trace of every candidate as a table")
 	f.BoolVar(&o.json, "json", false, "print the messages, the recalled items and the trace as JSON")
-	_ = cmd.RegisterFlagCompletionFunc("sources", cobra.FixedCompletions(
-		[]string{string(memory.SourceMemories), string(memory.SourceEpisodes), string(memory.SourceGraph)}, cobra.ShellCompDirectiveNoFileComp))
+	var names []string
+	for _, s := range memory.Sources() {
+		names = append(names, string(s))
+	}
+	_ = cmd.RegisterFlagCompletionFunc("sources", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 // parseSources reads --sources.
 func parseSources(names []string) ([]memory.Source, error) {
-	known := []memory.Source{memory.SourceMemories, memory.SourceEpisodes, memory.SourceGraph}
+	known := memory.Sources()
 	var out []memory.Source
 	for _, n := range names {
 		s := memory.Source(strings.TrimSpace(n))
 		if !slices.Contains(known, s) {
-			return nil, fmt.Errorf("--sources: unknown source %q (want memories, episodes or graph)", n)
+			return nil, fmt.Errorf("--sources: unknown source %q (want memories, shared, episodes or graph)", n)
 		}
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
 	if len(out) == 0 {
-		return nil, errors.New("--sources: name at least one of memories, episodes, graph")
+		return nil, errors.New("--sources: name at least one of memories, shared, episodes, graph")
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/engramdb/engram/memory"
@@ -39,12 +40,11 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 		q.HalfLife = d
 	}
 	for _, s := range req.Sources {
-		switch src := memory.Source(s); src {
-		case memory.SourceMemories, memory.SourceEpisodes, memory.SourceGraph:
-			q.Sources = append(q.Sources, src)
-		default:
-			return badRequest("invalid_options", "source %q is not memories, episodes or graph", s)
+		src := memory.Source(s)
+		if !slices.Contains(memory.Sources(), src) {
+			return badRequest("invalid_options", "source %q is not memories, shared, episodes or graph", s)
 		}
+		q.Sources = append(q.Sources, src)
 	}
 	switch req.Retrieval {
 	case "", "hybrid":

@@ -141,7 +141,7 @@ var engramTools = struct {
 		InputSchema: inferSchema[recallIn](func(p map[string]*jsonschema.Schema) {
 			nonNegative(p, "max_tokens", "max_messages", "top_k", "hops")
 			p["top_k"].Maximum = jsonschema.Ptr(float64(memory.MaxTopK))
-			p["sources"].Items.Enum = enumOf(memory.SourceMemories, memory.SourceEpisodes, memory.SourceGraph)
+			p["sources"].Items.Enum = enumOf(memory.Sources()...)
 		}),
 		// Recall writes only the session's rolling summary when the window
 		// has moved on: to the caller it reads.

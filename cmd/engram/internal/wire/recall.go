@@ -26,8 +26,8 @@ type Recall struct {
 type Item struct {
 	// ID is the memory's, the message's or the fact's id.
 	ID string `json:"id" jsonschema:"the memory's, the message's or the fact's id"`
-	// Source is memories, episodes or graph.
-	Source memory.Source `json:"source" jsonschema:"memories, episodes or graph"`
+	// Source is memories, shared, episodes or graph.
+	Source memory.Source `json:"source" jsonschema:"memories, shared, episodes or graph"`
 	// Text is how the item appears in the preamble, without its date.
 	Text string `json:"text" jsonschema:"the item as the preamble has it, without its date"`
 	// Time is when it was remembered, said or became valid.
@@ -68,7 +68,7 @@ type Candidate struct {
 	// ID, Source, Text and Time are as in [Item]; Text and Time are empty
 	// for a candidate dropped before its record was read.
 	ID     string        `json:"id" jsonschema:"the memory's, the message's or the fact's id"`
-	Source memory.Source `json:"source" jsonschema:"memories, episodes or graph"`
+	Source memory.Source `json:"source" jsonschema:"memories, shared, episodes or graph"`
 	Text   string        `json:"text,omitempty" jsonschema:"the text, when its record was read"`
 	Time   time.Time     `json:"time,omitzero" jsonschema:"its time, when its record was read"`
 	// Ranks holds its 1-based rank in each list that returned it, Scores
