@@ -93,19 +93,16 @@ func partitionBase(key []byte) []byte {
 // an erased prefix: all of a tenant's, all of a user's, or the one file of
 // a partition. The caller holds db.snapMu.
 func (db *DB) removeSnapshotsUnder(prefix []byte) error {
-	var pattern string
-	switch base := partitionBase(prefix); {
-	case len(prefix) == len(base):
-		if bytes.IndexByte(prefix[1:], sep) == len(prefix)-2 {
-			pattern = tenantHash(prefix) + "-*.snap"
-		} else {
-			pattern = tenantHash(prefix) + "-" + shortHash(prefix) + "-*.snap"
-		}
-	default:
+	if len(partitionBase(prefix)) != len(prefix) {
+		// A partition's own prefix (a named space): its one file.
 		if err := os.Remove(db.snapshotPath(prefix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
+	}
+	pattern := tenantHash(prefix) + "-" + shortHash(prefix) + "-*.snap" // a user's
+	if bytes.IndexByte(prefix[1:], sep) == len(prefix)-2 {
+		pattern = tenantHash(prefix) + "-*.snap" // a tenant's
 	}
 	files, err := filepath.Glob(filepath.Join(db.kv.Dir(), snapDir, pattern))
 	if err != nil {

@@ -367,10 +367,7 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 		if !slices.Contains(q.Sources, src) || strings.TrimSpace(q.Text) == "" {
 			continue
 		}
-		space, owner := spaceOf(src), user
-		if src == SourceShared {
-			owner = Scope{Tenant: user.Tenant}
-		}
+		space, owner := spaceOf(src), ownerOf(src, user)
 		// Ids only: fusion ranks first, and only the records that can reach
 		// the context are read (see hydrate).
 		opts := &engine.SearchOptions{Space: space, IDsOnly: true}
@@ -577,11 +574,7 @@ func (h *hydrator) hydrate(ctx context.Context, cands []*Candidate) error {
 			if c.Source == SourceGraph || (c.hydrated && (!h.vectors || c.vector != nil)) {
 				continue
 			}
-			owner := h.user
-			if c.Source == SourceShared {
-				owner = Scope{Tenant: h.user.Tenant}
-			}
-			r, err := tx.GetRecordIn(owner, spaceOf(c.Source), c.ID, h.vectors)
+			r, err := tx.GetRecordIn(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID, h.vectors)
 			switch {
 			case errors.Is(err, engine.ErrNotFound):
 				c.hydrated = true
@@ -650,6 +643,15 @@ func (f *fusion) rank(q *Query, inWindow map[string]bool) []*Candidate {
 // tieOrder ranks the sources for candidates of equal score: what was
 // remembered on purpose, then facts, then what was merely said.
 var tieOrder = map[Source]int{SourceMemories: 0, SourceShared: 1, SourceGraph: 2, SourceEpisodes: 3}
+
+// ownerOf returns the scope whose partition holds a source's records for
+// user: the tenant's for shared memories, else the user's.
+func ownerOf(src Source, user Scope) Scope {
+	if src == SourceShared {
+		return Scope{Tenant: user.Tenant}
+	}
+	return user
+}
 
 // spaceOf returns the record space of a source's candidates.
 func spaceOf(src Source) string {

@@ -506,12 +506,13 @@ func (s *Store) forgetCachedEmbeddings(ctx context.Context, prefix []byte) error
 		it := tx.NewIterator(engine.IterOptions{Prefix: prefix})
 		defer it.Close()
 		var val []byte
-		add := func(text string) {
-			if h := embed.ContentHash(text); !seen[h] {
+		addHash := func(h [32]byte) {
+			if !seen[h] {
 				seen[h] = true
 				hashes = append(hashes, h)
 			}
 		}
+		add := func(text string) { addHash(embed.ContentHash(text)) }
 		for it.Seek(nil); it.Valid(); it.Next() {
 			l, ns, ok := engine.NamespaceOf(it.Key())
 			if !ok {
@@ -545,9 +546,8 @@ func (s *Store) forgetCachedEmbeddings(ctx context.Context, prefix []byte) error
 				if val, err = it.Value(val[:0]); err != nil {
 					return err
 				}
-				if _, h, ok := parseExpiryValue(val); ok && !seen[h] {
-					seen[h] = true
-					hashes = append(hashes, h)
+				if _, h, ok := parseExpiryValue(val); ok {
+					addHash(h)
 				}
 			case ns == engine.NSMemoryArchive:
 				var err error

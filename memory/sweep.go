@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -66,15 +65,10 @@ func (w *sweeper) start(s *Store, interval time.Duration) error {
 	}
 	err := s.db.View(context.Background(), func(tx *engine.Tx) error {
 		list := engine.SystemKey(engine.NSExpiring)
-		it := tx.NewIterator(engine.IterOptions{Prefix: list})
+		it := tx.NewIterator(engine.IterOptions{Prefix: list, KeysOnly: true})
 		defer it.Close()
-		var val []byte
 		for it.Seek(nil); it.Valid(); it.Next() {
-			var err error
-			if val, err = it.Value(val[:0]); err != nil {
-				return err
-			}
-			if sc, ok := decodeExpiringScope(val); ok {
+			if sc, ok := scopeOfPartition(it.Key()[len(list):]); ok {
 				w.note(sc)
 			}
 		}
@@ -187,10 +181,11 @@ func (w *sweeper) listed() int {
 // markExpiring lists the partition of scope (with partition prefix
 // prefix) as holding expiring records, in the transaction that schedules
 // one, and notes it for this process's sweeper once that commits (noted
-// before, a sweep finishing meanwhile could drop it again).
+// before, a sweep finishing meanwhile could drop it again). The list's
+// keys are the partition prefixes; their values are empty.
 func (s *Store) markExpiring(tx *engine.Tx, scope Scope, prefix []byte) error {
 	scope.Session, scope.Agent = "", ""
-	if err := tx.Set(engine.SystemKey(engine.NSExpiring, prefix), encodeExpiringScope(scope)); err != nil {
+	if err := tx.Set(engine.SystemKey(engine.NSExpiring, prefix), nil); err != nil {
 		return err
 	}
 	tx.OnCommit(func() { s.sweep.note(scope) })
@@ -219,7 +214,7 @@ func (s *Store) listExpiring(ctx context.Context) error {
 		return err
 	}
 	const suffix = 1 + 8 + 16 // NSExpiry, time, id
-	found := map[string]Scope{}
+	found := map[string]bool{}
 	empty := true
 	err = s.db.View(ctx, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{KeysOnly: true}) // every key; NamespaceOf skips the store's own
@@ -231,10 +226,9 @@ func (s *Store) listExpiring(ctx context.Context) error {
 			if !ok || ns != engine.NSExpiry || l == engine.LevelSession || len(k) <= suffix {
 				continue
 			}
-			prefix := k[:len(k)-suffix]
-			if _, seen := found[string(prefix)]; !seen {
-				if sc, ok := scopeOfPartition(prefix); ok {
-					found[string(bytes.Clone(prefix))] = sc
+			if prefix := k[:len(k)-suffix]; !found[string(prefix)] {
+				if _, ok := scopeOfPartition(prefix); ok {
+					found[string(prefix)] = true
 				}
 			}
 		}
@@ -250,7 +244,7 @@ func (s *Store) listExpiring(ctx context.Context) error {
 		n := min(len(prefixes), 256)
 		err := s.db.Update(ctx, func(tx *engine.Tx) error {
 			for _, p := range prefixes[:n] {
-				if err := tx.Set(engine.SystemKey(engine.NSExpiring, []byte(p)), encodeExpiringScope(found[p])); err != nil {
+				if err := tx.Set(engine.SystemKey(engine.NSExpiring, []byte(p)), nil); err != nil {
 					return err
 				}
 			}
@@ -267,6 +261,9 @@ func (s *Store) listExpiring(ctx context.Context) error {
 // scopeOfPartition parses a partition prefix: tag, tenant and separator,
 // then a user and separator for a user's partition.
 func scopeOfPartition(p []byte) (Scope, bool) {
+	if len(p) == 0 {
+		return Scope{}, false
+	}
 	parts := strings.Split(string(p[1:]), "\x00")
 	var sc Scope
 	switch {
@@ -278,19 +275,6 @@ func scopeOfPartition(p []byte) (Scope, bool) {
 		return Scope{}, false
 	}
 	return sc, sc.Validate(sc.Level()) == nil
-}
-
-func encodeExpiringScope(sc Scope) []byte {
-	return []byte(sc.Tenant + "\x00" + sc.User)
-}
-
-func decodeExpiringScope(b []byte) (Scope, bool) {
-	t, u, ok := strings.Cut(string(b), "\x00")
-	sc := Scope{Tenant: t, User: u}
-	if !ok || sc.Validate(sc.Level()) != nil {
-		return Scope{}, false
-	}
-	return sc, true
 }
 
 // stop ends the loop and waits for it; calling it again does nothing.

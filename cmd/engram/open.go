@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/memory"
 )
@@ -99,14 +100,7 @@ func (f *openFlags) apply(o *memory.Options) error {
 // encoding (white space around it ignored). Like the tokens file, the file
 // must not be readable or writable by its group or others.
 func readKeyFile(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("--encryption-key-file: %w", err)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("--encryption-key-file %s: mode %v lets others read or write it; chmod 600 it", path, fi.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
+	b, err := fileio.ReadPrivate(path, 1<<10)
 	if err != nil {
 		return nil, fmt.Errorf("--encryption-key-file: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -42,5 +43,36 @@ func TestCountingWriter(t *testing.T) {
 	io.WriteString(cw, "world")
 	if cw.N != 12 || buf.String() != "hello, world" {
 		t.Fatalf("counted %d, wrote %q", cw.N, buf.String())
+	}
+}
+
+func TestReadPrivate(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte, perm os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, perm); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, perm); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if b, err := ReadPrivate(write("ok", []byte("secret"), 0o600), 16); err != nil || string(b) != "secret" {
+		t.Fatalf("private file: %q, %v", b, err)
+	}
+	if _, err := ReadPrivate(write("big", make([]byte, 17), 0o600), 16); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("17 bytes with a limit of 16: %v", err)
+	}
+	if runtime.GOOS != "windows" {
+		if _, err := ReadPrivate(write("loose", []byte("secret"), 0o640), 16); !errors.Is(err, ErrNotPrivate) {
+			t.Errorf("mode 0640: %v", err)
+		}
+	}
+	if _, err := ReadPrivate(dir, 16); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("a directory: %v", err)
+	}
+	if _, err := ReadPrivate(filepath.Join(dir, "missing"), 16); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
 	}
 }

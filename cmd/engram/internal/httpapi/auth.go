@@ -8,13 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"runtime"
 	"slices"
 	"strings"
 
+	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/engine"
 )
 
@@ -69,29 +67,15 @@ type tokensFile struct {
 // `chmod 600 FILE` fixes it. Other errors wrap [ErrInvalidTokens] or the
 // error of reading the file.
 func LoadTokens(path string) (*Tokens, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("tokens file: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("tokens file: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrInvalidTokens, path)
-	}
-	// Windows has no Unix permission bits; its ACLs are the operator's job.
-	if perm := fi.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s has mode %04o; run chmod 600 %s", ErrTokensFileMode, path, perm, path)
-	}
 	// A tokens file is small; 1 MiB holds thousands of entries.
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
-	if err != nil {
+	data, err := fileio.ReadPrivate(path, 1<<20)
+	switch {
+	case errors.Is(err, fileio.ErrNotPrivate):
+		return nil, fmt.Errorf("%w: %w", ErrTokensFileMode, err)
+	case errors.Is(err, fileio.ErrNotRegular), errors.Is(err, fileio.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %w", ErrInvalidTokens, err)
+	case err != nil:
 		return nil, fmt.Errorf("tokens file: %w", err)
-	}
-	if len(data) > 1<<20 {
-		return nil, fmt.Errorf("%w: %s is larger than 1 MiB", ErrInvalidTokens, path)
 	}
 	t, err := ParseTokens(data)
 	if err != nil {
