@@ -121,6 +121,12 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 		return nil, err
 	}
 	a := &preparedAppend{prefix: scope.Prefix(engine.LevelSession), msgs: msgs, values: make([][]byte, len(msgs)), now: time.Now()}
+	// Sizes first: nothing is tokenized for a batch that cannot be stored.
+	for i := range msgs {
+		if err := msgs[i].checkSize(s.opts.MaxMessageBytes); err != nil {
+			return nil, fmt.Errorf("append message %d: %w", i, err)
+		}
+	}
 	batchCalls := map[string]bool{}
 	for i := range msgs {
 		m := msgs[i] // a copy: the caller's slice is not modified

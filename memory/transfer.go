@@ -132,6 +132,12 @@ func (s *Store) prepareImport(ctx context.Context, scope Scope, msgs []Message) 
 	given := make([]bool, len(msgs))
 	seen := map[ulid.ULID]int{}
 	calls := map[string]int{}
+	// Sizes first: nothing is tokenized for a batch that cannot be stored.
+	for i := range msgs {
+		if err := msgs[i].checkSize(s.opts.MaxMessageBytes); err != nil {
+			return nil, nil, nil, &ImportError{Index: i, Err: err}
+		}
+	}
 	for i := range msgs {
 		m := msgs[i] // a copy: the caller's slice is not modified
 		fail := func(err error) (*preparedAppend, []ulid.ULID, []bool, error) {
