@@ -26,6 +26,11 @@ var (
 	ErrLocked = engine.ErrLocked
 	// ErrEncryptionKey is returned by [Open] for a wrong or missing key.
 	ErrEncryptionKey = engine.ErrEncryptionKey
+	// ErrInvalidTime is returned, wrapped in the call's class of bad input
+	// ([ErrInvalidMessage], [ErrInvalidMemory], [ErrInvalidOptions]), for a
+	// time the store cannot keep exactly: before 1677-09-21 or after
+	// 2262-04-11. Nothing is written.
+	ErrInvalidTime = engine.ErrInvalidTime
 	// ErrInvalidOptions is returned by [Open] and by calls given bad options
 	// (a negative budget, a malformed cursor).
 	ErrInvalidOptions = engine.ErrInvalidOptions

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/engramdb/engram/engine"
 )
 
 // TestTooLargeBeforeTokenizing: a message over MaxMessageBytes is refused
@@ -43,5 +46,98 @@ func TestTooLargeBeforeTokenizing(t *testing.T) {
 	}
 	if msgs, err := st.Session(testScope).Messages(bg, MessagesOptions{}); err != nil || len(msgs) != 0 {
 		t.Fatalf("Messages = %d, %v; want nothing written", len(msgs), err)
+	}
+}
+
+// TestTimesOutOfRange: times an int64 of Unix nanoseconds cannot hold are
+// refused with ErrInvalidTime (issue 12, defect 6: 2300-01-01 read back as
+// 1715-06-13); times inside the range read back exactly.
+func TestTimesOutOfRange(t *testing.T) {
+	st := openMem(t, nil)
+	sess := st.Session(testScope)
+	late := time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)
+	early := time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(m Message, t time.Time) Message { m.Time = t; return m }
+	calls := []struct {
+		name  string
+		class error
+		call  func() error
+	}{
+		{"Append late", ErrInvalidMessage, func() error { return sess.Append(bg, at(user("hello future"), late)) }},
+		{"Append early", ErrInvalidMessage, func() error { return sess.Append(bg, at(user("hello past"), early)) }},
+		{"Batch", ErrInvalidMessage, func() error {
+			var b Batch
+			b.Append(testScope, at(user("hello"), late))
+			_, err := st.Write(bg, &b)
+			return err
+		}},
+		{"ImportMessages", ErrInvalidMessage, func() error {
+			_, err := st.ImportMessages(bg, testScope, []Message{at(user("hello"), late)})
+			return err
+		}},
+		{"Remember ExpiresAt", ErrInvalidMemory, func() error {
+			_, err := st.Remember(bg, testScope, Memory{Text: "expires late", ExpiresAt: late})
+			return err
+		}},
+		{"ImportMemories CreatedAt", ErrInvalidMemory, func() error {
+			_, err := st.ImportMemories(bg, testScope, []Memory{{Text: "made early", CreatedAt: early}})
+			return err
+		}},
+		{"Messages Since", ErrInvalidOptions, func() error {
+			_, err := sess.Messages(bg, MessagesOptions{Since: late})
+			return err
+		}},
+		{"Messages Until", ErrInvalidOptions, func() error {
+			_, err := sess.Messages(bg, MessagesOptions{Until: early})
+			return err
+		}},
+		{"engine record", engine.ErrInvalidRecord, func() error {
+			return st.Engine().Update(bg, func(tx *engine.Tx) error {
+				_, err := tx.PutRecord(engine.Scope{Tenant: "acme", User: "alice"}, engine.Record{Text: "x", Vector: []float32{1}, Time: late})
+				return err
+			})
+		}},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.call()
+			if !errors.Is(err, ErrInvalidTime) || !errors.Is(err, c.class) {
+				t.Fatalf("err = %v, want ErrInvalidTime in %v", err, c.class)
+			}
+		})
+	}
+	if msgs, err := sess.Messages(bg, MessagesOptions{}); err != nil || len(msgs) != 0 {
+		t.Fatalf("Messages = %d, %v; want nothing written", len(msgs), err)
+	}
+	if mems, err := st.Memories(bg, testScope, MemoriesOptions{}); err != nil || len(mems) != 0 {
+		t.Fatalf("Memories = %d, %v; want nothing written", len(mems), err)
+	}
+
+	// The edges of the range are kept exactly.
+	edges := []time.Time{
+		time.Date(1677, 9, 22, 0, 0, 0, 0, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 999, time.UTC),
+		time.Date(2262, 4, 11, 0, 0, 0, 0, time.UTC),
+	}
+	for _, e := range edges {
+		mustAppend(t, sess, at(user("edge "+e.String()), e))
+	}
+	msgs, err := sess.Messages(bg, MessagesOptions{})
+	if err != nil || len(msgs) != len(edges) {
+		t.Fatalf("Messages = %d, %v", len(msgs), err)
+	}
+	for i, m := range msgs {
+		if !m.Time.Equal(edges[i]) {
+			t.Errorf("message %d: time %v, want %v", i, m.Time, edges[i])
+		}
+	}
+	// Ids hold append times since 1970: an Until before it selects
+	// nothing (it used to select everything), a Since before it bounds
+	// nothing.
+	if got, err := sess.Messages(bg, MessagesOptions{Until: time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil || len(got) != 0 {
+		t.Errorf("Until 1960: %d messages, %v; want none", len(got), err)
+	}
+	if got, err := sess.Messages(bg, MessagesOptions{Since: time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil || len(got) != len(edges) {
+		t.Errorf("Since 1960: %d messages, %v; want all", len(got), err)
 	}
 }

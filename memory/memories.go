@@ -150,7 +150,9 @@ func (m *Memory) normalize(agent string, now time.Time) error {
 	if m.Importance < 0 || m.Importance > 1 || m.Importance != m.Importance {
 		errs = append(errs, fmt.Errorf("importance %v outside [0, 1]", m.Importance))
 	}
-	if !m.ExpiresAt.IsZero() && !m.ExpiresAt.After(now.Add(time.Second)) {
+	if err := engine.ValidateTime(m.ExpiresAt); err != nil {
+		errs = append(errs, fmt.Errorf("ExpiresAt %w", err))
+	} else if !m.ExpiresAt.IsZero() && !m.ExpiresAt.After(now.Add(time.Second)) {
 		errs = append(errs, fmt.Errorf("expires at %v, not in the future", m.ExpiresAt))
 	}
 	if len(errs) > 0 {

@@ -77,6 +77,9 @@ func (m *Message) validate() error {
 	if !m.Role.Valid() {
 		return fmt.Errorf("%w %q", ErrInvalidRole, m.Role)
 	}
+	if err := engine.ValidateTime(m.Time); err != nil {
+		return fmt.Errorf("%w: Time %w", ErrInvalidMessage, err)
+	}
 	if !utf8.ValidString(m.Content) {
 		return fmt.Errorf("%w: content is not valid UTF-8", ErrInvalidMessage)
 	}

@@ -289,6 +289,9 @@ func (ss *Session) Messages(ctx context.Context, opts MessagesOptions) ([]Messag
 		return nil, err
 	}
 	limit, _ := pageSize(opts.Limit) // bounds checked it
+	if lo.Compare(hi) > 0 {
+		return nil, nil
+	}
 	enc := ss.store.opts.Encoding
 	msgPrefix := engine.Key(prefix, engine.NSMessage)
 	var out []Message
@@ -322,10 +325,20 @@ func (ss *Session) Messages(ctx context.Context, opts MessagesOptions) ([]Messag
 	return out, err
 }
 
-// bounds turns the options into an inclusive id range [lo, hi].
+// bounds turns the options into an inclusive id range [lo, hi], empty when
+// lo > hi. Since and Until outside the times the store keeps are
+// [ErrInvalidOptions] (and [ErrInvalidTime]); ids hold milliseconds since
+// 1970, so a Since before it bounds nothing and an Until at or before it
+// selects nothing.
 func (o *MessagesOptions) bounds() (lo, hi ulid.ULID, err error) {
 	if _, err := pageSize(o.Limit); err != nil {
 		return lo, hi, err
+	}
+	if err := engine.ValidateTime(o.Since); err != nil {
+		return lo, hi, fmt.Errorf("%w: Since %w", ErrInvalidOptions, err)
+	}
+	if err := engine.ValidateTime(o.Until); err != nil {
+		return lo, hi, fmt.Errorf("%w: Until %w", ErrInvalidOptions, err)
 	}
 	for i := range hi {
 		hi[i] = 0xFF
@@ -337,7 +350,7 @@ func (o *MessagesOptions) bounds() (lo, hi ulid.ULID, err error) {
 		}
 		lo = engine.NextID(id)
 	}
-	if !o.Since.IsZero() {
+	if !o.Since.IsZero() && o.Since.After(time.UnixMilli(0)) {
 		var s ulid.ULID
 		if err := s.SetTime(ulid.Timestamp(o.Since)); err == nil && s.Compare(lo) > 0 {
 			lo = s
@@ -351,6 +364,9 @@ func (o *MessagesOptions) bounds() (lo, hi ulid.ULID, err error) {
 		hi = engine.PrevID(id)
 	}
 	if !o.Until.IsZero() {
+		if !o.Until.After(time.UnixMilli(0)) {
+			return engine.NextID(ulid.ULID{}), ulid.ULID{}, nil // empty
+		}
 		var u ulid.ULID
 		if err := u.SetTime(ulid.Timestamp(o.Until)); err == nil {
 			if u = engine.PrevID(u); u.Compare(hi) < 0 {

@@ -383,6 +383,9 @@ func (s *Store) ImportMemories(ctx context.Context, scope Scope, mems []Memory) 
 	for i := range mems {
 		m := mems[i]
 		fail := func(err error) (ImportStats, error) { return ImportStats{}, &ImportError{Index: i, Err: err} }
+		if err := engine.ValidateTime(m.CreatedAt); err != nil {
+			return fail(fmt.Errorf("%w: CreatedAt %w", ErrInvalidMemory, err))
+		}
 		if !m.ExpiresAt.IsZero() && !m.ExpiresAt.After(now.Add(time.Second)) {
 			items[i].expired = true
 			continue
