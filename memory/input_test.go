@@ -141,3 +141,49 @@ func TestTimesOutOfRange(t *testing.T) {
 		t.Errorf("Since 1960: %d messages, %v; want all", len(got), err)
 	}
 }
+
+// TestUnindexableText: texts with no word to index (so the hashing
+// embedder gives them the zero vector) are stored and recalled around, never
+// an error (issue 12, defect 7: "?!", "...", "—" answered 500). Invalid
+// UTF-8 is bad input (400), not a server error.
+func TestUnindexableText(t *testing.T) {
+	st := openMem(t, nil)
+	sess := st.Session(testScope)
+	mustAppend(t, sess, user("My renewal owner is Dana."))
+	if _, err := st.Remember(bg, testScope, Memory{Text: "Alice prefers email."}); err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"?!", "...", "—", "🙂", "\ufffd", "¿¡"}
+	for _, text := range texts {
+		t.Run(text, func(t *testing.T) {
+			mustAppend(t, sess, user(text), asst(text))
+			for range 2 { // the second is a duplicate of the first
+				if _, err := st.Remember(bg, testScope, Memory{Text: text}); err != nil {
+					t.Fatalf("Remember: %v", err)
+				}
+			}
+			rec, err := st.Recall(bg, Query{Scope: testScope, Text: text})
+			if err != nil {
+				t.Fatalf("Recall: %v", err)
+			}
+			_ = rec.ChatMessages()
+			if _, err := st.Recall(bg, Query{Scope: testScope, Text: "Who is the renewal owner?"}); err != nil {
+				t.Fatalf("Recall after: %v", err)
+			}
+		})
+	}
+	msgs, err := sess.Messages(bg, MessagesOptions{})
+	if err != nil || len(msgs) != 1+2*len(texts) {
+		t.Fatalf("Messages = %d, %v; want every text stored", len(msgs), err)
+	}
+	mems, err := st.Memories(bg, testScope, MemoriesOptions{})
+	if err != nil || len(mems) != 1+len(texts) {
+		t.Fatalf("Memories = %d, %v; want every text stored once", len(mems), err)
+	}
+	if err := sess.Append(bg, user("\xff\xfe")); !errors.Is(err, ErrInvalidMessage) {
+		t.Errorf("Append invalid UTF-8: %v, want ErrInvalidMessage", err)
+	}
+	if _, err := st.Remember(bg, testScope, Memory{Text: "\xff\xfe"}); !errors.Is(err, ErrInvalidMemory) {
+		t.Errorf("Remember invalid UTF-8: %v, want ErrInvalidMemory", err)
+	}
+}

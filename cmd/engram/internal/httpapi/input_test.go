@@ -45,3 +45,33 @@ func TestTimesOutOfRangeHTTP(t *testing.T) {
 		t.Fatalf("%d messages stored, want none", len(page.Messages))
 	}
 }
+
+// TestUnindexableTextHTTP: texts with no word to index are stored and
+// recalled around, never 500 (issue 12, defect 7). Invalid UTF-8 in a JSON
+// body reaches the store as U+FFFD, which has no word either.
+func TestUnindexableTextHTTP(t *testing.T) {
+	s := newTestServer(t, nil, nil)
+	path := "/v1/users/alice/sessions/s/messages"
+	s.must(201, "POST", path, tokenAcme, `{"messages":[{"role":"user","content":"My renewal owner is Dana."}]}`)
+	s.must(201, "POST", "/v1/users/alice/memories", tokenAcme, `{"text":"Alice prefers email."}`)
+	texts := []string{`?!`, `...`, `—`, "\xff\xfe", `\ud800`}
+	for _, text := range texts {
+		msg := `{"messages":[{"role":"user","content":"` + text + `"},{"role":"assistant","content":"` + text + `"}]}`
+		if r := s.call("POST", path, tokenAcme, msg); r.status != http.StatusCreated {
+			t.Errorf("append %q = %d %s", text, r.status, r.body)
+		}
+		for range 2 {
+			if r := s.call("POST", "/v1/users/alice/memories", tokenAcme, `{"text":"`+text+`"}`); r.status >= 300 {
+				t.Errorf("remember %q = %d %s", text, r.status, r.body)
+			}
+		}
+		if r := s.call("POST", "/v1/recall", tokenAcme, `{"user":"alice","session":"s","text":"`+text+`"}`); r.status != http.StatusOK {
+			t.Errorf("recall %q = %d %s", text, r.status, r.body)
+		}
+	}
+	var page messagesResponse
+	s.must(200, "GET", path, tokenAcme, nil).decode(t, &page)
+	if len(page.Messages) != 1+2*len(texts) {
+		t.Fatalf("%d messages stored, want %d", len(page.Messages), 1+2*len(texts))
+	}
+}
