@@ -58,6 +58,10 @@ var (
 	// ErrDuplicateToolCall is returned for a tool-call id already used in
 	// the session.
 	ErrDuplicateToolCall = fmt.Errorf("%w: duplicate tool-call id", ErrInvalidMessage)
+	// ErrDuplicateToolResult is returned for a tool result whose
+	// ToolCallID an earlier result of the session (or of the batch)
+	// already answered: a call has one result.
+	ErrDuplicateToolResult = fmt.Errorf("%w: tool call already answered", ErrInvalidMessage)
 )
 
 // ErrBudgetTooSmall is returned by [Session.Window] when the session's system

@@ -187,3 +187,40 @@ func TestUnindexableText(t *testing.T) {
 		t.Errorf("Remember invalid UTF-8: %v, want ErrInvalidMemory", err)
 	}
 }
+
+// TestSecondToolResult: a tool call has one result; a second one for the
+// same tool_call_id is ErrDuplicateToolResult, in a later batch, in the
+// same batch, and on import (issue 12, defect 11).
+func TestSecondToolResult(t *testing.T) {
+	st := openMem(t, nil)
+	sess := st.Session(testScope)
+	mustAppend(t, sess, call("c1", "c2"), result("c1"))
+	cases := map[string]func() error{
+		"later batch":          func() error { return sess.Append(bg, result("c1")) },
+		"same batch":           func() error { return sess.Append(bg, result("c2"), result("c2")) },
+		"call and both in one": func() error { return sess.Append(bg, call("c3"), result("c3"), result("c3")) },
+		"import": func() error {
+			_, err := st.ImportMessages(bg, testScope, []Message{result("c1")})
+			return err
+		},
+		"import same batch": func() error {
+			_, err := st.ImportMessages(bg, testScope, []Message{call("c4"), result("c4"), result("c4")})
+			return err
+		},
+	}
+	for name, f := range cases {
+		t.Run(name, func(t *testing.T) {
+			if err := f(); !errors.Is(err, ErrDuplicateToolResult) || !errors.Is(err, ErrInvalidMessage) {
+				t.Fatalf("err = %v, want ErrDuplicateToolResult", err)
+			}
+		})
+	}
+	mustAppend(t, sess, result("c2")) // the first result for c2 is still fine
+	msgs, err := sess.Messages(bg, MessagesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := label(msgs); got != "C:c1,c2 T:c1 T:c2" {
+		t.Fatalf("session = %s", got)
+	}
+}

@@ -41,7 +41,8 @@ func (ss *Session) prefix() ([]byte, error) {
 // any error nothing of the batch is written. Each message is checked first:
 // a known role; tool calls only on assistant messages, with valid ids unique
 // in the session and arguments that are valid JSON; a tool result's
-// ToolCallID must match a call made earlier in the session or the batch;
+// ToolCallID must match a call made earlier in the session or the batch
+// that no other result answered ([ErrDuplicateToolResult]);
 // text must be UTF-8; the encoded message must fit in
 // Options.MaxMessageBytes. Errors wrap [ErrInvalidMessage] (or a more
 // specific error that wraps it), [ErrTooLarge] or [ErrInvalidScope] and name
@@ -206,7 +207,8 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 			return nil, err
 		}
 	}
-	inBatch := map[string]bool{}
+	inBatch := map[string]ulid.ULID{} // tool calls made in this batch, by message
+	answered := map[string]bool{}     // tool calls answered in this batch
 	ids := make([]ulid.ULID, len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
@@ -217,11 +219,15 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 				return nil, err
 			}
 		}
-		if m.Role == RoleTool && !inBatch[m.ToolCallID] {
-			if _, err := tx.Get(engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))); errors.Is(err, engine.ErrNotFound) {
-				return nil, fmt.Errorf("append message %d: %w: %q", i, ErrOrphanToolResult, m.ToolCallID)
-			} else if err != nil {
-				return nil, err
+		var callKey, callValue []byte // of the call a tool result answers
+		if m.Role == RoleTool {
+			if answered[m.ToolCallID] {
+				return nil, fmt.Errorf("append message %d: %w: %q", i, ErrDuplicateToolResult, m.ToolCallID)
+			}
+			callKey = engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))
+			var err error
+			if callValue, err = toolCallState(tx, callKey, m.ToolCallID, inBatch); err != nil {
+				return nil, fmt.Errorf("append message %d: %w", i, err)
 			}
 		}
 		id := s.db.NewID(now)
@@ -241,8 +247,14 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 			}
 		}
 		for _, c := range m.ToolCalls {
-			inBatch[c.ID] = true
+			inBatch[c.ID] = id
 			if err := tx.SetTTL(engine.Key(prefix, engine.NSToolCall, []byte(c.ID)), id[:], ttl); err != nil {
+				return nil, err
+			}
+		}
+		if callKey != nil {
+			answered[m.ToolCallID] = true
+			if err := tx.SetTTL(callKey, answeredCall(callValue, id), ttl); err != nil {
 				return nil, err
 			}
 		}
@@ -259,6 +271,39 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 	si.Messages += len(msgs)
 	si.Last = last[:]
 	return ids, tx.SetTTL(infoKey, encodeSessionInfo(si), ttl)
+}
+
+// A tool call's entry (engine.NSToolCall) holds the id of the message that
+// made it, then, once a result answers it, the result's id: a call has one
+// result (issue 12). Entries written before the result's id was kept hold
+// only the call's.
+const toolCallAnswered = 2 * len(ulid.ULID{})
+
+// toolCallState checks that a tool result may answer the call id, whose
+// entry is under key: the call exists (in the store, or in inBatch, the
+// calls of the batch) and has no result yet. It returns the call's entry.
+func toolCallState(tx *engine.Tx, key []byte, id string, inBatch map[string]ulid.ULID) ([]byte, error) {
+	if msg, ok := inBatch[id]; ok {
+		return msg[:], nil
+	}
+	v, err := tx.Get(key)
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return nil, fmt.Errorf("%w: %q", ErrOrphanToolResult, id)
+	case err != nil:
+		return nil, err
+	case len(v) >= toolCallAnswered:
+		return nil, fmt.Errorf("%w: %q", ErrDuplicateToolResult, id)
+	}
+	return v, nil
+}
+
+// answeredCall is a tool call's entry once result answers it.
+func answeredCall(entry []byte, result ulid.ULID) []byte {
+	out := make([]byte, toolCallAnswered)
+	copy(out[:len(result)], entry)
+	copy(out[len(result):], result[:])
+	return out
 }
 
 // MessagesOptions selects a range of a session's messages.

@@ -221,7 +221,8 @@ func (s *Store) importTx(tx *engine.Tx, a *preparedAppend, ids []ulid.ULID, give
 	}
 	var st ImportStats
 	var first, latest time.Time
-	inBatch := map[string]bool{}
+	inBatch := map[string]ulid.ULID{} // tool calls made in this batch, by message
+	answered := map[string]bool{}
 	var prev string
 	havePrev := false
 	for i := range a.msgs {
@@ -244,12 +245,18 @@ func (s *Store) importTx(tx *engine.Tx, a *preparedAppend, ids []ulid.ULID, give
 				return fail(fmt.Errorf("%w %q", ErrDuplicateToolCall, c.ID))
 			}
 		}
-		if m.Role == RoleTool && !inBatch[m.ToolCallID] {
-			switch ok, err := exists(engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))); {
-			case err != nil:
+		var callKey, callValue []byte // of the call a tool result answers
+		if m.Role == RoleTool {
+			if answered[m.ToolCallID] {
+				return fail(fmt.Errorf("%w: %q", ErrDuplicateToolResult, m.ToolCallID))
+			}
+			callKey = engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))
+			var err error
+			if callValue, err = toolCallState(tx, callKey, m.ToolCallID, inBatch); err != nil {
+				if errors.Is(err, ErrInvalidMessage) {
+					return fail(err)
+				}
 				return ImportStats{}, err
-			case !ok:
-				return fail(fmt.Errorf("%w: %q", ErrOrphanToolResult, m.ToolCallID))
 			}
 		}
 		if !given[i] {
@@ -277,8 +284,14 @@ func (s *Store) importTx(tx *engine.Tx, a *preparedAppend, ids []ulid.ULID, give
 			}
 		}
 		for _, c := range m.ToolCalls {
-			inBatch[c.ID] = true
+			inBatch[c.ID] = id
 			if err := tx.SetTTL(engine.Key(prefix, engine.NSToolCall, []byte(c.ID)), id[:], ttl); err != nil {
+				return ImportStats{}, err
+			}
+		}
+		if callKey != nil {
+			answered[m.ToolCallID] = true
+			if err := tx.SetTTL(callKey, answeredCall(callValue, id), ttl); err != nil {
 				return ImportStats{}, err
 			}
 		}
