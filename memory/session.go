@@ -128,6 +128,11 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 			return nil, fmt.Errorf("append message %d: %w", i, err)
 		}
 	}
+	// Then personal data, before anything is counted, embedded or written.
+	if msgs, err = s.redactMessages(ctx, a.prefix, msgs); err != nil {
+		return nil, err
+	}
+	a.msgs = msgs
 	batchCalls := map[string]bool{}
 	for i := range msgs {
 		m := msgs[i] // a copy: the caller's slice is not modified

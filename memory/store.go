@@ -124,6 +124,13 @@ type Options struct {
 	// SummaryTokens bounds a session's rolling summary. Zero means
 	// [DefaultSummaryTokens].
 	SummaryTokens int
+
+	// Redactor, when set, replaces personal data in message and memory
+	// text with placeholders ("[EMAIL_1]") before anything is written,
+	// embedded or extracted. Nil (the default) stores text as given;
+	// [NewRedactor] is the offline default. See "Privacy" in the package
+	// doc.
+	Redactor Redactor
 }
 
 func (o *Options) validate() error {

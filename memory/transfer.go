@@ -128,6 +128,11 @@ func (s *Store) prepareImport(ctx context.Context, scope Scope, msgs []Message) 
 		vectors: make([][]float32, len(msgs)),
 		now:     now,
 	}
+	// Personal data is replaced before anything is counted, embedded or
+	// written (an export of a redacting store holds placeholders already).
+	if msgs, err = s.redactMessages(ctx, a.prefix, msgs); err != nil {
+		return nil, nil, nil, err
+	}
 	ids := make([]ulid.ULID, len(msgs))
 	given := make([]bool, len(msgs))
 	seen := map[ulid.ULID]int{}
@@ -406,6 +411,9 @@ func (s *Store) ImportMemories(ctx context.Context, scope Scope, mems []Memory) 
 		id, created, agent, supersedes, supersededBy := m.ID, m.CreatedAt, m.Agent, m.Supersedes, m.SupersededBy
 		if err := m.normalize(agent, now); err != nil {
 			return fail(err)
+		}
+		if err := s.redactMemory(ctx, scope, &m); err != nil {
+			return ImportStats{}, err
 		}
 		for _, ref := range []struct{ name, id string }{{"supersedes", supersedes}, {"superseded_by", supersededBy}} {
 			if _, err := ulid.ParseStrict(ref.id); ref.id != "" && err != nil {
