@@ -132,6 +132,18 @@ func tokenLen(enc ordinaryEncoder, s string) int {
 	return n
 }
 
+// encodeLinear returns the tokens enc gives s, encoded as [tokenLen]
+// counts them: exact for ordinary text, in linear time for any.
+func encodeLinear(enc ordinaryEncoder, s string) []int {
+	tokenizedBytes.Add(int64(len(s)))
+	if len(s) <= maxRun {
+		return enc.EncodeOrdinary(s)
+	}
+	var toks []int
+	segments(s, func(seg string) { toks = append(toks, enc.EncodeOrdinary(seg)...) })
+	return toks
+}
+
 // segments calls yield with consecutive pieces of s that together make s:
 // as few as possible, each either free of stretches longer than maxRun or
 // one chunk of at most maxRun bytes of such a stretch.

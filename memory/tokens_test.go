@@ -67,8 +67,10 @@ func TestTokenLenLinear(t *testing.T) {
 			var small, large recordingEncoder
 			n := 64 << 10
 			tokenLen(&small, p.make(n))
+			encodeLinear(&small, p.make(n))
 			tokenLen(&large, p.make(4*n))
-			if small.bytes != len(p.make(n)) || large.bytes != len(p.make(4*n)) {
+			encodeLinear(&large, p.make(4*n))
+			if small.bytes != 2*len(p.make(n)) || large.bytes != 2*len(p.make(4*n)) {
 				t.Fatalf("encoder saw %d and %d bytes, want every byte once", small.bytes, large.bytes)
 			}
 			if small.cost > small.bytes*maxRun || large.cost > large.bytes*maxRun {
@@ -103,8 +105,12 @@ func TestTokenLenExactOrdinary(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, s := range texts {
-			if got, want := tokenLen(enc, s), len(enc.EncodeOrdinary(s)); got != want {
-				t.Errorf("%s: text %d (%d bytes): tokenLen %d, encoder %d", name, i, len(s), got, want)
+			want := enc.EncodeOrdinary(s)
+			if got := tokenLen(enc, s); got != len(want) {
+				t.Errorf("%s: text %d (%d bytes): tokenLen %d, encoder %d", name, i, len(s), got, len(want))
+			}
+			if got := encodeLinear(enc, s); !slices.Equal(got, want) {
+				t.Errorf("%s: text %d (%d bytes): encodeLinear differs from the encoder", name, i, len(s))
 			}
 		}
 	}
@@ -188,6 +194,22 @@ func BenchmarkCountTokensPathological(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/byte")
 			})
+		}
+	}
+}
+
+// TestSummarizePathological: the extractive summarizer cuts a message
+// that is one long run (which went through the quadratic encoder whole)
+// to the budget.
+func TestSummarizePathological(t *testing.T) {
+	for _, p := range pathological[:3] {
+		out, err := Extractive{}.Summarize(bg, "", []Message{user(p.make(64 << 10))}, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, _ := tokenizer(DefaultEncoding)
+		if n := tokenLen(enc, out); n > 50 {
+			t.Errorf("%s: summary of %d tokens, budget 50", p.name, n)
 		}
 	}
 }
