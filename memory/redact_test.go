@@ -3,6 +3,7 @@ package memory
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,19 +152,29 @@ func TestRedactionInStore(t *testing.T) {
 	}
 
 	// Forgetting the session erases its numbering.
+	numbering := func() (n int) {
+		err := st.Engine().View(bg, func(tx *engine.Tx) error {
+			it := tx.NewIterator(engine.IterOptions{Prefix: engine.Key(testScope.Prefix(engine.LevelSession), engine.NSRedaction)})
+			defer it.Close()
+			for it.Seek(nil); it.Valid(); it.Next() {
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// A salt, a counter per kind (5) and a hash per datum (6).
+	if n := numbering(); n != 1+5+6 {
+		t.Errorf("%d redaction keys in the session, want 12", n)
+	}
 	if err := st.Forget(bg, testScope); err != nil {
 		t.Fatal(err)
 	}
-	err = st.Engine().View(bg, func(tx *engine.Tx) error {
-		it := tx.NewIterator(engine.IterOptions{Prefix: engine.Key(testScope.Prefix(engine.LevelSession), engine.NSRedaction)})
-		defer it.Close()
-		for it.Seek(nil); it.Valid(); it.Next() {
-			t.Errorf("redaction key %x left after Forget", it.Key())
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	if n := numbering(); n != 0 {
+		t.Errorf("%d redaction keys left after Forget", n)
 	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -270,4 +281,25 @@ func FuzzRedactorFind(f *testing.F) {
 			last = p.End
 		}
 	})
+}
+
+// TestRedactionRefusedBatch: a batch refused by the rules writes nothing,
+// not even a placeholder number.
+func TestRedactionRefusedBatch(t *testing.T) {
+	st := openMem(t, &Options{Redactor: NewRedactor()})
+	err := st.Session(testScope).Append(bg, user("dave@example.com"), Message{Role: "bogus", Content: "x"})
+	if !errors.Is(err, ErrInvalidRole) {
+		t.Fatalf("Append = %v", err)
+	}
+	err = st.Engine().View(bg, func(tx *engine.Tx) error {
+		it := tx.NewIterator(engine.IterOptions{Prefix: testScope.Prefix(engine.LevelSession)})
+		defer it.Close()
+		for it.Seek(nil); it.Valid(); it.Next() {
+			t.Errorf("key %x written", it.Key())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -128,14 +128,10 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 			return nil, fmt.Errorf("append message %d: %w", i, err)
 		}
 	}
-	// Then personal data, before anything is counted, embedded or written.
-	if msgs, err = s.redactMessages(ctx, a.prefix, msgs); err != nil {
-		return nil, err
-	}
-	a.msgs = msgs
+	// Then the rules, so that a batch refused costs nothing more.
 	batchCalls := map[string]bool{}
 	for i := range msgs {
-		m := msgs[i] // a copy: the caller's slice is not modified
+		m := &msgs[i]
 		if err := m.validate(); err != nil {
 			return nil, fmt.Errorf("append message %d: %w", i, err)
 		}
@@ -147,6 +143,14 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 		for _, c := range m.ToolCalls {
 			batchCalls[c.ID] = true
 		}
+	}
+	// Then personal data, before anything is counted, embedded or written.
+	if msgs, err = s.redactMessages(ctx, a.prefix, msgs); err != nil {
+		return nil, err
+	}
+	a.msgs = msgs
+	for i := range msgs {
+		m := msgs[i] // a copy: the caller's slice is not modified
 		if m.Time.IsZero() {
 			m.Time = a.now
 		}
