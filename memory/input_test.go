@@ -224,3 +224,13 @@ func TestSecondToolResult(t *testing.T) {
 		t.Fatalf("session = %s", got)
 	}
 }
+
+// TestSessionTTLBound: a SessionTTL whose expiry times would pass 2262
+// (and wrap, sweeping messages at once) is refused by Open.
+func TestSessionTTLBound(t *testing.T) {
+	if _, err := Open("", &Options{SessionTTL: 250 * 365 * 24 * time.Hour}); !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("Open = %v, want ErrInvalidOptions", err)
+	}
+	st := openMem(t, &Options{SessionTTL: 100 * 365 * 24 * time.Hour})
+	mustAppend(t, st.Session(testScope), user("hello for a century"))
+}
