@@ -47,6 +47,12 @@ var (
 	// bad metadata key or record id).
 	ErrInvalidRecord = errors.New("engram: invalid record")
 
+	// ErrInvalidTime is returned for a time the store cannot keep exactly:
+	// times are stored as Unix nanoseconds in an int64, which hold
+	// 1677-09-21 to 2262-04-11 (see [ValidateTime]). Callers wrap it in
+	// their class of bad input ([ErrInvalidRecord], [ErrInvalidOptions]).
+	ErrInvalidTime = errors.New("engram: time outside 1677-09-21..2262-04-11")
+
 	// ErrCorrupt is returned when stored data cannot be decoded.
 	ErrCorrupt = errors.New("engram: corrupt data")
 )

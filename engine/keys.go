@@ -43,6 +43,11 @@ const (
 	NSSessionInfo Namespace = 0x04
 	// NSSummary is the session's rolling summary (one key; package memory).
 	NSSummary Namespace = 0x0C
+	// NSRedaction holds the placeholder numbers of redacted personal data
+	// (package memory): a random salt, keyed hashes of the data, counters.
+	// Under a session prefix, or a partition prefix for memories written
+	// without a session.
+	NSRedaction Namespace = 0x0D
 )
 
 // Partition-level namespaces: under a user prefix, or under a tenant prefix

@@ -162,6 +162,12 @@ func validateRecord(r *Record) error {
 	case !utf8.ValidString(r.Text) || !utf8.ValidString(r.Context):
 		return fmt.Errorf("%w: record text is not valid UTF-8", ErrInvalidRecord)
 	}
+	if err := ValidateTime(r.Time); err != nil {
+		return fmt.Errorf("%w: Time %w", ErrInvalidRecord, err)
+	}
+	if err := ValidateTime(r.ExpiresAt); err != nil {
+		return fmt.Errorf("%w: ExpiresAt %w", ErrInvalidRecord, err)
+	}
 	for _, f := range r.Vector {
 		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
 			return fmt.Errorf("%w: vector has a NaN or infinite component", ErrInvalidRecord)

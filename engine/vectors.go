@@ -440,7 +440,8 @@ func (db *DB) promoteLocked(p *partition) {
 
 // Search returns the k records of scope's partition nearest to q by cosine
 // similarity, nearest first: exact in a small partition, HNSW in a large
-// one. The scope names the partition as PutRecord does.
+// one. The scope names the partition as PutRecord does. A query of zero
+// norm has no direction and matches nothing: no hits, no error.
 func (db *DB) Search(ctx context.Context, scope Scope, q []float32, k int, opts *SearchOptions) ([]Hit, error) {
 	var o SearchOptions
 	if opts != nil {
@@ -466,6 +467,14 @@ func (db *DB) Search(ctx context.Context, scope Scope, q []float32, k int, opts 
 		dim := p.mu.dim
 		p.mu.RUnlock()
 		return nil, fmt.Errorf("%w: query of %d dimensions in a partition of %d", ErrDimensionMismatch, len(q), dim)
+	}
+	if isZero(q) {
+		// No direction, so similar to nothing: the hashing embedder's
+		// vector for a text with no word ("?!"), which used to surface
+		// as an error (issue 12). Records with such vectors are stored
+		// but never indexed (applyLocked).
+		p.mu.RUnlock()
+		return nil, nil
 	}
 	io := &index.SearchOptions{Ef: o.Ef}
 	if o.Filter != nil {
@@ -519,6 +528,16 @@ func (db *DB) readHits(ctx context.Context, prefix []byte, ids []ulid.ULID, res 
 		return nil
 	})
 	return hits, err
+}
+
+// isZero reports whether every component of v is zero.
+func isZero(v []float32) bool {
+	for _, f := range v {
+		if f != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func convertIndexError(err error) error {

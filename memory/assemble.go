@@ -236,7 +236,7 @@ func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
 	if ok {
 		return n
 	}
-	n = len(enc.EncodeOrdinary(text))
+	n = tokenLen(enc, text)
 	c.mu.Lock()
 	if c.m == nil {
 		c.m = map[tokenKey]int{}

@@ -91,6 +91,33 @@
 //	rec, err := store.Recall(ctx, memory.Query{Scope: scope, Text: "Who owns my renewal?"})
 //	chat := rec.ChatMessages() // a dated system preamble, then the window
 //
+// # Privacy
+//
+// With Options.Redactor set (nil, the default, stores text as given),
+// personal data in message content, metadata values and tool-call
+// arguments (their JSON strings), and in memory text and metadata, is
+// replaced by a typed placeholder before anything is written, embedded,
+// counted or summarized:
+//
+//	store, err := memory.Open(dir, &memory.Options{Redactor: memory.NewRedactor()})
+//	"I am alice@example.com, card 4111 1111 1111 1111"  →  "I am [EMAIL_1], card [CARD_1]"
+//
+// [NewRedactor] is offline: e-mail addresses, phone numbers, payment card
+// numbers (Luhn and issuer ranges), IBANs (mod 97), IPv4 and IPv6
+// addresses, US Social Security numbers and UK National Insurance numbers,
+// each confirmed by its check so that dates, versions, order ids and
+// timestamps stay. Any [Redactor] (a model-based one, say) can take its
+// place: it only finds; the store numbers and replaces.
+//
+// Placeholders are consistent within a session: the same data, however
+// written (Alice@Example.com and alice@example.com; 4111 1111 1111 1111 and
+// 4111111111111111), gets the same number in every message of the session,
+// and a memory remembered with the session's scope uses the session's
+// numbers; another session numbers on its own. The numbering is kept in the
+// session's keys as a random salt, HMAC-SHA256 hashes of the data under it
+// and counters, never the data, and it is erased with the session (or the
+// user). Nothing maps a placeholder back to its data.
+//
 // # Caveats
 //
 //   - One process opens a directory at a time ([ErrLocked]).
@@ -111,4 +138,15 @@
 //     concurrent near-duplicates can both be stored (exact ones cannot).
 //   - Recall writes when a session's window has moved on: it folds the
 //     messages that left it into the stored rolling summary.
+//   - Redaction finds data by shape, not meaning: names and street
+//     addresses stay; a phone number written as bare digits stays (it cannot
+//     be told from an id). Numbers in tool-call arguments stay (a
+//     placeholder there would not be JSON). The salt sits beside the hashes,
+//     so whoever reads the files can test a guessed value against them: set
+//     EncryptionKey to keep the files unreadable. A call whose text holds
+//     data costs one more small transaction (the numbering).
+//   - Token counts of a run of more than 512 bytes with no white space or
+//     punctuation break (long words, repeated characters) are counted in
+//     512-byte chunks, in linear time: up to about 0.4% over the exact
+//     count, never under; other text counts exactly.
 package memory

@@ -26,6 +26,11 @@ var (
 	ErrLocked = engine.ErrLocked
 	// ErrEncryptionKey is returned by [Open] for a wrong or missing key.
 	ErrEncryptionKey = engine.ErrEncryptionKey
+	// ErrInvalidTime is returned, wrapped in the call's class of bad input
+	// ([ErrInvalidMessage], [ErrInvalidMemory], [ErrInvalidOptions]), for a
+	// time the store cannot keep exactly: before 1677-09-21 or after
+	// 2262-04-11. Nothing is written.
+	ErrInvalidTime = engine.ErrInvalidTime
 	// ErrInvalidOptions is returned by [Open] and by calls given bad options
 	// (a negative budget, a malformed cursor).
 	ErrInvalidOptions = engine.ErrInvalidOptions
@@ -53,6 +58,10 @@ var (
 	// ErrDuplicateToolCall is returned for a tool-call id already used in
 	// the session.
 	ErrDuplicateToolCall = fmt.Errorf("%w: duplicate tool-call id", ErrInvalidMessage)
+	// ErrDuplicateToolResult is returned for a tool result whose
+	// ToolCallID an earlier result of the session (or of the batch)
+	// already answered: a call has one result.
+	ErrDuplicateToolResult = fmt.Errorf("%w: tool call already answered", ErrInvalidMessage)
 )
 
 // ErrBudgetTooSmall is returned by [Session.Window] when the session's system

@@ -150,7 +150,9 @@ func (m *Memory) normalize(agent string, now time.Time) error {
 	if m.Importance < 0 || m.Importance > 1 || m.Importance != m.Importance {
 		errs = append(errs, fmt.Errorf("importance %v outside [0, 1]", m.Importance))
 	}
-	if !m.ExpiresAt.IsZero() && !m.ExpiresAt.After(now.Add(time.Second)) {
+	if err := engine.ValidateTime(m.ExpiresAt); err != nil {
+		errs = append(errs, fmt.Errorf("ExpiresAt %w", err))
+	} else if !m.ExpiresAt.IsZero() && !m.ExpiresAt.After(now.Add(time.Second)) {
 		errs = append(errs, fmt.Errorf("expires at %v, not in the future", m.ExpiresAt))
 	}
 	if len(errs) > 0 {
@@ -218,12 +220,16 @@ func memoryScope(scope Scope) (Scope, []byte, error) {
 // The exact check is transactional; two concurrent near-duplicates can both
 // be stored.
 func (s *Store) Remember(ctx context.Context, scope Scope, m Memory) (string, error) {
+	given := scope
 	scope, prefix, err := memoryScope(scope)
 	if err != nil {
 		return "", err
 	}
 	now := time.Now()
 	if err := m.normalize(scope.Agent, now); err != nil {
+		return "", err
+	}
+	if err := s.redactMemory(ctx, given, &m); err != nil {
 		return "", err
 	}
 	vecs, err := s.embed(ctx, []string{m.Text})
@@ -395,6 +401,7 @@ func expiryKey(prefix []byte, t time.Time, id string) []byte {
 //
 // Errors: [ErrNotFound] for an unknown id, [ErrInvalidMemory] for a bad m.
 func (s *Store) UpdateMemory(ctx context.Context, scope Scope, id string, m Memory) (string, error) {
+	given := scope
 	scope, prefix, err := memoryScope(scope)
 	if err != nil {
 		return "", err
@@ -413,6 +420,10 @@ func (s *Store) UpdateMemory(ctx context.Context, scope Scope, id string, m Memo
 	if err := check.normalize(scope.Agent, now); err != nil {
 		return "", err
 	}
+	if err := s.redactMemory(ctx, given, &check); err != nil {
+		return "", err
+	}
+	m.Text, m.Metadata = check.Text, check.Metadata
 	vecs, err := s.embed(ctx, []string{check.Text})
 	if err != nil {
 		return "", err

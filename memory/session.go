@@ -41,7 +41,8 @@ func (ss *Session) prefix() ([]byte, error) {
 // any error nothing of the batch is written. Each message is checked first:
 // a known role; tool calls only on assistant messages, with valid ids unique
 // in the session and arguments that are valid JSON; a tool result's
-// ToolCallID must match a call made earlier in the session or the batch;
+// ToolCallID must match a call made earlier in the session or the batch
+// that no other result answered ([ErrDuplicateToolResult]);
 // text must be UTF-8; the encoded message must fit in
 // Options.MaxMessageBytes. Errors wrap [ErrInvalidMessage] (or a more
 // specific error that wraps it), [ErrTooLarge] or [ErrInvalidScope] and name
@@ -121,9 +122,16 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 		return nil, err
 	}
 	a := &preparedAppend{prefix: scope.Prefix(engine.LevelSession), msgs: msgs, values: make([][]byte, len(msgs)), now: time.Now()}
+	// Sizes first: nothing is tokenized for a batch that cannot be stored.
+	for i := range msgs {
+		if err := msgs[i].checkSize(s.opts.MaxMessageBytes); err != nil {
+			return nil, fmt.Errorf("append message %d: %w", i, err)
+		}
+	}
+	// Then the rules, so that a batch refused costs nothing more.
 	batchCalls := map[string]bool{}
 	for i := range msgs {
-		m := msgs[i] // a copy: the caller's slice is not modified
+		m := &msgs[i]
 		if err := m.validate(); err != nil {
 			return nil, fmt.Errorf("append message %d: %w", i, err)
 		}
@@ -135,6 +143,14 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 		for _, c := range m.ToolCalls {
 			batchCalls[c.ID] = true
 		}
+	}
+	// Then personal data, before anything is counted, embedded or written.
+	if msgs, err = s.redactMessages(ctx, a.prefix, msgs); err != nil {
+		return nil, err
+	}
+	a.msgs = msgs
+	for i := range msgs {
+		m := msgs[i] // a copy: the caller's slice is not modified
 		if m.Time.IsZero() {
 			m.Time = a.now
 		}
@@ -200,7 +216,8 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 			return nil, err
 		}
 	}
-	inBatch := map[string]bool{}
+	inBatch := map[string]ulid.ULID{} // tool calls made in this batch, by message
+	answered := map[string]bool{}     // tool calls answered in this batch
 	ids := make([]ulid.ULID, len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
@@ -211,11 +228,15 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 				return nil, err
 			}
 		}
-		if m.Role == RoleTool && !inBatch[m.ToolCallID] {
-			if _, err := tx.Get(engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))); errors.Is(err, engine.ErrNotFound) {
-				return nil, fmt.Errorf("append message %d: %w: %q", i, ErrOrphanToolResult, m.ToolCallID)
-			} else if err != nil {
-				return nil, err
+		var callKey, callValue []byte // of the call a tool result answers
+		if m.Role == RoleTool {
+			if answered[m.ToolCallID] {
+				return nil, fmt.Errorf("append message %d: %w: %q", i, ErrDuplicateToolResult, m.ToolCallID)
+			}
+			callKey = engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))
+			var err error
+			if callValue, err = toolCallState(tx, callKey, m.ToolCallID, inBatch); err != nil {
+				return nil, fmt.Errorf("append message %d: %w", i, err)
 			}
 		}
 		id := s.db.NewID(now)
@@ -235,8 +256,14 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 			}
 		}
 		for _, c := range m.ToolCalls {
-			inBatch[c.ID] = true
+			inBatch[c.ID] = id
 			if err := tx.SetTTL(engine.Key(prefix, engine.NSToolCall, []byte(c.ID)), id[:], ttl); err != nil {
+				return nil, err
+			}
+		}
+		if callKey != nil {
+			answered[m.ToolCallID] = true
+			if err := tx.SetTTL(callKey, answeredCall(callValue, id), ttl); err != nil {
 				return nil, err
 			}
 		}
@@ -253,6 +280,39 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 	si.Messages += len(msgs)
 	si.Last = last[:]
 	return ids, tx.SetTTL(infoKey, encodeSessionInfo(si), ttl)
+}
+
+// A tool call's entry (engine.NSToolCall) holds the id of the message that
+// made it, then, once a result answers it, the result's id: a call has one
+// result (issue 12). Entries written before the result's id was kept hold
+// only the call's.
+const toolCallAnswered = 2 * len(ulid.ULID{})
+
+// toolCallState checks that a tool result may answer the call id, whose
+// entry is under key: the call exists (in the store, or in inBatch, the
+// calls of the batch) and has no result yet. It returns the call's entry.
+func toolCallState(tx *engine.Tx, key []byte, id string, inBatch map[string]ulid.ULID) ([]byte, error) {
+	if msg, ok := inBatch[id]; ok {
+		return msg[:], nil
+	}
+	v, err := tx.Get(key)
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return nil, fmt.Errorf("%w: %q", ErrOrphanToolResult, id)
+	case err != nil:
+		return nil, err
+	case len(v) >= toolCallAnswered:
+		return nil, fmt.Errorf("%w: %q", ErrDuplicateToolResult, id)
+	}
+	return v, nil
+}
+
+// answeredCall is a tool call's entry once result answers it.
+func answeredCall(entry []byte, result ulid.ULID) []byte {
+	out := make([]byte, toolCallAnswered)
+	copy(out[:len(result)], entry)
+	copy(out[len(result):], result[:])
+	return out
 }
 
 // MessagesOptions selects a range of a session's messages.
@@ -283,6 +343,9 @@ func (ss *Session) Messages(ctx context.Context, opts MessagesOptions) ([]Messag
 		return nil, err
 	}
 	limit, _ := pageSize(opts.Limit) // bounds checked it
+	if lo.Compare(hi) > 0 {
+		return nil, nil
+	}
 	enc := ss.store.opts.Encoding
 	msgPrefix := engine.Key(prefix, engine.NSMessage)
 	var out []Message
@@ -316,10 +379,20 @@ func (ss *Session) Messages(ctx context.Context, opts MessagesOptions) ([]Messag
 	return out, err
 }
 
-// bounds turns the options into an inclusive id range [lo, hi].
+// bounds turns the options into an inclusive id range [lo, hi], empty when
+// lo > hi. Since and Until outside the times the store keeps are
+// [ErrInvalidOptions] (and [ErrInvalidTime]); ids hold milliseconds since
+// 1970, so a Since before it bounds nothing and an Until at or before it
+// selects nothing.
 func (o *MessagesOptions) bounds() (lo, hi ulid.ULID, err error) {
 	if _, err := pageSize(o.Limit); err != nil {
 		return lo, hi, err
+	}
+	if err := engine.ValidateTime(o.Since); err != nil {
+		return lo, hi, fmt.Errorf("%w: Since %w", ErrInvalidOptions, err)
+	}
+	if err := engine.ValidateTime(o.Until); err != nil {
+		return lo, hi, fmt.Errorf("%w: Until %w", ErrInvalidOptions, err)
 	}
 	for i := range hi {
 		hi[i] = 0xFF
@@ -331,7 +404,7 @@ func (o *MessagesOptions) bounds() (lo, hi ulid.ULID, err error) {
 		}
 		lo = engine.NextID(id)
 	}
-	if !o.Since.IsZero() {
+	if !o.Since.IsZero() && o.Since.After(time.UnixMilli(0)) {
 		var s ulid.ULID
 		if err := s.SetTime(ulid.Timestamp(o.Since)); err == nil && s.Compare(lo) > 0 {
 			lo = s
@@ -345,6 +418,9 @@ func (o *MessagesOptions) bounds() (lo, hi ulid.ULID, err error) {
 		hi = engine.PrevID(id)
 	}
 	if !o.Until.IsZero() {
+		if !o.Until.After(time.UnixMilli(0)) {
+			return engine.NextID(ulid.ULID{}), ulid.ULID{}, nil // empty
+		}
 		var u ulid.ULID
 		if err := u.SetTime(ulid.Timestamp(o.Until)); err == nil {
 			if u = engine.PrevID(u); u.Compare(hi) < 0 {

@@ -124,7 +124,19 @@ type Options struct {
 	// SummaryTokens bounds a session's rolling summary. Zero means
 	// [DefaultSummaryTokens].
 	SummaryTokens int
+
+	// Redactor, when set, replaces personal data in message and memory
+	// text with placeholders ("[EMAIL_1]") before anything is written,
+	// embedded or extracted. Nil (the default) stores text as given;
+	// [NewRedactor] is the offline default. See "Privacy" in the package
+	// doc.
+	Redactor Redactor
 }
+
+// maxTTL bounds a time to live: expiry times are stored as int64 Unix
+// nanoseconds, which end in 2262 (see [ErrInvalidTime]); a century keeps
+// clear of that.
+const maxTTL = 100 * 365 * 24 * time.Hour
 
 func (o *Options) validate() error {
 	var errs []error
@@ -139,8 +151,8 @@ func (o *Options) validate() error {
 	if o.MaxMessageBytes < 0 || o.MaxMessageBytes > MaxMessageBytesLimit {
 		errs = append(errs, fmt.Errorf("MaxMessageBytes %d is outside [0, %d]", o.MaxMessageBytes, MaxMessageBytesLimit))
 	}
-	if o.SessionTTL < 0 {
-		errs = append(errs, fmt.Errorf("SessionTTL %v is negative", o.SessionTTL))
+	if o.SessionTTL < 0 || o.SessionTTL > maxTTL {
+		errs = append(errs, fmt.Errorf("SessionTTL %v is outside [0, %v]", o.SessionTTL, maxTTL))
 	}
 	if o.DedupThreshold > 1 || o.DedupThreshold != o.DedupThreshold {
 		errs = append(errs, fmt.Errorf("DedupThreshold %v is above 1", o.DedupThreshold))

@@ -455,7 +455,7 @@ func countText(enc *tiktoken.Tiktoken, s string) int {
 // the last white space before it; the result is trimmed and valid UTF-8.
 func truncateTokens(enc *tiktoken.Tiktoken, s string, n int) string {
 	s = strings.TrimSpace(s)
-	toks := enc.EncodeOrdinary(s)
+	toks := encodeLinear(enc, s) // a long unbroken run would be quadratic (issue 12)
 	if len(toks) <= n {
 		return s
 	}

@@ -128,10 +128,21 @@ func (s *Store) prepareImport(ctx context.Context, scope Scope, msgs []Message) 
 		vectors: make([][]float32, len(msgs)),
 		now:     now,
 	}
+	// Personal data is replaced before anything is counted, embedded or
+	// written (an export of a redacting store holds placeholders already).
+	if msgs, err = s.redactMessages(ctx, a.prefix, msgs); err != nil {
+		return nil, nil, nil, err
+	}
 	ids := make([]ulid.ULID, len(msgs))
 	given := make([]bool, len(msgs))
 	seen := map[ulid.ULID]int{}
 	calls := map[string]int{}
+	// Sizes first: nothing is tokenized for a batch that cannot be stored.
+	for i := range msgs {
+		if err := msgs[i].checkSize(s.opts.MaxMessageBytes); err != nil {
+			return nil, nil, nil, &ImportError{Index: i, Err: err}
+		}
+	}
 	for i := range msgs {
 		m := msgs[i] // a copy: the caller's slice is not modified
 		fail := func(err error) (*preparedAppend, []ulid.ULID, []bool, error) {
@@ -215,7 +226,8 @@ func (s *Store) importTx(tx *engine.Tx, a *preparedAppend, ids []ulid.ULID, give
 	}
 	var st ImportStats
 	var first, latest time.Time
-	inBatch := map[string]bool{}
+	inBatch := map[string]ulid.ULID{} // tool calls made in this batch, by message
+	answered := map[string]bool{}
 	var prev string
 	havePrev := false
 	for i := range a.msgs {
@@ -238,12 +250,18 @@ func (s *Store) importTx(tx *engine.Tx, a *preparedAppend, ids []ulid.ULID, give
 				return fail(fmt.Errorf("%w %q", ErrDuplicateToolCall, c.ID))
 			}
 		}
-		if m.Role == RoleTool && !inBatch[m.ToolCallID] {
-			switch ok, err := exists(engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))); {
-			case err != nil:
+		var callKey, callValue []byte // of the call a tool result answers
+		if m.Role == RoleTool {
+			if answered[m.ToolCallID] {
+				return fail(fmt.Errorf("%w: %q", ErrDuplicateToolResult, m.ToolCallID))
+			}
+			callKey = engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))
+			var err error
+			if callValue, err = toolCallState(tx, callKey, m.ToolCallID, inBatch); err != nil {
+				if errors.Is(err, ErrInvalidMessage) {
+					return fail(err)
+				}
 				return ImportStats{}, err
-			case !ok:
-				return fail(fmt.Errorf("%w: %q", ErrOrphanToolResult, m.ToolCallID))
 			}
 		}
 		if !given[i] {
@@ -271,8 +289,14 @@ func (s *Store) importTx(tx *engine.Tx, a *preparedAppend, ids []ulid.ULID, give
 			}
 		}
 		for _, c := range m.ToolCalls {
-			inBatch[c.ID] = true
+			inBatch[c.ID] = id
 			if err := tx.SetTTL(engine.Key(prefix, engine.NSToolCall, []byte(c.ID)), id[:], ttl); err != nil {
+				return ImportStats{}, err
+			}
+		}
+		if callKey != nil {
+			answered[m.ToolCallID] = true
+			if err := tx.SetTTL(callKey, answeredCall(callValue, id), ttl); err != nil {
 				return ImportStats{}, err
 			}
 		}
@@ -377,6 +401,9 @@ func (s *Store) ImportMemories(ctx context.Context, scope Scope, mems []Memory) 
 	for i := range mems {
 		m := mems[i]
 		fail := func(err error) (ImportStats, error) { return ImportStats{}, &ImportError{Index: i, Err: err} }
+		if err := engine.ValidateTime(m.CreatedAt); err != nil {
+			return fail(fmt.Errorf("%w: CreatedAt %w", ErrInvalidMemory, err))
+		}
 		if !m.ExpiresAt.IsZero() && !m.ExpiresAt.After(now.Add(time.Second)) {
 			items[i].expired = true
 			continue
@@ -384,6 +411,9 @@ func (s *Store) ImportMemories(ctx context.Context, scope Scope, mems []Memory) 
 		id, created, agent, supersedes, supersededBy := m.ID, m.CreatedAt, m.Agent, m.Supersedes, m.SupersededBy
 		if err := m.normalize(agent, now); err != nil {
 			return fail(err)
+		}
+		if err := s.redactMemory(ctx, scope, &m); err != nil {
+			return ImportStats{}, err
 		}
 		for _, ref := range []struct{ name, id string }{{"supersedes", supersedes}, {"superseded_by", supersededBy}} {
 			if _, err := ulid.ParseStrict(ref.id); ref.id != "" && err != nil {
