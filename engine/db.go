@@ -60,6 +60,14 @@ type Options struct {
 	// snapshotter writes it again. Zero means 10,000. Close snapshots every
 	// changed partition regardless.
 	SnapshotAfter int
+
+	// CompactDelay bounds how long erased bytes stay in the files: an
+	// erasure ([DB.ErasePrefix], [DB.ScheduleCompact]) makes a background
+	// compaction run this long after it, which takes the bytes of every
+	// erasure made meanwhile out of the files. Zero means one minute;
+	// negative turns the background compaction off ([DB.Compact] still
+	// works).
+	CompactDelay time.Duration
 }
 
 // maxConflictRetries bounds how often Update re-runs a function whose
@@ -103,6 +111,9 @@ type DB struct {
 	beforeApply func()
 	stop        chan struct{}
 	bg          sync.WaitGroup
+
+	// compactions runs the background compaction erasures need.
+	compactions compactor
 
 	updates, views, conflicts, failures atomic.Uint64
 }
@@ -161,6 +172,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if dir != "" {
 		db.removeOldSnapshots()
 		db.bg.Go(func() { db.snapshotLoop(db.stop) })
+		if o.CompactDelay >= 0 {
+			db.compactions.start(db, o.CompactDelay)
+		}
 	}
 	return db, nil
 }
@@ -172,6 +186,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		close(db.stop)
+		db.compactions.stop()
 		db.bg.Wait()
 		if db.kv.Dir() != "" && !db.skipFinalSnapshot {
 			db.snapshotAll(context.Background(), 1)
@@ -360,6 +375,7 @@ func (db *DB) ErasePrefix(ctx context.Context, prefix []byte, visit func(key, va
 		}
 	}
 	db.parts.Unlock()
+	db.ScheduleCompact()
 	if db.kv.Dir() != "" && len(prefix) > 1 && prefix[0] == tagTenant {
 		if err := db.removeSnapshotsUnder(prefix); err != nil {
 			return n, fmt.Errorf("engine: remove snapshots: %w", err)
@@ -378,10 +394,6 @@ func (db *DB) Restore(ctx context.Context, r io.Reader) error {
 	return convert(db.kv.Restore(ctx, r))
 }
 
-// Compact rewrites the files so that deleted and expired bytes leave the
-// disk. Run it after erasing data.
-func (db *DB) Compact(ctx context.Context) error { return convert(db.kv.Compact(ctx)) }
-
 // Stats is a snapshot of the database's state and counters since Open.
 type Stats struct {
 	Dir        string     // directory; "" when in memory
@@ -396,22 +408,27 @@ type Stats struct {
 	Views     uint64 // View calls
 	Conflicts uint64 // transaction conflicts retried by Update
 	Failures  uint64 // Update and View calls that returned an error
+
+	Compactions    uint64 // compactions finished, background and forced
+	CompactPending bool   // an erasure waits for the background compaction
 }
 
 // Stats returns a snapshot of the database's state.
 func (db *DB) Stats() Stats {
 	lsm, vlog := db.kv.Size()
 	return Stats{
-		Dir:           db.kv.Dir(),
-		Encrypted:     db.kv.Encrypted(),
-		Durability:    db.kv.Durability(),
-		OpenedAt:      db.openedAt,
-		LSMBytes:      lsm,
-		ValueLogBytes: vlog,
-		Updates:       db.updates.Load(),
-		Views:         db.views.Load(),
-		Conflicts:     db.conflicts.Load(),
-		Failures:      db.failures.Load(),
+		Dir:            db.kv.Dir(),
+		Encrypted:      db.kv.Encrypted(),
+		Durability:     db.kv.Durability(),
+		OpenedAt:       db.openedAt,
+		LSMBytes:       lsm,
+		ValueLogBytes:  vlog,
+		Updates:        db.updates.Load(),
+		Views:          db.views.Load(),
+		Conflicts:      db.conflicts.Load(),
+		Failures:       db.failures.Load(),
+		Compactions:    db.compactions.done.Load(),
+		CompactPending: db.compactions.pending.Load(),
 	}
 }
 

@@ -248,30 +248,6 @@ func (db *DB) Sync() error {
 	return convertError(db.bdb.Sync())
 }
 
-// Compact flattens the LSM tree and garbage-collects the value log, so that
-// the bytes of deleted and expired entries leave the files. It is slow on a
-// large store; run it after erasing data, not on every write.
-func (db *DB) Compact(ctx context.Context) error {
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	if db.mu.closed {
-		return ErrClosed
-	}
-	if err := db.bdb.Flatten(1); err != nil {
-		return fmt.Errorf("kv: flatten: %w", err)
-	}
-	for ctx.Err() == nil {
-		err := db.bdb.RunValueLogGC(0.01)
-		if errors.Is(err, badger.ErrNoRewrite) || errors.Is(err, badger.ErrGCInMemoryMode) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("kv: value-log gc: %w", err)
-		}
-	}
-	return ctx.Err()
-}
-
 // Backup writes a full copy of the store to w. The stream is Badger's
 // protobuf backup format and is not encrypted, even when the store is. TTLs
 // are kept.

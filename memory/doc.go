@@ -103,8 +103,11 @@
 //   - With SessionTTL, messages expire one by one, oldest first; a window
 //     then starts at the oldest surviving message that is not a tool result
 //     without its call.
-//   - Forgotten bytes leave the files after compaction
-//     (engine.DB.Compact).
+//   - Forgotten bytes leave the files at the background compaction that
+//     follows every erasure, within SweepInterval (one minute by
+//     default; never with a negative SweepInterval), or at once with
+//     [Store.Compact] (engram compact). A read transaction held open
+//     across that compaction keeps what it can see until the next one.
 //   - The default embedder is lexical (hashed words and character
 //     n-grams), not semantic; configure a provider for recall by meaning.
 //   - Near-duplicate detection searches before its transaction: two

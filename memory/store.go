@@ -112,8 +112,10 @@ type Options struct {
 
 	// SweepInterval is how often the store removes expired memories and
 	// messages from its indexes (they are never recalled once expired,
-	// swept or not). Zero means one minute; negative turns the background
-	// sweep off ([Store.Sweep] still works).
+	// swept or not), and how long after an erasure ([Store.Forget], a
+	// sweep) its background compaction takes the bytes out of the files.
+	// Zero means one minute; negative turns both off ([Store.Sweep] and
+	// [Store.Compact] still work).
 	SweepInterval time.Duration
 
 	// Summarizer condenses the messages that leave a session's window into
@@ -213,6 +215,8 @@ func Open(dir string, opts *Options) (*Store, error) {
 		Durability:    o.Durability,
 		EncryptionKey: o.EncryptionKey,
 		Logger:        o.Logger,
+		// Erasures are compacted on the sweep's schedule.
+		CompactDelay: o.SweepInterval,
 	})
 	if err != nil {
 		return nil, err
@@ -408,8 +412,11 @@ func (s *Store) Sessions(ctx context.Context, scope Scope, opts SessionsOptions)
 // user's memories and facts, which belong to the user. Agent is ignored.
 //
 // Forget deletes in batches; if it fails part way, what was deleted stays
-// deleted and calling it again finishes. The bytes leave the files after
-// compaction (engine.DB.Compact).
+// deleted and calling it again finishes. The bytes leave the files at the
+// background compaction Forget schedules, within Options.SweepInterval
+// (one minute by default), or at once with [Store.Compact]: the
+// memtables are flushed, the tables compacted to one level and the value
+// log collected, so no file of the store holds them afterwards.
 func (s *Store) Forget(ctx context.Context, scope Scope) error {
 	scope.Agent = ""
 	level := scope.Level()
@@ -579,3 +586,10 @@ func pageSize(limit int) (int, error) {
 	}
 	return limit, nil
 }
+
+// Compact takes the bytes of erased and expired data out of the store's
+// files now, instead of at the background compaction that follows every
+// erasure (within the sweep interval). It flushes the memtables, compacts
+// the LSM tree to one level and garbage-collects the value log; it is
+// slow on a large store.
+func (s *Store) Compact(ctx context.Context) error { return s.db.Compact(ctx) }

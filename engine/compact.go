@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Compact rewrites the files so that the bytes of deleted and expired
+// entries leave the disk: it flushes the memtables, compacts every level
+// of the LSM tree down to one and garbage-collects the value log (see
+// [kv.DB.Compact]). The background compactor runs it after erasures; call
+// it to finish an erasure now. It is slow on a large store.
+func (db *DB) Compact(ctx context.Context) error {
+	// A compaction started now covers every erasure made so far.
+	db.compactions.pending.Store(false)
+	err := convert(db.kv.Compact(ctx))
+	if err == nil {
+		db.compactions.done.Add(1)
+	}
+	return err
+}
+
+// ScheduleCompact asks the background compactor to run [DB.Compact] within
+// Options.CompactDelay: call it after deleting data whose bytes must leave
+// the files. [DB.ErasePrefix] calls it. Calls made while one is pending
+// share its compaction. It does nothing for an in-memory database or when
+// the background compactor is off.
+func (db *DB) ScheduleCompact() {
+	db.compactions.schedule()
+}
+
+// compactor runs the compaction an erasure needs in the background: at most
+// one per delay, only after an erasure, so the work is bounded by how
+// often data is erased, not by how much is written.
+type compactor struct {
+	pending atomic.Bool   // an erasure since the last compaction began
+	done    atomic.Uint64 // compactions finished
+
+	wake   chan struct{} // nil when the compactor is off
+	stopCh chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// defaultCompactDelay is the zero Options.CompactDelay.
+const defaultCompactDelay = time.Minute
+
+func (c *compactor) start(db *DB, delay time.Duration) {
+	if delay == 0 {
+		delay = defaultCompactDelay
+	}
+	c.wake = make(chan struct{}, 1)
+	c.stopCh = make(chan struct{})
+	// Close cancels a running compaction's value-log pass.
+	ctx, cancel := context.WithCancel(context.Background())
+	c.wg.Go(func() {
+		<-c.stopCh
+		cancel()
+	})
+	c.wg.Go(func() {
+		for {
+			select {
+			case <-c.stopCh:
+				return
+			case <-c.wake:
+			}
+			t := time.NewTimer(delay)
+			select {
+			case <-c.stopCh:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			if !c.pending.Load() {
+				continue // a forced Compact covered it
+			}
+			if err := db.Compact(ctx); err != nil && ctx.Err() == nil {
+				db.logger.Warn("engram: background compaction failed; retrying after the delay", "err", err)
+				c.schedule()
+			}
+		}
+	})
+}
+
+func (c *compactor) schedule() {
+	if c.wake == nil {
+		return
+	}
+	c.pending.Store(true)
+	select {
+	case c.wake <- struct{}{}:
+	default: // already woken
+	}
+}
+
+// stop ends the loop, cancelling a running compaction, and waits for it.
+func (c *compactor) stop() {
+	c.once.Do(func() {
+		if c.stopCh != nil {
+			close(c.stopCh)
+			c.wg.Wait()
+		}
+	})
+}
