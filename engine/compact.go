@@ -15,6 +15,11 @@ import (
 func (db *DB) Compact(ctx context.Context) error {
 	// A compaction started now covers every erasure made so far.
 	db.compactions.pending.Store(false)
+	if db.kv.Dir() != "" {
+		// Snapshots of partitions that lost records since they were
+		// written hold the records' terms: write them again first.
+		db.snapshotAll(ctx, 1)
+	}
 	err := convert(db.kv.Compact(ctx))
 	if err == nil {
 		db.compactions.done.Add(1)

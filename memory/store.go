@@ -126,6 +126,11 @@ type Options struct {
 	// SummaryTokens bounds a session's rolling summary. Zero means
 	// [DefaultSummaryTokens].
 	SummaryTokens int
+
+	// Retention erases messages, episodes and memories older than their
+	// kind's age, at the background sweep; zero ages (the default) keep
+	// everything until it is forgotten. See [Retention].
+	Retention Retention
 }
 
 func (o *Options) validate() error {
@@ -153,6 +158,7 @@ func (o *Options) validate() error {
 	if o.SummaryTokens < 0 {
 		errs = append(errs, fmt.Errorf("SummaryTokens %d is negative", o.SummaryTokens))
 	}
+	errs = append(errs, o.Retention.validate()...)
 	if _, err := graph.New(&graph.Options{SingleValued: o.SingleValued}); err != nil {
 		errs = append(errs, fmt.Errorf("SingleValued: %w", err))
 	}
@@ -429,6 +435,13 @@ func (s *Store) Forget(ctx context.Context, scope Scope) error {
 		mu.Lock()
 		defer mu.Unlock()
 	}
+	return s.forgetLocked(ctx, scope, level, prefix)
+}
+
+// forgetLocked is Forget of a validated scope at level, with prefix its
+// key prefix; the caller holds the session's lock when level is
+// LevelSession.
+func (s *Store) forgetLocked(ctx context.Context, scope Scope, level engine.Level, prefix []byte) error {
 	// First the embeddings cached for the scope's text, while the messages
 	// that name them still exist: a retry after a failure finds them again.
 	if err := s.forgetCachedEmbeddings(ctx, prefix); err != nil {
