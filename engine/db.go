@@ -384,12 +384,12 @@ func (db *DB) ErasePrefix(ctx context.Context, prefix []byte, visit func(key, va
 	return n, nil
 }
 
-// Backup writes a full copy of the database to w. The stream is not
-// encrypted, even when the database is.
+// Backup writes a full copy of the database to w, sealed with a key drawn
+// from the database's when it is encrypted (see [kv.DB.Backup]).
 func (db *DB) Backup(ctx context.Context, w io.Writer) error { return convert(db.kv.Backup(ctx, w)) }
 
 // Restore loads a stream written by Backup into this database, which must be
-// empty.
+// empty; a sealed stream needs the same key ([kv.ErrBackupKey]).
 func (db *DB) Restore(ctx context.Context, r io.Reader) error {
 	return convert(db.kv.Restore(ctx, r))
 }

@@ -248,16 +248,16 @@ func (db *DB) Sync() error {
 	return convertError(db.bdb.Sync())
 }
 
-// Backup writes a full copy of the store to w. The stream is Badger's
-// protobuf backup format and is not encrypted, even when the store is. TTLs
-// are kept.
+// Backup writes a full copy of the store to w: Badger's protobuf backup
+// stream, sealed with AES-GCM under a key drawn from the store's when the
+// store is encrypted (see backup_seal.go). TTLs are kept.
 func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.mu.closed {
 		return ErrClosed
 	}
-	if _, err := db.bdb.Backup(ctxWriter{ctx, w}, 0); err != nil {
+	if err := db.backup(ctx, w); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -267,9 +267,11 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 }
 
 // Restore loads a stream written by [DB.Backup] into this store, which must
-// be empty ([ErrNotEmpty] otherwise). A stream that is not a backup, or is
-// damaged, ends in [ErrBadBackup]. If Restore fails, discard the store:
-// part of the stream may have been loaded, and every later transaction
+// be empty ([ErrNotEmpty] otherwise). A sealed stream (from an encrypted
+// store) needs this store to have the same key, else [ErrBackupKey]. A
+// stream that is not a backup, or is damaged, ends in [ErrBadBackup]. If
+// Restore fails, discard the store: part of the stream may have been
+// loaded, and every later transaction
 // returns ErrBadBackup (Badger's loader leaves it unable to start one);
 // only Close works.
 func (db *DB) Restore(ctx context.Context, r io.Reader) (err error) {
@@ -286,6 +288,9 @@ func (db *DB) Restore(ctx context.Context, r io.Reader) (err error) {
 	}
 	if !empty {
 		return ErrNotEmpty
+	}
+	if r, err = openBackup(r, db.opts.EncryptionKey); err != nil {
+		return err // nothing loaded yet
 	}
 	if err := db.load(ctx, r); err != nil {
 		if !errors.Is(err, ErrClosed) {
