@@ -100,6 +100,8 @@ type DB struct {
 
 	// snapMu orders snapshot file writes against erasure.
 	snapMu sync.Mutex
+	// snapSalt caches the salt of snapshot names once read or made.
+	snapSalt atomic.Pointer[[]byte]
 
 	closeOnce sync.Once
 	closeErr  error
@@ -170,7 +172,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	db.ids.entropy = ulid.Monotonic(rand.Reader, 0)
 	db.parts.m = map[string]*partition{}
 	if dir != "" {
-		db.removeOldSnapshots()
+		db.migrateSnapshots(context.Background())
 		db.bg.Go(func() { db.snapshotLoop(db.stop) })
 		if o.CompactDelay >= 0 {
 			db.compactions.start(db, o.CompactDelay)
@@ -377,7 +379,7 @@ func (db *DB) ErasePrefix(ctx context.Context, prefix []byte, visit func(key, va
 	db.parts.Unlock()
 	db.ScheduleCompact()
 	if db.kv.Dir() != "" && len(prefix) > 1 && prefix[0] == tagTenant {
-		if err := db.removeSnapshotsUnder(prefix); err != nil {
+		if err := db.removeSnapshotsUnder(ctx, prefix); err != nil {
 			return n, fmt.Errorf("engine: remove snapshots: %w", err)
 		}
 	}
