@@ -14,7 +14,7 @@ import (
 // it to finish an erasure now. It is slow on a large store.
 func (db *DB) Compact(ctx context.Context) error {
 	// A compaction started now covers every erasure made so far.
-	db.compactions.pending.Store(false)
+	gen := db.compactions.requested.Load()
 	if db.kv.Dir() != "" {
 		// Snapshots of partitions that lost records since they were
 		// written hold the records' terms: write them again first.
@@ -22,7 +22,7 @@ func (db *DB) Compact(ctx context.Context) error {
 	}
 	err := convert(db.kv.Compact(ctx))
 	if err == nil {
-		db.compactions.done.Add(1)
+		db.compactions.finished(gen)
 	}
 	return err
 }
@@ -40,8 +40,11 @@ func (db *DB) ScheduleCompact() {
 // one per delay, only after an erasure, so the work is bounded by how
 // often data is erased, not by how much is written.
 type compactor struct {
-	pending atomic.Bool   // an erasure since the last compaction began
-	done    atomic.Uint64 // compactions finished
+	// requested counts erasures; covered is the count a finished
+	// compaction started at: the erasures up to it are out of the files.
+	requested, covered atomic.Uint64
+	done               atomic.Uint64 // compactions finished
+	files              bool          // the DB has files to compact
 
 	wake   chan struct{} // nil when the compactor is off
 	stopCh chan struct{}
@@ -53,6 +56,10 @@ type compactor struct {
 const defaultCompactDelay = time.Minute
 
 func (c *compactor) start(db *DB, delay time.Duration) {
+	c.files = true
+	if delay < 0 {
+		return // off: erasures wait for a forced Compact
+	}
 	if delay == 0 {
 		delay = defaultCompactDelay
 	}
@@ -78,7 +85,7 @@ func (c *compactor) start(db *DB, delay time.Duration) {
 				return
 			case <-t.C:
 			}
-			if !c.pending.Load() {
+			if !c.pending() {
 				continue // a forced Compact covered it
 			}
 			if err := db.Compact(ctx); err != nil && ctx.Err() == nil {
@@ -90,13 +97,30 @@ func (c *compactor) start(db *DB, delay time.Duration) {
 }
 
 func (c *compactor) schedule() {
+	if !c.files {
+		return
+	}
+	c.requested.Add(1)
 	if c.wake == nil {
 		return
 	}
-	c.pending.Store(true)
 	select {
 	case c.wake <- struct{}{}:
 	default: // already woken
+	}
+}
+
+// pending reports whether an erasure waits for a compaction to finish.
+func (c *compactor) pending() bool { return c.covered.Load() < c.requested.Load() }
+
+// finished records a compaction that started when requested was gen.
+func (c *compactor) finished(gen uint64) {
+	c.done.Add(1)
+	for {
+		cur := c.covered.Load()
+		if gen <= cur || c.covered.CompareAndSwap(cur, gen) {
+			return
+		}
 	}
 }
 

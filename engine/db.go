@@ -174,9 +174,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if dir != "" {
 		db.migrateSnapshots(context.Background())
 		db.bg.Go(func() { db.snapshotLoop(db.stop) })
-		if o.CompactDelay >= 0 {
-			db.compactions.start(db, o.CompactDelay)
-		}
+		db.compactions.start(db, o.CompactDelay)
 	}
 	return db, nil
 }
@@ -412,7 +410,7 @@ type Stats struct {
 	Failures  uint64 // Update and View calls that returned an error
 
 	Compactions    uint64 // compactions finished, background and forced
-	CompactPending bool   // an erasure waits for the background compaction
+	CompactPending bool   // an erasure's bytes wait for a compaction to finish
 }
 
 // Stats returns a snapshot of the database's state.
@@ -430,7 +428,7 @@ func (db *DB) Stats() Stats {
 		Conflicts:      db.conflicts.Load(),
 		Failures:       db.failures.Load(),
 		Compactions:    db.compactions.done.Load(),
-		CompactPending: db.compactions.pending.Load(),
+		CompactPending: db.compactions.pending(),
 	}
 }
 
