@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/engramdb/engram/kv"
 )
 
 // Compact rewrites the files so that the bytes of deleted and expired
@@ -13,6 +16,12 @@ import (
 // [kv.DB.Compact]). The background compactor runs it after erasures; call
 // it to finish an erasure now. It is slow on a large store.
 func (db *DB) Compact(ctx context.Context) error {
+	if db.compactions.files {
+		// Cleared first: an erasure from now on sets it again.
+		if err := db.kv.Update(ctx, func(tx *kv.Txn) error { return tx.Delete(compactPendingKey) }); err != nil {
+			return convert(err)
+		}
+	}
 	// A compaction started now covers every erasure made so far.
 	gen := db.compactions.requested.Load()
 	if db.kv.Dir() != "" {
@@ -21,11 +30,18 @@ func (db *DB) Compact(ctx context.Context) error {
 		db.snapshotAll(ctx, 1)
 	}
 	err := convert(db.kv.Compact(ctx))
-	if err == nil {
-		db.compactions.finished(gen)
+	if err != nil {
+		db.ScheduleCompact() // the erasures still wait
+		return err
 	}
-	return err
+	db.compactions.finished(gen)
+	return nil
 }
+
+// compactPendingKey marks a store with erasures whose bytes may still be
+// in its files, so that a process that ends before its background
+// compaction (killed, or with it off) leaves the work to the next Open.
+var compactPendingKey = SystemKey(NSMeta, []byte("compact-pending"))
 
 // ScheduleCompact asks the background compactor to run [DB.Compact] within
 // Options.CompactDelay: call it after deleting data whose bytes must leave
@@ -33,7 +49,26 @@ func (db *DB) Compact(ctx context.Context) error {
 // share its compaction. It does nothing for an in-memory database or when
 // the background compactor is off.
 func (db *DB) ScheduleCompact() {
+	if !db.compactions.files {
+		return
+	}
+	err := db.kv.Update(context.Background(), func(tx *kv.Txn) error { return tx.Set(compactPendingKey, nil) })
+	if err != nil && !errors.Is(err, kv.ErrClosed) {
+		db.logger.Warn("engram: cannot record a pending compaction", "err", err)
+	}
 	db.compactions.schedule()
+}
+
+// resumeCompaction schedules the compaction an earlier process left
+// pending.
+func (db *DB) resumeCompaction() {
+	err := db.kv.View(context.Background(), func(tx *kv.Txn) error {
+		_, err := tx.Get(compactPendingKey)
+		return err
+	})
+	if err == nil {
+		db.compactions.schedule()
+	}
 }
 
 // compactor runs the compaction an erasure needs in the background: at most

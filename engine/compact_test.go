@@ -97,3 +97,45 @@ func TestCompactDelayOff(t *testing.T) {
 		t.Errorf("after Compact the secret is in %v", hits)
 	}
 }
+
+// TestFaultErasureAcrossClose: an erasure whose background compaction has
+// not run yet is finished by Close; one left by a process without the
+// background compactor is finished by the next Open's.
+func TestFaultErasureAcrossClose(t *testing.T) {
+	t.Run("close", func(t *testing.T) {
+		dir := t.TempDir()
+		db := openDisk(t, dir, &Options{CompactDelay: time.Hour})
+		secret := []byte("engine-secret-at-close")
+		writeAndErase(t, db, secret)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if hits := filesWith(t, dir, secret); len(hits) > 0 {
+			t.Errorf("after Close the secret is in %v", hits)
+		}
+	})
+	t.Run("next open", func(t *testing.T) {
+		dir := t.TempDir()
+		db := openDisk(t, dir, &Options{CompactDelay: -1})
+		secret := []byte("engine-secret-next-open")
+		writeAndErase(t, db, secret)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if len(filesWith(t, dir, secret)) == 0 {
+			t.Fatal("the secret is in no file: the check proves nothing")
+		}
+		db = openDisk(t, dir, &Options{CompactDelay: 10 * time.Millisecond})
+		defer db.Close()
+		deadline := time.Now().Add(time.Minute) // a hang, not a speed limit
+		for s := db.Stats(); s.Compactions == 0 || s.CompactPending; s = db.Stats() {
+			if time.Now().After(deadline) {
+				t.Fatalf("no compaction after reopening: %+v", s)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if hits := filesWith(t, dir, secret); len(hits) > 0 {
+			t.Errorf("after the next open's compaction the secret is in %v", hits)
+		}
+	})
+}

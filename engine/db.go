@@ -64,9 +64,11 @@ type Options struct {
 	// CompactDelay bounds how long erased bytes stay in the files: an
 	// erasure ([DB.ErasePrefix], [DB.ScheduleCompact]) makes a background
 	// compaction run this long after it, which takes the bytes of every
-	// erasure made meanwhile out of the files. Zero means one minute;
-	// negative turns the background compaction off ([DB.Compact] still
-	// works).
+	// erasure made meanwhile out of the files; Close runs one still
+	// waiting, and an erasure left by a process that died is compacted
+	// after the next Open. Zero means one minute; negative turns the
+	// background compaction off ([DB.Compact] still works, and the next
+	// Open with it on does the work).
 	CompactDelay time.Duration
 }
 
@@ -175,6 +177,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		db.migrateSnapshots(context.Background())
 		db.bg.Go(func() { db.snapshotLoop(db.stop) })
 		db.compactions.start(db, o.CompactDelay)
+		db.resumeCompaction()
 	}
 	return db, nil
 }
@@ -190,6 +193,13 @@ func (db *DB) Close() error {
 		db.bg.Wait()
 		if db.kv.Dir() != "" && !db.skipFinalSnapshot {
 			db.snapshotAll(context.Background(), 1)
+			// An erasure still waiting for the background compaction is
+			// finished now: the process may not run again soon.
+			if db.compactions.wake != nil && db.compactions.pending() {
+				if err := db.Compact(context.Background()); err != nil {
+					db.logger.Warn("engram: compaction at close failed; the next open retries", "err", err)
+				}
+			}
 		}
 		db.closeErr = convert(db.kv.Close())
 	})
