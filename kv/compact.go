@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -33,8 +35,10 @@ var flushMarker = []byte("\xff\xffengram-compact")
 // memtable into level 0 and compacts level 0 into the base level. Then
 // Flatten merges the levels into one, so each tombstone meets the values
 // it hides at the bottom level and both go, and the value-log garbage
-// collector rewrites the log files that held erased values (all but the
-// one being written, which Badger never collects).
+// collector rewrites the log files that held erased values. It never
+// rewrites the file being written, so when the value log holds values
+// (those above the value threshold, about 800 KiB) Compact first closes
+// and reopens Badger, which starts a new file.
 //
 // It is slow on a large store: run it after erasing data, not on every
 // write. An in-memory store has no files; Compact does nothing there.
@@ -80,9 +84,49 @@ func (db *DB) flush(ctx context.Context) error {
 	if db.mu.closed {
 		return ErrClosed
 	}
+	if valueLogHolds(db.dir) {
+		if err := db.reopenLocked(); err != nil {
+			return err
+		}
+	}
 	if err := db.bdb.DropPrefix(flushMarker); err != nil {
 		return fmt.Errorf("kv: compact: flush: %w", err)
 	}
+	return nil
+}
+
+// valueLogHolds reports whether a value-log file of the store in dir
+// holds values: more than the header and the block it sits in. Values of
+// at least the value threshold (about 800 KiB) go there, not in the
+// tables.
+func valueLogHolds(dir string) bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && allocated(fi) > 64<<10 {
+			return true
+		}
+	}
+	return false
+}
+
+// reopenLocked closes Badger and opens it again, the one way to start a
+// new value-log file: the garbage collector never rewrites the file being
+// written, so an erased large value in it would stay until the file
+// fills (64 MiB). Closing also flushes the memtables. The caller holds
+// db.mu for writing; if Badger does not open again, the store is closed.
+func (db *DB) reopenLocked() error {
+	if err := db.bdb.Close(); err != nil {
+		db.mu.closed = true
+		_ = db.lock.release()
+		return fmt.Errorf("kv: compact: close to start a new value log: %w", err)
+	}
+	bdb, err := badger.Open(db.opts.badger(db.dir))
+	if err != nil {
+		db.mu.closed = true
+		_ = db.lock.release()
+		return fmt.Errorf("kv: compact: reopen to start a new value log: %w", openError(db.dir, err))
+	}
+	db.bdb = bdb
 	return nil
 }
 

@@ -126,6 +126,8 @@ func (db *DB) Encrypted() bool { return len(db.opts.EncryptionKey) > 0 }
 // per-entry overhead), that one transaction may write; more is
 // [ErrTooLarge]. Both follow from the memtable size.
 func (db *DB) TxnLimits() (entries, bytes int64) {
+	db.mu.RLock() // Compact may replace bdb
+	defer db.mu.RUnlock()
 	return db.bdb.MaxBatchCount(), db.bdb.MaxBatchSize()
 }
 

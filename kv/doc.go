@@ -48,5 +48,6 @@
 //     an entry lives at least its TTL and at most one second more.
 //   - Deleted and expired bytes leave the files only after [DB.Compact]
 //     (a memtable flush, a full compaction and value-log garbage
-//     collection); the value-log file being written is never collected.
+//     collection). Transactions wait while it flushes, and while it
+//     reopens Badger when the value log holds large values.
 package kv
