@@ -18,6 +18,7 @@ import (
 func (db *DB) Compact(ctx context.Context) error {
 	if db.compactions.files {
 		// Cleared first: an erasure from now on sets it again.
+		db.compactions.marked.Store(false)
 		if err := db.kv.Update(ctx, func(tx *kv.Txn) error { return tx.Delete(compactPendingKey) }); err != nil {
 			return convert(err)
 		}
@@ -52,11 +53,20 @@ func (db *DB) ScheduleCompact() {
 	if !db.compactions.files {
 		return
 	}
-	err := db.kv.Update(context.Background(), func(tx *kv.Txn) error { return tx.Set(compactPendingKey, nil) })
-	if err != nil && !errors.Is(err, kv.ErrClosed) {
-		db.logger.Warn("engram: cannot record a pending compaction", "err", err)
-	}
+	// Counted before the mark is looked at: a compaction that clears
+	// the mark before this erasure writes it reads the count after, so
+	// covers this erasure.
 	db.compactions.schedule()
+	// One write of the mark per compaction, not one per erasure.
+	if db.compactions.marked.CompareAndSwap(false, true) {
+		err := db.kv.Update(context.Background(), func(tx *kv.Txn) error { return tx.Set(compactPendingKey, nil) })
+		if err != nil {
+			db.compactions.marked.Store(false)
+			if !errors.Is(err, kv.ErrClosed) {
+				db.logger.Warn("engram: cannot record a pending compaction", "err", err)
+			}
+		}
+	}
 }
 
 // resumeCompaction schedules the compaction an earlier process left
@@ -67,6 +77,7 @@ func (db *DB) resumeCompaction() {
 		return err
 	})
 	if err == nil {
+		db.compactions.marked.Store(true)
 		db.compactions.schedule()
 	}
 }
@@ -80,6 +91,8 @@ type compactor struct {
 	requested, covered atomic.Uint64
 	done               atomic.Uint64 // compactions finished
 	files              bool          // the DB has files to compact
+	// marked says compactPendingKey is set, as far as this process knows.
+	marked atomic.Bool
 
 	wake   chan struct{} // nil when the compactor is off
 	stopCh chan struct{}

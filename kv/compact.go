@@ -49,6 +49,9 @@ func (db *DB) Compact(ctx context.Context) error {
 	if db.dir == "" {
 		return db.checkOpen()
 	}
+	// Badger's Flatten and value-log GC must not overlap themselves.
+	db.compactMu.Lock()
+	defer db.compactMu.Unlock()
 	if err := db.flush(ctx); err != nil {
 		return err
 	}

@@ -108,3 +108,28 @@ func holdingKV(t *testing.T, dir string, needle []byte) []string {
 	}
 	return hits
 }
+
+// TestCompactConcurrent: overlapping Compact calls (the background one and
+// a forced one) both succeed.
+func TestCompactConcurrent(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			if err := db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte("k"), []byte("v")) }); err != nil {
+				errs <- err
+				return
+			}
+			errs <- db.Compact(ctx)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}

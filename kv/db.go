@@ -33,6 +33,8 @@ type DB struct {
 	}
 	bdb  *badger.DB
 	lock *dirLock
+	// compactMu runs one Compact at a time (compact.go).
+	compactMu sync.Mutex
 }
 
 // Open opens the store in dir, creating the directory when it does not exist.
