@@ -11,10 +11,10 @@ import (
 	"testing"
 )
 
-// TestCompactErases: a deleted value is in no file after Compact, even
+// TestFaultErasureKV: a deleted value is in no file after Compact, even
 // when every table sits on level 0 (where Badger's Flatten does nothing)
 // and the tombstone is still in the memtable.
-func TestCompactErases(t *testing.T) {
+func TestFaultErasureKV(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := openTest(t, dir, nil)

@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestCompactErasesValueLog: a value large enough for the value log
+// TestFaultErasureValueLog: a value large enough for the value log
 // (above the value threshold) is in no file after its deletion and
 // Compact, though it sat in the value-log file being written, which
 // Badger's garbage collector never rewrites.
-func TestCompactErasesValueLog(t *testing.T) {
+func TestFaultErasureValueLog(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := openTest(t, dir, nil)
