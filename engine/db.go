@@ -60,6 +60,16 @@ type Options struct {
 	// snapshotter writes it again. Zero means 10,000. Close snapshots every
 	// changed partition regardless.
 	SnapshotAfter int
+
+	// CompactDelay bounds how long erased bytes stay in the files: an
+	// erasure ([DB.ErasePrefix], [DB.ScheduleCompact]) makes a background
+	// compaction run this long after it, which takes the bytes of every
+	// erasure made meanwhile out of the files; Close runs one still
+	// waiting, and an erasure left by a process that died is compacted
+	// after the next Open. Zero means one minute; negative turns the
+	// background compaction off ([DB.Compact] still works, and the next
+	// Open with it on does the work).
+	CompactDelay time.Duration
 }
 
 // maxConflictRetries bounds how often Update re-runs a function whose
@@ -92,6 +102,8 @@ type DB struct {
 
 	// snapMu orders snapshot file writes against erasure.
 	snapMu sync.Mutex
+	// snapSalt caches the salt of snapshot names once read or made.
+	snapSalt atomic.Pointer[[]byte]
 
 	closeOnce sync.Once
 	closeErr  error
@@ -103,6 +115,9 @@ type DB struct {
 	beforeApply func()
 	stop        chan struct{}
 	bg          sync.WaitGroup
+
+	// compactions runs the background compaction erasures need.
+	compactions compactor
 
 	updates, views, conflicts, failures atomic.Uint64
 }
@@ -159,8 +174,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 	db.ids.entropy = ulid.Monotonic(rand.Reader, 0)
 	db.parts.m = map[string]*partition{}
 	if dir != "" {
-		db.removeOldSnapshots()
+		db.migrateSnapshots(context.Background())
 		db.bg.Go(func() { db.snapshotLoop(db.stop) })
+		db.compactions.start(db, o.CompactDelay)
+		db.resumeCompaction()
 	}
 	return db, nil
 }
@@ -172,9 +189,17 @@ func Open(dir string, opts *Options) (*DB, error) {
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		close(db.stop)
+		db.compactions.stop()
 		db.bg.Wait()
 		if db.kv.Dir() != "" && !db.skipFinalSnapshot {
 			db.snapshotAll(context.Background(), 1)
+			// An erasure still waiting for the background compaction is
+			// finished now: the process may not run again soon.
+			if db.compactions.wake != nil && db.compactions.pending() {
+				if err := db.Compact(context.Background()); err != nil {
+					db.logger.Warn("engram: compaction at close failed; the next open retries", "err", err)
+				}
+			}
 		}
 		db.closeErr = convert(db.kv.Close())
 	})
@@ -360,27 +385,24 @@ func (db *DB) ErasePrefix(ctx context.Context, prefix []byte, visit func(key, va
 		}
 	}
 	db.parts.Unlock()
+	db.ScheduleCompact()
 	if db.kv.Dir() != "" && len(prefix) > 1 && prefix[0] == tagTenant {
-		if err := db.removeSnapshotsUnder(prefix); err != nil {
+		if err := db.removeSnapshotsUnder(ctx, prefix); err != nil {
 			return n, fmt.Errorf("engine: remove snapshots: %w", err)
 		}
 	}
 	return n, nil
 }
 
-// Backup writes a full copy of the database to w. The stream is not
-// encrypted, even when the database is.
+// Backup writes a full copy of the database to w, sealed with a key drawn
+// from the database's when it is encrypted (see [kv.DB.Backup]).
 func (db *DB) Backup(ctx context.Context, w io.Writer) error { return convert(db.kv.Backup(ctx, w)) }
 
 // Restore loads a stream written by Backup into this database, which must be
-// empty.
+// empty; a sealed stream needs the same key ([kv.ErrBackupKey]).
 func (db *DB) Restore(ctx context.Context, r io.Reader) error {
 	return convert(db.kv.Restore(ctx, r))
 }
-
-// Compact rewrites the files so that deleted and expired bytes leave the
-// disk. Run it after erasing data.
-func (db *DB) Compact(ctx context.Context) error { return convert(db.kv.Compact(ctx)) }
 
 // Stats is a snapshot of the database's state and counters since Open.
 type Stats struct {
@@ -396,22 +418,27 @@ type Stats struct {
 	Views     uint64 // View calls
 	Conflicts uint64 // transaction conflicts retried by Update
 	Failures  uint64 // Update and View calls that returned an error
+
+	Compactions    uint64 // compactions finished, background and forced
+	CompactPending bool   // an erasure's bytes wait for a compaction to finish
 }
 
 // Stats returns a snapshot of the database's state.
 func (db *DB) Stats() Stats {
 	lsm, vlog := db.kv.Size()
 	return Stats{
-		Dir:           db.kv.Dir(),
-		Encrypted:     db.kv.Encrypted(),
-		Durability:    db.kv.Durability(),
-		OpenedAt:      db.openedAt,
-		LSMBytes:      lsm,
-		ValueLogBytes: vlog,
-		Updates:       db.updates.Load(),
-		Views:         db.views.Load(),
-		Conflicts:     db.conflicts.Load(),
-		Failures:      db.failures.Load(),
+		Dir:            db.kv.Dir(),
+		Encrypted:      db.kv.Encrypted(),
+		Durability:     db.kv.Durability(),
+		OpenedAt:       db.openedAt,
+		LSMBytes:       lsm,
+		ValueLogBytes:  vlog,
+		Updates:        db.updates.Load(),
+		Views:          db.views.Load(),
+		Conflicts:      db.conflicts.Load(),
+		Failures:       db.failures.Load(),
+		Compactions:    db.compactions.done.Load(),
+		CompactPending: db.compactions.pending(),
 	}
 }
 

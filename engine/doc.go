@@ -57,7 +57,8 @@
 //     between processes through the server (engram serve).
 //   - [DB.ErasePrefix] deletes in batches that commit one by one; after a
 //     failure, call it again to finish.
-//   - Erased bytes leave the files only after [DB.Compact].
+//   - Erased bytes leave the files only after [DB.Compact], which the
+//     background compactor runs within Options.CompactDelay of an erasure.
 //   - A [DB.Backup] stream is plain text even when the store is encrypted.
 //   - The first vector written to a partition fixes its dimension.
 //   - A snapshot is taken while holding the partition's read lock: writes to

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -50,26 +51,102 @@ var snapCRC = crc32.MakeTable(crc32.Castagnoli)
 
 func numCPU() int { return runtime.GOMAXPROCS(0) }
 
-// snapshotPath names a partition's snapshot file by hashes of its tenant
-// prefix, of the tenant or user prefix it belongs to (its base) and of its
-// own prefix, so no id appears in a file name and erasing a tenant or a
-// user removes the files of all its partitions, named spaces included, by
-// one pattern.
-func (db *DB) snapshotPath(prefix []byte) string {
-	return filepath.Join(db.kv.Dir(), snapDir, tenantHash(prefix)+"-"+shortHash(partitionBase(prefix))+"-"+shortHash(prefix)+".snap")
+// snapNames names snapshot files: keyed hashes (HMAC-SHA256) of a
+// partition's tenant prefix, of the tenant or user prefix it belongs to
+// (its base) and of its own prefix. No id appears in a file name, erasing
+// a tenant or a user removes the files of all its partitions, named spaces
+// included, by one pattern, and the key is a random salt of the store's
+// own, kept in the store (encrypted with it, and in its backups): without
+// it, a guessed id cannot be confirmed from a directory listing, and two
+// stores name the same partition differently. Plain hashes, which anyone
+// can compute from a guess, named the files before.
+type snapNames struct {
+	dir  string
+	salt []byte
 }
 
-func shortHash(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:12])
+// snapNameBytes is how much of each HMAC a name keeps (32 hex digits);
+// the unsalted layout kept 12 bytes, so the two never look alike.
+const snapNameBytes = 16
+
+// snapSaltKey holds the salt of the store's snapshot names.
+var snapSaltKey = SystemKey(NSMeta, []byte("snapshot-name-salt"))
+
+func (n snapNames) hash(b []byte) string {
+	m := hmac.New(sha256.New, n.salt)
+	m.Write(b)
+	return hex.EncodeToString(m.Sum(nil)[:snapNameBytes])
+}
+
+// path returns the file of the partition prefix.
+func (n snapNames) path(prefix []byte) string {
+	return filepath.Join(n.dir, snapDir, n.tenantHash(prefix)+"-"+n.hash(partitionBase(prefix))+"-"+n.hash(prefix)+".snap")
 }
 
 // tenantHash hashes the tenant prefix of a key: tag, tenant, separator.
-func tenantHash(key []byte) string {
+func (n snapNames) tenantHash(key []byte) string {
 	if i := bytes.IndexByte(key[1:], sep); i >= 0 {
-		return shortHash(key[:i+2])
+		return n.hash(key[:i+2])
 	}
-	return shortHash(key)
+	return n.hash(key)
+}
+
+// isSnapName reports whether a file name is of the keyed layout.
+func isSnapName(name string) bool {
+	parts := strings.Split(strings.TrimSuffix(name, ".snap"), "-")
+	if !strings.HasSuffix(name, ".snap") || len(parts) != 3 {
+		return false
+	}
+	for _, p := range parts {
+		if _, err := hex.DecodeString(p); err != nil || len(p) != 2*snapNameBytes {
+			return false
+		}
+	}
+	return true
+}
+
+// snapshotNames returns the namer of the store's snapshot files; with
+// create, it makes the store's salt when there is none yet. Without one,
+// ok is false: no snapshot was written under the keyed layout. The salt
+// is made at the first snapshot, not at Open, so a new store stays empty
+// for a restore.
+func (db *DB) snapshotNames(ctx context.Context, create bool) (n snapNames, ok bool, err error) {
+	n.dir = db.kv.Dir()
+	if s := db.snapSalt.Load(); s != nil {
+		n.salt = *s
+		return n, true, nil
+	}
+	var salt []byte
+	update := db.View
+	if create {
+		update = db.Update
+	}
+	err = update(ctx, func(tx *Tx) error {
+		salt = nil
+		b, err := tx.Get(snapSaltKey)
+		switch {
+		case err == nil:
+			salt = b
+			return nil
+		case !errors.Is(err, ErrNotFound) || !create:
+			return err
+		}
+		// A concurrent first snapshot conflicts here and reads ours.
+		salt = make([]byte, 32)
+		if _, err := rand.Read(salt); err != nil {
+			return err
+		}
+		return tx.Set(snapSaltKey, salt)
+	})
+	if errors.Is(err, ErrNotFound) {
+		return n, false, nil
+	}
+	if err != nil {
+		return n, false, fmt.Errorf("snapshot name salt: %w", err)
+	}
+	db.snapSalt.Store(&salt)
+	n.salt = salt
+	return n, true, nil
 }
 
 // partitionBase returns the tenant or user prefix a key belongs to: the
@@ -92,17 +169,21 @@ func partitionBase(key []byte) []byte {
 // removeSnapshotsUnder deletes the snapshot files of every partition under
 // an erased prefix: all of a tenant's, all of a user's, or the one file of
 // a partition. The caller holds db.snapMu.
-func (db *DB) removeSnapshotsUnder(prefix []byte) error {
+func (db *DB) removeSnapshotsUnder(ctx context.Context, prefix []byte) error {
+	names, ok, err := db.snapshotNames(ctx, false)
+	if err != nil || !ok {
+		return err // no salt: no snapshot was ever written
+	}
 	if len(partitionBase(prefix)) != len(prefix) {
 		// A partition's own prefix (a named space): its one file.
-		if err := os.Remove(db.snapshotPath(prefix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(names.path(prefix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
 	}
-	pattern := tenantHash(prefix) + "-" + shortHash(prefix) + "-*.snap" // a user's
+	pattern := names.tenantHash(prefix) + "-" + names.hash(prefix) + "-*.snap" // a user's
 	if bytes.IndexByte(prefix[1:], sep) == len(prefix)-2 {
-		pattern = tenantHash(prefix) + "-*.snap" // a tenant's
+		pattern = names.tenantHash(prefix) + "-*.snap" // a tenant's
 	}
 	files, err := filepath.Glob(filepath.Join(db.kv.Dir(), snapDir, pattern))
 	if err != nil {
@@ -116,15 +197,57 @@ func (db *DB) removeSnapshotsUnder(prefix []byte) error {
 	return nil
 }
 
-// removeOldSnapshots deletes snapshot files named by an earlier layout
-// (two hashes, version 1), which no partition would ever read or erase.
-func (db *DB) removeOldSnapshots() {
+// migrateSnapshots renames the snapshot files of the unsalted layout to
+// their keyed names, so no rebuild follows an upgrade, and deletes the
+// files no partition would read or erase any more: version 1 files, and
+// files that are not sound snapshots of this store.
+func (db *DB) migrateSnapshots(ctx context.Context) {
 	files, _ := filepath.Glob(filepath.Join(db.kv.Dir(), snapDir, "*.snap"))
 	for _, f := range files {
-		if strings.Count(filepath.Base(f), "-") != 2 {
+		if isSnapName(filepath.Base(f)) {
+			continue
+		}
+		prefix, err := db.snapshotFilePrefix(f)
+		if err != nil {
+			_ = os.Remove(f)
+			continue
+		}
+		names, _, err := db.snapshotNames(ctx, true)
+		if err != nil {
+			db.logger.Warn("engram: cannot rename old snapshot files; next open tries again", "err", err)
+			return
+		}
+		to := names.path(prefix)
+		if _, err := os.Stat(to); err == nil {
+			_ = os.Remove(f) // a keyed one exists: it is newer
+			continue
+		}
+		if err := os.Rename(f, to); err != nil {
 			_ = os.Remove(f)
 		}
 	}
+}
+
+// snapshotFilePrefix returns the partition prefix a sound snapshot file
+// names in its payload.
+func (db *DB) snapshotFilePrefix(path string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := db.openSnapshot(raw)
+	if err != nil {
+		return nil, err
+	}
+	const at = 16 + 4 // after the mark and the prefix length
+	if len(payload) < at {
+		return nil, fmt.Errorf("%w: snapshot prefix", ErrCorrupt)
+	}
+	n := binary.LittleEndian.Uint32(payload[16:])
+	if uint64(n) > uint64(len(payload)-at) || n < 2 || payload[at] != tagTenant {
+		return nil, fmt.Errorf("%w: snapshot prefix", ErrCorrupt)
+	}
+	return bytes.Clone(payload[at : at+int(n)]), nil
 }
 
 // loadPartition fills a new partition: from its snapshot and the log after
@@ -142,14 +265,14 @@ func (db *DB) loadIndex(ctx context.Context, p *partition) error {
 	p.db = db
 	p.mu.ids = map[ulid.ULID]uint64{}
 	if db.kv.Dir() != "" {
-		err := db.loadSnapshot(ctx, p)
+		file, err := db.loadSnapshot(ctx, p)
 		switch {
 		case err == nil:
 			return nil
 		case errors.Is(err, fs.ErrNotExist):
 		default:
 			db.logger.Warn("engram: vector snapshot unusable; rebuilding from records",
-				"file", db.snapshotPath(p.prefix), "err", err)
+				"file", file, "err", err)
 			p.mu.ids = map[ulid.ULID]uint64{}
 			p.mu.keys, p.mu.hnsw, p.mu.flat, p.mu.lex, p.mu.dim, p.mu.lastLog = nil, nil, nil, nil, 0, ulid.ULID{}
 		}
@@ -238,19 +361,28 @@ func lastLogID(tx *Tx, prefix []byte) (ulid.ULID, error) {
 }
 
 // loadSnapshot reads the partition's snapshot and replays the log after
-// its mark. Any problem is returned, so the caller rebuilds.
-func (db *DB) loadSnapshot(ctx context.Context, p *partition) error {
-	raw, err := os.ReadFile(db.snapshotPath(p.prefix))
+// its mark. Any problem is returned, with the file's name, so the caller
+// rebuilds.
+func (db *DB) loadSnapshot(ctx context.Context, p *partition) (string, error) {
+	names, ok, err := db.snapshotNames(ctx, false)
 	if err != nil {
-		return err
+		return "", err
+	}
+	if !ok {
+		return "", fs.ErrNotExist // no snapshot was ever written
+	}
+	file := names.path(p.prefix)
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return file, err
 	}
 	payload, err := db.openSnapshot(raw)
 	if err != nil {
-		return err
+		return file, err
 	}
 	snap, err := decodeSnapshot(payload, p.prefix)
 	if err != nil {
-		return err
+		return file, err
 	}
 	p.mu.dim, p.mu.hnsw, p.mu.lex, p.mu.keys, p.mu.lastLog = snap.dim, snap.hnsw, snap.lex, snap.keys, snap.mark
 	for ix, id := range snap.keys {
@@ -258,7 +390,7 @@ func (db *DB) loadSnapshot(ctx context.Context, p *partition) error {
 			p.mu.ids[id] = uint64(ix)
 		}
 	}
-	return db.replay(ctx, p, snap.mark)
+	return file, db.replay(ctx, p, snap.mark)
 }
 
 // snapshotData is a decoded snapshot payload.
@@ -426,6 +558,10 @@ func (db *DB) snapshot(ctx context.Context, p *partition) error {
 	if err != nil {
 		return err
 	}
+	names, _, err := db.snapshotNames(ctx, true)
+	if err != nil {
+		return err
+	}
 	db.snapMu.Lock()
 	if p.erased.Load() {
 		// Forgotten while it was being encoded: its vectors must not
@@ -433,7 +569,7 @@ func (db *DB) snapshot(ctx context.Context, p *partition) error {
 		db.snapMu.Unlock()
 		return nil
 	}
-	err = writeFileAtomic(db.snapshotPath(p.prefix), file)
+	err = writeFileAtomic(names.path(p.prefix), file)
 	db.snapMu.Unlock()
 	if err != nil {
 		return err

@@ -33,6 +33,8 @@ type DB struct {
 	}
 	bdb  *badger.DB
 	lock *dirLock
+	// compactMu runs one Compact at a time (compact.go).
+	compactMu sync.Mutex
 }
 
 // Open opens the store in dir, creating the directory when it does not exist.
@@ -126,6 +128,8 @@ func (db *DB) Encrypted() bool { return len(db.opts.EncryptionKey) > 0 }
 // per-entry overhead), that one transaction may write; more is
 // [ErrTooLarge]. Both follow from the memtable size.
 func (db *DB) TxnLimits() (entries, bytes int64) {
+	db.mu.RLock() // Compact may replace bdb
+	defer db.mu.RUnlock()
 	return db.bdb.MaxBatchCount(), db.bdb.MaxBatchSize()
 }
 
@@ -248,40 +252,16 @@ func (db *DB) Sync() error {
 	return convertError(db.bdb.Sync())
 }
 
-// Compact flattens the LSM tree and garbage-collects the value log, so that
-// the bytes of deleted and expired entries leave the files. It is slow on a
-// large store; run it after erasing data, not on every write.
-func (db *DB) Compact(ctx context.Context) error {
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	if db.mu.closed {
-		return ErrClosed
-	}
-	if err := db.bdb.Flatten(1); err != nil {
-		return fmt.Errorf("kv: flatten: %w", err)
-	}
-	for ctx.Err() == nil {
-		err := db.bdb.RunValueLogGC(0.01)
-		if errors.Is(err, badger.ErrNoRewrite) || errors.Is(err, badger.ErrGCInMemoryMode) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("kv: value-log gc: %w", err)
-		}
-	}
-	return ctx.Err()
-}
-
-// Backup writes a full copy of the store to w. The stream is Badger's
-// protobuf backup format and is not encrypted, even when the store is. TTLs
-// are kept.
+// Backup writes a full copy of the store to w: Badger's protobuf backup
+// stream, sealed with AES-GCM under a key drawn from the store's when the
+// store is encrypted (see backup_seal.go). TTLs are kept.
 func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.mu.closed {
 		return ErrClosed
 	}
-	if _, err := db.bdb.Backup(ctxWriter{ctx, w}, 0); err != nil {
+	if err := db.backup(ctx, w); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -291,9 +271,11 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 }
 
 // Restore loads a stream written by [DB.Backup] into this store, which must
-// be empty ([ErrNotEmpty] otherwise). A stream that is not a backup, or is
-// damaged, ends in [ErrBadBackup]. If Restore fails, discard the store:
-// part of the stream may have been loaded, and every later transaction
+// be empty ([ErrNotEmpty] otherwise). A sealed stream (from an encrypted
+// store) needs this store to have the same key, else [ErrBackupKey]. A
+// stream that is not a backup, or is damaged, ends in [ErrBadBackup]. If
+// Restore fails, discard the store: part of the stream may have been
+// loaded, and every later transaction
 // returns ErrBadBackup (Badger's loader leaves it unable to start one);
 // only Close works.
 func (db *DB) Restore(ctx context.Context, r io.Reader) (err error) {
@@ -310,6 +292,9 @@ func (db *DB) Restore(ctx context.Context, r io.Reader) (err error) {
 	}
 	if !empty {
 		return ErrNotEmpty
+	}
+	if r, err = openBackup(r, db.opts.EncryptionKey); err != nil {
+		return err // nothing loaded yet
 	}
 	if err := db.load(ctx, r); err != nil {
 		if !errors.Is(err, ErrClosed) {

@@ -40,11 +40,14 @@
 //     of the memtable size); past them the commit fails with [ErrTooLarge] and
 //     nothing is written. [DB.DeletePrefix] deletes in bounded batches for
 //     that reason.
-//   - A backup stream ([DB.Backup]) holds the data in plain text, even when
-//     the store is encrypted: encrypt the stream yourself if it leaves the
-//     machine.
+//   - A backup stream ([DB.Backup]) of an encrypted store is sealed with
+//     AES-GCM under a key drawn from the store's, and restores only into a
+//     store with the same key ([ErrBackupKey]); a plain store's backup is
+//     plain text.
 //   - TTLs have one-second resolution (Badger stores expiry in Unix seconds):
 //     an entry lives at least its TTL and at most one second more.
-//   - Deleted and expired bytes leave the files only after compaction and
-//     value-log garbage collection ([DB.Compact]).
+//   - Deleted and expired bytes leave the files only after [DB.Compact]
+//     (a memtable flush, a full compaction and value-log garbage
+//     collection). Transactions wait while it flushes, and while it
+//     reopens Badger when the value log holds large values.
 package kv

@@ -44,6 +44,11 @@ var (
 	// data.
 	ErrNotEmpty = errors.New("kv: restore target is not empty")
 
+	// ErrBackupKey is returned by [DB.Restore] for a sealed backup (one
+	// written by an encrypted store) when this store has no key or another
+	// key than the one the backup was sealed with. Nothing is loaded.
+	ErrBackupKey = errors.New("kv: backup was sealed with another key")
+
 	// ErrBadBackup is returned by [DB.Restore] for a stream that is not one
 	// [DB.Backup] wrote, or a damaged one.
 	ErrBadBackup = errors.New("kv: not a backup stream, or a damaged one")

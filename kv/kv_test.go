@@ -496,7 +496,7 @@ func TestBackupRestore(t *testing.T) {
 	if err := src.Backup(ctx, &buf); err != nil {
 		t.Fatal(err)
 	}
-	dst := openTest(t, t.TempDir(), nil)
+	dst := openTest(t, t.TempDir(), &Options{EncryptionKey: bytes.Repeat([]byte{1}, 16)})
 	if err := dst.Restore(ctx, bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
 	}

@@ -130,8 +130,17 @@
 //   - With SessionTTL, messages expire one by one, oldest first; a window
 //     then starts at the oldest surviving message that is not a tool result
 //     without its call.
-//   - Forgotten bytes leave the files after compaction
-//     (engine.DB.Compact).
+//   - Forgotten bytes leave the files at the background compaction that
+//     follows every erasure, within SweepInterval (one minute by
+//     default; never with a negative SweepInterval), or at once with
+//     [Store.Compact] (engram compact). A read transaction held open
+//     across that compaction keeps what it can see until the next one.
+//   - [Retention] ages are applied by the background sweep, so data lives
+//     up to one SweepInterval past its age (more when a pass finds more
+//     than it erases at once), and its bytes leave the files at the
+//     compaction after that. The pass reads every key of the store once
+//     per sweep. A message's text can outlive it in a memory or a fact
+//     extracted from it: those age under Memories, not Messages.
 //   - The default embedder is lexical (hashed words and character
 //     n-grams), not semantic; configure a provider for recall by meaning.
 //   - Near-duplicate detection searches before its transaction: two

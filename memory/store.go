@@ -112,8 +112,10 @@ type Options struct {
 
 	// SweepInterval is how often the store removes expired memories and
 	// messages from its indexes (they are never recalled once expired,
-	// swept or not). Zero means one minute; negative turns the background
-	// sweep off ([Store.Sweep] still works).
+	// swept or not), and how long after an erasure ([Store.Forget], a
+	// sweep) its background compaction takes the bytes out of the files.
+	// Zero means one minute; negative turns both off ([Store.Sweep] and
+	// [Store.Compact] still work).
 	SweepInterval time.Duration
 
 	// Summarizer condenses the messages that leave a session's window into
@@ -131,6 +133,11 @@ type Options struct {
 	// [NewRedactor] is the offline default. See "Privacy" in the package
 	// doc.
 	Redactor Redactor
+
+	// Retention erases messages, episodes and memories older than their
+	// kind's age, at the background sweep; zero ages (the default) keep
+	// everything until it is forgotten. See [Retention].
+	Retention Retention
 }
 
 // maxTTL bounds a time to live: expiry times are stored as int64 Unix
@@ -163,6 +170,7 @@ func (o *Options) validate() error {
 	if o.SummaryTokens < 0 {
 		errs = append(errs, fmt.Errorf("SummaryTokens %d is negative", o.SummaryTokens))
 	}
+	errs = append(errs, o.Retention.validate()...)
 	if _, err := graph.New(&graph.Options{SingleValued: o.SingleValued}); err != nil {
 		errs = append(errs, fmt.Errorf("SingleValued: %w", err))
 	}
@@ -225,6 +233,8 @@ func Open(dir string, opts *Options) (*Store, error) {
 		Durability:    o.Durability,
 		EncryptionKey: o.EncryptionKey,
 		Logger:        o.Logger,
+		// Erasures are compacted on the sweep's schedule.
+		CompactDelay: o.SweepInterval,
 	})
 	if err != nil {
 		return nil, err
@@ -420,8 +430,11 @@ func (s *Store) Sessions(ctx context.Context, scope Scope, opts SessionsOptions)
 // user's memories and facts, which belong to the user. Agent is ignored.
 //
 // Forget deletes in batches; if it fails part way, what was deleted stays
-// deleted and calling it again finishes. The bytes leave the files after
-// compaction (engine.DB.Compact).
+// deleted and calling it again finishes. The bytes leave the files at the
+// background compaction Forget schedules, within Options.SweepInterval
+// (one minute by default), or at once with [Store.Compact]: the
+// memtables are flushed, the tables compacted to one level and the value
+// log collected, so no file of the store holds them afterwards.
 func (s *Store) Forget(ctx context.Context, scope Scope) error {
 	scope.Agent = ""
 	level := scope.Level()
@@ -434,6 +447,13 @@ func (s *Store) Forget(ctx context.Context, scope Scope) error {
 		mu.Lock()
 		defer mu.Unlock()
 	}
+	return s.forgetLocked(ctx, scope, level, prefix)
+}
+
+// forgetLocked is Forget of a validated scope at level, with prefix its
+// key prefix; the caller holds the session's lock when level is
+// LevelSession.
+func (s *Store) forgetLocked(ctx context.Context, scope Scope, level engine.Level, prefix []byte) error {
 	// First the embeddings cached for the scope's text, while the messages
 	// that name them still exist: a retry after a failure finds them again.
 	if err := s.forgetCachedEmbeddings(ctx, prefix); err != nil {
@@ -591,3 +611,10 @@ func pageSize(limit int) (int, error) {
 	}
 	return limit, nil
 }
+
+// Compact takes the bytes of erased and expired data out of the store's
+// files now, instead of at the background compaction that follows every
+// erasure (within the sweep interval). It flushes the memtables, compacts
+// the LSM tree to one level and garbage-collects the value log; it is
+// slow on a large store.
+func (s *Store) Compact(ctx context.Context) error { return s.db.Compact(ctx) }

@@ -114,8 +114,11 @@ func (w *sweeper) run(s *Store) {
 		case <-ctx.Done():
 		}
 	}()
+	swept := 0
 	for _, sc := range scopes {
-		if _, err := s.Sweep(ctx, sc); err != nil {
+		n, err := s.Sweep(ctx, sc)
+		swept += n
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -123,6 +126,13 @@ func (w *sweeper) run(s *Store) {
 				s.opts.Logger.Warn("memory: sweep failed", "tenant", sc.Tenant, "user", sc.User, "err", err)
 			}
 		}
+	}
+	if swept > 0 {
+		// Expired bytes leave the files at the compaction that follows.
+		s.db.ScheduleCompact()
+	}
+	if _, err := s.retain(ctx, time.Now()); err != nil && ctx.Err() == nil && s.opts.Logger != nil {
+		s.opts.Logger.Warn("memory: retention pass failed", "err", err)
 	}
 }
 

@@ -35,8 +35,11 @@ func newBackupCmd() *cobra.Command {
 		Short: "Write a full copy of a store to a file",
 		Long: `backup writes every key of the store to one file (Badger's backup stream),
 which engram restore loads into a new store. The file is written next to its
-final name and renamed into place when complete. The stream is not
-encrypted, even when the store is: keep it somewhere safe.
+final name, readable by its owner only (mode 0600), and renamed into place
+when complete. The backup of an encrypted store is encrypted too (AES-GCM,
+under a key drawn from the store's): restoring it needs the same
+--encryption-key-file. The backup of a plain store is plain: keep it
+somewhere safe.
 
 The store must not be open in another process (engram serve, engram mcp).`,
 		Example: `  engram backup --dir ./data --out data.backup`,
@@ -73,7 +76,8 @@ func runBackup(cmd *cobra.Command, o backupOptions) (err error) {
 		report = cmd.ErrOrStderr()
 		err = write(cmd.OutOrStdout())
 	} else {
-		err = fileio.WriteAtomic(o.out, write)
+		// A backup holds every user's data: its owner alone may read it.
+		err = fileio.WriteAtomicMode(o.out, 0o600, write)
 	}
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
@@ -102,7 +106,10 @@ never merges into or overwrites data (a store with data is refused).
 
 The backup is loaded into a new directory next to --dir, which is renamed
 into place only once the whole backup is in: a failed restore leaves --dir as
-it was. Vector indexes are rebuilt from the restored records on first use.`,
+it was. Vector indexes are rebuilt from the restored records on first use.
+
+The backup of an encrypted store restores only with the same
+--encryption-key-file, and the restored store is encrypted with it.`,
 		Example: `  engram restore --dir ./data-restored --in data.backup`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -213,6 +220,9 @@ func restoreInto(ctx context.Context, dir string, r io.Reader, key []byte) (err 
 	if err := db.Restore(ctx, br); err != nil {
 		if errors.Is(err, kv.ErrBadBackup) {
 			return fmt.Errorf("%w: damaged backup (%w)", errNotBackup, err)
+		}
+		if errors.Is(err, kv.ErrBackupKey) {
+			return fmt.Errorf("%w (an encrypted store's backup needs --encryption-key-file with that store's key)", err)
 		}
 		return err
 	}

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -88,5 +92,60 @@ func TestRestoreErrors(t *testing.T) {
 	}
 	if readFile(t, filepath.Join(notStore, "thesis.txt")) != "mine" {
 		t.Error("restore touched a directory that holds no store")
+	}
+}
+
+// TestBackupPrivateAndSealed: a backup file is its owner's alone (0600),
+// and an encrypted store's backup holds nothing in the clear and restores
+// only with the store's key; a damaged one is refused.
+func TestBackupPrivateAndSealed(t *testing.T) {
+	tmp := t.TempDir()
+	plain := filepath.Join(tmp, "plain.backup")
+	mustRun(t, "backup", "--dir", seedStore(t), "--out", plain)
+
+	dir := filepath.Join(tmp, "data")
+	key := writeKey(t, []byte(hex.EncodeToString(bytes.Repeat([]byte{7}, 32))), 0o600)
+	other := writeKey(t, []byte(hex.EncodeToString(bytes.Repeat([]byte{8}, 32))), 0o600)
+	const secret = "zebra-quartz-4417"
+	in := filepath.Join(tmp, "in.jsonl")
+	line := `{"type":"memory","user":"alice-private","id":"01JQ0000000000000000000001","kind":"fact","text":"the vault code is ` + secret + `","created_at":"2026-01-02T03:04:05Z"}` + "\n"
+	if err := os.WriteFile(in, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "import", "--dir", dir, "--tenant", "acme", "--encryption-key-file", key, in)
+	sealed := filepath.Join(tmp, "sealed.backup")
+	mustRun(t, "backup", "--dir", dir, "--out", sealed, "--encryption-key-file", key)
+
+	for _, f := range []string{plain, sealed} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %04o, want 0600", filepath.Base(f), fi.Mode().Perm())
+		}
+	}
+	b := readFile(t, sealed)
+	for _, clear := range []string{secret, "alice-private", "acme"} {
+		if strings.Contains(b, clear) {
+			t.Errorf("the encrypted store's backup holds %q in the clear", clear)
+		}
+	}
+
+	wantError(t, []string{"--encryption-key-file"}, "restore", "--dir", filepath.Join(tmp, "r1"), "--in", sealed)
+	wantError(t, []string{"another key", "--encryption-key-file"}, "restore", "--dir", filepath.Join(tmp, "r2"), "--in", sealed, "--encryption-key-file", other)
+	damaged := []byte(b)
+	damaged[len(damaged)-100] ^= 1
+	bad := writeFile(t, filepath.Join(tmp, "damaged.backup"), string(damaged))
+	wantError(t, []string{"damaged"}, "restore", "--dir", filepath.Join(tmp, "r3"), "--in", bad, "--encryption-key-file", key)
+	for _, r := range []string{"r1", "r2", "r3"} {
+		if _, err := os.Stat(filepath.Join(tmp, r)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a refused restore left %s: %v", r, err)
+		}
+	}
+	restored := filepath.Join(tmp, "restored")
+	mustRun(t, "restore", "--dir", restored, "--in", sealed, "--encryption-key-file", key)
+	if out := mustRun(t, "export", "--dir", restored, "--tenant", "acme", "--encryption-key-file", key); !strings.Contains(out, secret) {
+		t.Errorf("the restored store lacks the memory:\n%s", out)
 	}
 }

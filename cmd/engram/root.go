@@ -14,6 +14,7 @@ them. No service, no network unless you configure one.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newDemoCmd(), newVersionCmd(), newBenchCmd(), newServeCmd(),
-		newImportCmd(), newExportCmd(), newRecallCmd(), newInspectCmd(), newBackupCmd(), newRestoreCmd(), newMCPCmd())
+		newImportCmd(), newExportCmd(), newRecallCmd(), newInspectCmd(), newBackupCmd(), newRestoreCmd(), newMCPCmd(),
+		newCompactCmd())
 	return root
 }

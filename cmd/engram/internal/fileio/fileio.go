@@ -16,7 +16,13 @@ import (
 // filled by fill, synced, renamed into place and its directory synced, so a
 // failed run never leaves a half-written file at path. The file is mode
 // 0644.
-func WriteAtomic(path string, fill func(io.Writer) error) (err error) {
+func WriteAtomic(path string, fill func(io.Writer) error) error {
+	return WriteAtomicMode(path, 0o644, fill)
+}
+
+// WriteAtomicMode is [WriteAtomic] with the file's permission bits: 0600
+// for a file that holds a store's data, such as a backup.
+func WriteAtomicMode(path string, perm os.FileMode, fill func(io.Writer) error) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -36,7 +42,7 @@ func WriteAtomic(path string, fill func(io.Writer) error) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
+	if err = os.Chmod(f.Name(), perm); err != nil {
 		return err
 	}
 	if err = os.Rename(f.Name(), path); err != nil {

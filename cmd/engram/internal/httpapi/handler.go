@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -126,6 +127,8 @@ type Handler struct {
 	mux     *http.ServeMux
 	// routes are the routes registered, in table order.
 	routes []route
+	// compactMu runs one forced compaction at a time (admin.go).
+	compactMu sync.Mutex
 }
 
 // New returns a Handler over store. It registers its metrics in
@@ -227,6 +230,7 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 		{method: "POST", path: "/v1/users/{user}/graph/open", access: tenant, body: true, serve: h.openNodes},
 
 		{method: "POST", path: "/v1/recall", access: tenant, body: true, serve: h.recall},
+		{method: "POST", path: "/v1/admin/compact", access: tenant, serve: h.compact},
 	}
 	switch metricsAccess {
 	case MetricsPublic:

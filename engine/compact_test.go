@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// filesWith returns the files under dir holding needle; errors fail the
+// test.
+func filesWith(t *testing.T, dir string, needle []byte) []string {
+	t.Helper()
+	var hits []string
+	if err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, needle) {
+			hits = append(hits, filepath.Base(p))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return hits
+}
+
+func writeAndErase(t *testing.T, db *DB, secret []byte) {
+	t.Helper()
+	scope := Scope{Tenant: "acme", User: "gone"}
+	if err := db.Update(ctxb, func(tx *Tx) error {
+		for i := range 50 {
+			if err := tx.Set(Key(scope.Prefix(LevelUser), NSGraph, []byte{byte(i)}), secret); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.kv.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if len(filesWith(t, db.kv.Dir(), secret)) == 0 {
+		t.Fatal("the secret is in no file before the erasure")
+	}
+	if _, err := db.ErasePrefix(ctxb, scope.Prefix(LevelUser), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFaultErasureBackgroundCompaction: an erasure is out of the files
+// after the background compaction it schedules, with no call to Compact.
+func TestFaultErasureBackgroundCompaction(t *testing.T) {
+	dir := t.TempDir()
+	db := openDisk(t, dir, &Options{CompactDelay: 10 * time.Millisecond})
+	defer db.Close()
+	secret := []byte("engine-secret-zqxwvkjq")
+	writeAndErase(t, db, secret)
+	deadline := time.Now().Add(time.Minute) // a hang, not a speed limit
+	for s := db.Stats(); s.Compactions == 0 || s.CompactPending; s = db.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no background compaction: %+v", s)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if hits := filesWith(t, dir, secret); len(hits) > 0 {
+		t.Errorf("after the background compaction the secret is in %v", hits)
+	}
+}
+
+// TestCompactDelayOff: with the background compaction off, an erasure
+// stays pending until Compact.
+func TestCompactDelayOff(t *testing.T) {
+	dir := t.TempDir()
+	db := openDisk(t, dir, &Options{CompactDelay: -1})
+	defer db.Close()
+	secret := []byte("engine-secret-pending")
+	writeAndErase(t, db, secret)
+	if s := db.Stats(); !s.CompactPending || s.Compactions != 0 {
+		t.Fatalf("stats after an erasure: %+v", s)
+	}
+	if err := db.Compact(ctxb); err != nil {
+		t.Fatal(err)
+	}
+	if s := db.Stats(); s.CompactPending || s.Compactions != 1 {
+		t.Fatalf("stats after Compact: %+v", s)
+	}
+	if hits := filesWith(t, dir, secret); len(hits) > 0 {
+		t.Errorf("after Compact the secret is in %v", hits)
+	}
+}
+
+// TestFaultErasureAcrossClose: an erasure whose background compaction has
+// not run yet is finished by Close; one left by a process without the
+// background compactor is finished by the next Open's.
+func TestFaultErasureAcrossClose(t *testing.T) {
+	t.Run("close", func(t *testing.T) {
+		dir := t.TempDir()
+		db := openDisk(t, dir, &Options{CompactDelay: time.Hour})
+		secret := []byte("engine-secret-at-close")
+		writeAndErase(t, db, secret)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if hits := filesWith(t, dir, secret); len(hits) > 0 {
+			t.Errorf("after Close the secret is in %v", hits)
+		}
+	})
+	t.Run("next open", func(t *testing.T) {
+		dir := t.TempDir()
+		db := openDisk(t, dir, &Options{CompactDelay: -1})
+		secret := []byte("engine-secret-next-open")
+		writeAndErase(t, db, secret)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if len(filesWith(t, dir, secret)) == 0 {
+			t.Fatal("the secret is in no file: the check proves nothing")
+		}
+		db = openDisk(t, dir, &Options{CompactDelay: 10 * time.Millisecond})
+		defer db.Close()
+		deadline := time.Now().Add(time.Minute) // a hang, not a speed limit
+		for s := db.Stats(); s.Compactions == 0 || s.CompactPending; s = db.Stats() {
+			if time.Now().After(deadline) {
+				t.Fatalf("no compaction after reopening: %+v", s)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if hits := filesWith(t, dir, secret); len(hits) > 0 {
+			t.Errorf("after the next open's compaction the secret is in %v", hits)
+		}
+	})
+}

@@ -1,0 +1,143 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// flushMarker is a key written only to be dropped: Badger flushes its
+// memtables only when they fill, at Close, or in DropPrefix, so Compact
+// writes this key and drops it. It sorts after every key of the module
+// (theirs start with 0x00 or 0x01), so no table's key range holds it and
+// the drop rewrites no level past level 0.
+var flushMarker = []byte("\xff\xffengram-compact")
+
+// Compact takes the bytes of deleted and expired entries out of the
+// files. Deleting a key in Badger writes a tombstone; the old value stays
+// in the write-ahead memtable file and in the tables until a compaction
+// merges the tombstone with it below every open read, and Badger's own
+// calls each miss a case (badger v4.9.6):
+//
+//   - Flatten compacts nothing when every table is on one level, which in
+//     a small store is level 0, and never flushes the memtables, whose
+//     files (.mem) hold the values too.
+//   - A compaction keeps the versions above the oldest open read
+//     transaction, and below it keeps one version of a key whose newest
+//     version is still above it.
+//
+// So Compact, with every transaction of this DB held off (they wait, they
+// do not fail), writes and drops [flushMarker]: DropPrefix flushes every
+// memtable into level 0 and compacts level 0 into the base level. Then
+// Flatten merges the levels into one, so each tombstone meets the values
+// it hides at the bottom level and both go, and the value-log garbage
+// collector rewrites the log files that held erased values. It never
+// rewrites the file being written, so when the value log holds values
+// (those above the value threshold, about 800 KiB) Compact first closes
+// and reopens Badger, which starts a new file.
+//
+// It is slow on a large store: run it after erasing data, not on every
+// write. An in-memory store has no files; Compact does nothing there.
+func (db *DB) Compact(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if db.dir == "" {
+		return db.checkOpen()
+	}
+	// Badger's Flatten and value-log GC must not overlap themselves.
+	db.compactMu.Lock()
+	defer db.compactMu.Unlock()
+	if err := db.flush(ctx); err != nil {
+		return err
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.mu.closed {
+		return ErrClosed
+	}
+	if err := db.bdb.Flatten(1); err != nil {
+		return fmt.Errorf("kv: compact: flatten: %w", err)
+	}
+	for ctx.Err() == nil {
+		err := db.bdb.RunValueLogGC(0.01)
+		if errors.Is(err, badger.ErrNoRewrite) || errors.Is(err, badger.ErrGCInMemoryMode) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("kv: compact: value-log gc: %w", err)
+		}
+	}
+	return ctx.Err()
+}
+
+// flush moves every memtable into the tables and compacts level 0, with
+// no transaction running: Badger refuses writes during DropPrefix, and an
+// open read would hold back what the compaction may drop.
+func (db *DB) flush(ctx context.Context) error {
+	if err := db.Update(ctx, func(tx *Txn) error { return tx.Set(flushMarker, nil) }); err != nil {
+		return fmt.Errorf("kv: compact: %w", err)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.mu.closed {
+		return ErrClosed
+	}
+	if valueLogHolds(db.dir) {
+		if err := db.reopenLocked(); err != nil {
+			return err
+		}
+	}
+	if err := db.bdb.DropPrefix(flushMarker); err != nil {
+		return fmt.Errorf("kv: compact: flush: %w", err)
+	}
+	return nil
+}
+
+// valueLogHolds reports whether a value-log file of the store in dir
+// holds values: more than the header and the block it sits in. Values of
+// at least the value threshold (about 800 KiB) go there, not in the
+// tables.
+func valueLogHolds(dir string) bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && allocated(fi) > 64<<10 {
+			return true
+		}
+	}
+	return false
+}
+
+// reopenLocked closes Badger and opens it again, the one way to start a
+// new value-log file: the garbage collector never rewrites the file being
+// written, so an erased large value in it would stay until the file
+// fills (64 MiB). Closing also flushes the memtables. The caller holds
+// db.mu for writing; if Badger does not open again, the store is closed.
+func (db *DB) reopenLocked() error {
+	if err := db.bdb.Close(); err != nil {
+		db.mu.closed = true
+		_ = db.lock.release()
+		return fmt.Errorf("kv: compact: close to start a new value log: %w", err)
+	}
+	bdb, err := badger.Open(db.opts.badger(db.dir))
+	if err != nil {
+		db.mu.closed = true
+		_ = db.lock.release()
+		return fmt.Errorf("kv: compact: reopen to start a new value log: %w", openError(db.dir, err))
+	}
+	db.bdb = bdb
+	return nil
+}
+
+func (db *DB) checkOpen() error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.mu.closed {
+		return ErrClosed
+	}
+	return nil
+}

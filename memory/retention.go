@@ -1,0 +1,368 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/engramdb/engram/engine"
+)
+
+// Retention says how long the store keeps each kind of data, counted from
+// when it was stored; a zero age keeps that kind until it is forgotten or
+// deleted. The background sweep (every Options.SweepInterval) erases what
+// is older, with everything derived from it, and the compaction that
+// follows takes its bytes out of the files.
+//
+// Episodes are what Recall draws on from a user's past: the messages of
+// the user's earlier sessions, which Recall searches as episodes (each
+// appended message is indexed, as an episode record, in the user's
+// partition), and the memories of [KindEpisode]. Retention.Episodes ages
+// both, apart from the conversations themselves: with Messages at a year
+// and Episodes at a month, a session's window still shows last month's
+// messages, but Recall stops bringing them into other sessions after a
+// month. A message that expires under Messages takes its episode with it.
+type Retention struct {
+	// Messages is how long a message is kept after it was appended. An
+	// expired message goes with its episode, its cached embedding and its
+	// session's rolling summary (which condensed it); a session left with
+	// no message goes whole.
+	Messages time.Duration
+	// Episodes is how long Recall finds a message from another session
+	// (its episode record), and how long a memory of KindEpisode is kept
+	// after it was created.
+	Episodes time.Duration
+	// Memories is how long a memory of any other kind is kept after it was
+	// created; a superseded version is erased once it is that old, and a
+	// memory whose current version is that old goes with all its versions.
+	Memories time.Duration
+}
+
+func (r Retention) validate() []error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"Messages", r.Messages}, {"Episodes", r.Episodes}, {"Memories", r.Memories}} {
+		if f.d < 0 {
+			errs = append(errs, fmt.Errorf("Retention.%s %v is negative", f.name, f.d))
+		}
+	}
+	return errs
+}
+
+func (r Retention) enabled() bool { return r.Messages > 0 || r.Episodes > 0 || r.Memories > 0 }
+
+// retentionBatch bounds the expired items one retention pass erases: the
+// rest waits for the next sweep, so one pass never holds the store long.
+const retentionBatch = 4096
+
+// expiredItems is what one retention pass found.
+type expiredItems struct {
+	sessions map[string]*expiredSession // by session prefix
+	episodes []expiredRecord            // messages' episode records
+	memories []expiredRecord            // current versions of memories
+	archived []expiredRecord            // superseded versions
+	n        int
+}
+
+type expiredSession struct {
+	scope Scope
+	ids   []ulid.ULID // expired messages, oldest first
+}
+
+type expiredRecord struct {
+	scope Scope // the partition's: Tenant, and User unless shared
+	id    ulid.ULID
+}
+
+func (e *expiredItems) full() bool { return e.n >= retentionBatch }
+
+// retain erases the data older than the store's Retention allows and
+// returns how many items it erased. One call erases at most
+// retentionBatch items; the sweep calls it again on its next tick.
+func (s *Store) retain(ctx context.Context, now time.Time) (int, error) {
+	r := s.opts.Retention
+	if !r.enabled() {
+		return 0, nil
+	}
+	found, err := s.findExpired(ctx, now)
+	if err != nil || found.n == 0 {
+		return 0, err
+	}
+	erased := 0
+	for _, es := range found.sessions {
+		n, err := s.expireMessages(ctx, es, now.Add(-r.Messages))
+		erased += n
+		if err != nil {
+			return erased, err
+		}
+	}
+	var texts []string
+	for _, e := range found.episodes {
+		err := s.db.Update(ctx, func(tx *engine.Tx) error {
+			rec, err := tx.GetRecordIn(e.scope, spaceMessages, e.id.String(), false)
+			if errors.Is(err, engine.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			texts = append(texts, rec.Text)
+			return tx.DeleteRecordIn(e.scope, spaceMessages, e.id.String())
+		})
+		if err != nil {
+			return erased, err
+		}
+		erased++
+	}
+	for _, m := range found.memories {
+		if err := s.DeleteMemory(ctx, m.scope, m.id.String()); err != nil && !errors.Is(err, ErrNotFound) {
+			return erased, err
+		}
+		erased++
+	}
+	for _, a := range found.archived {
+		_, prefix, err := memoryScope(a.scope)
+		if err != nil {
+			return erased, err
+		}
+		key := engine.Key(prefix, engine.NSMemoryArchive, a.id[:])
+		err = s.db.Update(ctx, func(tx *engine.Tx) error {
+			b, err := tx.Get(key)
+			if errors.Is(err, engine.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			var m Memory
+			if json.Unmarshal(b, &m) == nil {
+				texts = append(texts, m.Text)
+			}
+			return tx.Delete(key)
+		})
+		if err != nil {
+			return erased, err
+		}
+		erased++
+	}
+	if err := s.forgetTexts(ctx, texts); err != nil {
+		return erased, err
+	}
+	if erased > 0 {
+		s.db.ScheduleCompact()
+	}
+	return erased, nil
+}
+
+// findExpired reads the keys of every tenant once and lists what the
+// retention ages have expired, up to retentionBatch items. Messages and
+// episodes are judged by their ids (ULIDs of the append time), memories by
+// CreatedAt.
+func (s *Store) findExpired(ctx context.Context, now time.Time) (*expiredItems, error) {
+	r := s.opts.Retention
+	cut := func(age time.Duration) time.Time {
+		if age <= 0 {
+			return time.Time{}
+		}
+		return now.Add(-age)
+	}
+	msgCut, epCut, memCut := cut(r.Messages), cut(r.Episodes), cut(r.Memories)
+	older := func(id []byte, before time.Time) bool {
+		return !before.IsZero() && len(id) == 16 && ulid.Time(ulid.ULID(id).Time()).Before(before)
+	}
+	found := &expiredItems{sessions: map[string]*expiredSession{}}
+	memPrefix := append([]byte(spaceMemories), 0, byte(engine.NSRecord))
+	msgPrefix := append([]byte(spaceMessages), 0, byte(engine.NSRecord))
+	err := s.db.View(ctx, func(tx *engine.Tx) error {
+		// Every key; NamespaceOf skips the store's own.
+		it := tx.NewIterator(engine.IterOptions{KeysOnly: true})
+		defer it.Close()
+		var val []byte
+		for it.Seek(nil); it.Valid() && !found.full(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			k := it.Key()
+			l, ns, ok := engine.NamespaceOf(k)
+			if !ok {
+				continue
+			}
+			scope, at, ok := scopeOfKey(k, l)
+			if !ok {
+				continue
+			}
+			rest := k[at+1:] // after the namespace byte
+			switch {
+			case l == engine.LevelSession && ns == engine.NSMessage:
+				if !older(rest, msgCut) {
+					continue
+				}
+				es := found.sessions[string(k[:at])]
+				if es == nil {
+					es = &expiredSession{scope: scope}
+					found.sessions[string(k[:at])] = es
+				}
+				es.ids = append(es.ids, ulid.ULID(rest))
+				found.n++
+			case l != engine.LevelSession && ns == engine.NSSpace && bytes.HasPrefix(rest, msgPrefix):
+				if id := rest[len(msgPrefix):]; older(id, epCut) {
+					found.episodes = append(found.episodes, expiredRecord{scope, ulid.ULID(id)})
+					found.n++
+				}
+			case l != engine.LevelSession && ns == engine.NSSpace && bytes.HasPrefix(rest, memPrefix) && len(rest) == len(memPrefix)+16:
+				if epCut.IsZero() && memCut.IsZero() {
+					continue
+				}
+				var err error
+				if val, err = it.Value(val[:0]); err != nil {
+					return err
+				}
+				rec, err := engine.DecodeRecord(val)
+				if err != nil {
+					continue
+				}
+				m, err := decodeMemory(rec)
+				if err != nil {
+					continue
+				}
+				if memoryExpired(&m, epCut, memCut) {
+					found.memories = append(found.memories, expiredRecord{scope, ulid.ULID(rest[len(memPrefix):])})
+					found.n++
+				}
+			case l != engine.LevelSession && ns == engine.NSMemoryArchive && len(rest) == 16:
+				if epCut.IsZero() && memCut.IsZero() {
+					continue
+				}
+				var err error
+				if val, err = it.Value(val[:0]); err != nil {
+					return err
+				}
+				var m Memory
+				if json.Unmarshal(val, &m) != nil {
+					continue
+				}
+				if memoryExpired(&m, epCut, memCut) {
+					found.archived = append(found.archived, expiredRecord{scope, ulid.ULID(rest)})
+					found.n++
+				}
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+// memoryExpired says whether m is older than its kind's retention allows.
+func memoryExpired(m *Memory, epCut, memCut time.Time) bool {
+	cut := memCut
+	if m.Kind == KindEpisode {
+		cut = epCut
+	}
+	return !cut.IsZero() && m.CreatedAt.Before(cut)
+}
+
+// scopeOfKey parses the tenant, user and session ids of a tenant key whose
+// namespace byte sits at level l, and returns the namespace byte's
+// offset.
+func scopeOfKey(k []byte, l engine.Level) (Scope, int, bool) {
+	var ids [3]string
+	at := 1
+	for i := 0; i <= int(l-engine.LevelTenant); i++ {
+		j := bytes.IndexByte(k[at:], 0)
+		if j <= 0 {
+			return Scope{}, 0, false
+		}
+		ids[i] = string(k[at : at+j])
+		at += j + 1
+	}
+	if at >= len(k) {
+		return Scope{}, 0, false
+	}
+	return Scope{Tenant: ids[0], User: ids[1], Session: ids[2]}, at, true
+}
+
+// expireMessages erases a session's expired messages: the whole session
+// when its newest message is older than cut, otherwise each message with
+// its episode and tool-call index entries, and the session's rolling
+// summary, which condensed them.
+func (s *Store) expireMessages(ctx context.Context, es *expiredSession, cut time.Time) (int, error) {
+	prefix := es.scope.Prefix(engine.LevelSession)
+	mu := s.sessionLock(prefix)
+	mu.Lock()
+	defer mu.Unlock()
+	var last ulid.ULID
+	err := s.db.View(ctx, func(tx *engine.Tx) error {
+		b, err := tx.Get(engine.Key(prefix, engine.NSSessionInfo))
+		if errors.Is(err, engine.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		si, err := decodeSessionInfo(b)
+		if err != nil {
+			return err
+		}
+		copy(last[:], si.Last)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if ulid.Time(last.Time()).Before(cut) {
+		// Every message of the session is expired: forget it whole.
+		return len(es.ids), s.forgetLocked(ctx, es.scope, engine.LevelSession, prefix)
+	}
+	user := Scope{Tenant: es.scope.Tenant, User: es.scope.User}
+	var texts []string
+	for start := 0; start < len(es.ids); start += 256 {
+		batch := es.ids[start:min(start+256, len(es.ids))]
+		var batchTexts []string
+		err := s.db.Update(ctx, func(tx *engine.Tx) error {
+			batchTexts = batchTexts[:0]
+			for _, id := range batch {
+				key := engine.Key(prefix, engine.NSMessage, id[:])
+				b, err := tx.Get(key)
+				if errors.Is(err, engine.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				var m Message
+				if _, err := decodeRecord(b, &m); err == nil {
+					batchTexts = append(batchTexts, m.Content)
+					if t, ok := episodeText(&m); ok {
+						batchTexts = append(batchTexts, t)
+					}
+					for _, c := range m.ToolCalls {
+						if err := tx.Delete(engine.Key(prefix, engine.NSToolCall, []byte(c.ID))); err != nil {
+							return err
+						}
+					}
+				}
+				for _, k := range [][]byte{key, engine.Key(prefix, engine.NSSystemMessage, id[:])} {
+					if err := tx.Delete(k); err != nil {
+						return err
+					}
+				}
+				if err := tx.DeleteRecordIn(user, spaceMessages, id.String()); err != nil {
+					return err
+				}
+			}
+			return tx.Delete(engine.Key(prefix, engine.NSSummary))
+		})
+		if err != nil {
+			return start, err
+		}
+		texts = append(texts, batchTexts...)
+	}
+	return len(es.ids), s.forgetTexts(ctx, texts)
+}
