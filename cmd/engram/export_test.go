@@ -62,6 +62,9 @@ func TestExportErrors(t *testing.T) {
 		{"dir to stdout", []string{"export", "--dir", src, "--tenant", "acme", "--format", "dir"}, []string{"--format dir needs --out"}},
 		{"dir not empty", []string{"export", "--dir", src, "--tenant", "acme", "--out", full}, []string{"exists and is not empty"}},
 		{"bad user", []string{"export", "--dir", src, "--tenant", "acme", "--user", "a\nb"}, []string{"invalid scope", "User"}},
+		{"dot dot user", []string{"export", "--dir", src, "--tenant", "acme", "--user", ".."}, []string{"invalid scope", "User", "path component"}},
+		{"slash tenant", []string{"export", "--dir", src, "--tenant", "acme/../globex"}, []string{"invalid scope", "Tenant", "'/'"}},
+		{"bidi user", []string{"export", "--dir", src, "--tenant", "acme", "--user", "bob\u202e"}, []string{"invalid scope", "User", "invisible"}},
 		{"session flag", []string{"export", "--dir", src, "--tenant", "acme", "--session", "s"}, []string{"unknown flag: --session"}},
 		{"no such dir for out", []string{"export", "--dir", src, "--tenant", "acme", "--out", filepath.Join(tmp, "no", "such", "x.jsonl")}, []string{"no such file"}},
 	}

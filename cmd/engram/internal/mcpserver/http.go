@@ -87,7 +87,7 @@ func writeRPCError(w http.ResponseWriter, code int, msg string) {
 // token, never anything the client sends); the user is the X-Engram-User
 // header, [DefaultUser] when it is absent; the session is the
 // X-Engram-Session header, [DefaultSession] when absent. An empty tenant,
-// or a header that is not a valid id (see engine.ValidateID), is an error
+// or a header that is not a valid id (see engine.ValidateScopeID), is an error
 // wrapping [memory.ErrInvalidScope].
 func ScopeFromHeaders(tenant func(*http.Request) string) func(*http.Request) (memory.Scope, error) {
 	return func(r *http.Request) (memory.Scope, error) {
