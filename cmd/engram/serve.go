@@ -154,7 +154,8 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		ErrorLog:          slog.NewLogLogger(logHandler, slog.LevelWarn),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	// net/http's own 431, 400 and 501 answers come in the API's JSON shape.
+	go func() { served <- srv.Serve(httpapi.Listener(ln)) }()
 
 	fmt.Fprintf(stdout, "engram: serving http://%s (store %s; tokens: %d, tenants: %d)\n",
 		ln.Addr(), o.dir, tokens.Len(), len(tokens.Tenants()))

@@ -341,6 +341,18 @@ func TestServeRoutes(t *testing.T) {
 	if code != 200 || strings.Contains(body, "Dana") || !strings.Contains(body, "Eve") {
 		t.Errorf("facts = %d %s", code, body)
 	}
+	// Headers past the limit: net/http's own 431, in the API's JSON shape.
+	req, _ := http.NewRequest("GET", "http://"+s.addr+"/healthz", nil)
+	req.Header.Set("X-Big", strings.Repeat("a", 80<<10))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 431 || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(b), `"code":"headers_too_large"`) {
+		t.Errorf("large headers = %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
 }
 
 func TestServeFlags(t *testing.T) {
