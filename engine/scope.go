@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -15,7 +16,8 @@ const MaxIDLength = 256
 // agent wrote something and never narrows a key.
 //
 // Ids must be valid UTF-8 of at most [MaxIDLength] bytes without control
-// characters; which ids are required depends on the [Level] of the call.
+// characters, and pass [ValidateScopeID]; which ids are required depends on
+// the [Level] of the call.
 type Scope struct {
 	Tenant  string
 	User    string
@@ -82,7 +84,7 @@ func (s Scope) Validate(l Level) error {
 			}
 			continue
 		}
-		if err := ValidateID(f.value); err != nil {
+		if err := ValidateScopeID(f.value); err != nil {
 			return fmt.Errorf("%w: %s %w", ErrInvalidScope, f.name, err)
 		}
 	}
@@ -108,6 +110,40 @@ func ValidateID(id string) error {
 	for i, r := range id {
 		if unicode.IsControl(r) {
 			return fmt.Errorf("%q has a control character at byte %d", id, i)
+		}
+	}
+	return nil
+}
+
+// ValidateScopeID reports why id cannot be a tenant, user, agent or session
+// id, or nil. On top of [ValidateID] it refuses what would let one id pass
+// for another where ids travel:
+//
+//   - "." and "..", and any id holding '/': an HTTP path or a file path
+//     resolves them away, so "/v1/users/..%2Fevil" would name one user to
+//     a router and another to a reader of the path;
+//   - invisible format characters (Unicode category Cf): the bidirectional
+//     embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069,
+//     the marks U+200E, U+200F and U+061C, the zero-width characters
+//     U+200B–U+200D, U+2060 and U+FEFF, the soft hyphen U+00AD, and the
+//     rest of the category. They render as nothing, or reorder what
+//     follows, so "alice\u202e" shows as "alice" in a log or a listing.
+//
+// Tags, metadata keys and tool names are checked with [ValidateID] alone:
+// "project/x" is an ordinary tag.
+func ValidateScopeID(id string) error {
+	if err := ValidateID(id); err != nil {
+		return err
+	}
+	switch {
+	case id == "." || id == "..":
+		return fmt.Errorf("%q is a path component (. and .. are not ids)", id)
+	case strings.Contains(id, "/"):
+		return fmt.Errorf("%q has a '/' at byte %d", id, strings.IndexByte(id, '/'))
+	}
+	for i, r := range id {
+		if unicode.Is(unicode.Cf, r) {
+			return fmt.Errorf("%+q has the invisible format character %U at byte %d", id, r, i)
 		}
 	}
 	return nil

@@ -36,8 +36,10 @@ store exports to the same bytes again.
                     graph) and users/NAME.nq per user with a graph
 
 Without --format, the format follows --out: a name ending in / or an existing
-directory is dir, .nq or .nquads is nquads, anything else (and - for standard
-output, the default) is jsonl. Files and directories are written next to
+directory is dir, .nq or .nquads is nquads, .jsonl or .ndjson (and - for
+standard output, the default) is jsonl; any other name is an error, as it
+could mean a file or a directory. JSONL holds no knowledge graphs: export
+them with --format dir (or nquads, one user's). Files and directories are written next to
 their final name and renamed into place when complete, so a failed export
 leaves nothing half-written.`,
 		Example: `  engram export --dir ./data --tenant acme --out acme.jsonl
@@ -70,7 +72,13 @@ func exportFormat(format, out string) (string, error) {
 		if f, ok := transfer.FormatOf(out); ok {
 			return f.String(), nil
 		}
-		return "jsonl", nil
+		if out == "-" {
+			return "jsonl", nil
+		}
+		// A bare name used to mean JSONL, which holds no graphs: a user
+		// who meant a directory lost them without a word.
+		return "", fmt.Errorf("--out %s names no format: write %s/ for a directory of everything (messages, memories and the knowledge graphs), "+
+			"%s.jsonl for messages and memories only, %s.nq for one user's graph; or give --format jsonl, nquads or dir", out, out, out, out)
 	}
 	f, err := transfer.ParseFormat(format)
 	if err != nil {
@@ -136,7 +144,8 @@ func runExport(cmd *cobra.Command, o exportOptions) (err error) {
 	case "dir":
 		fmt.Fprintf(report, "exported %d messages, %d memories and %d graphs of %s to %s\n", c.Messages, c.Memories, c.Graphs, whose, where)
 	default:
-		fmt.Fprintf(report, "exported %d messages and %d memories of %s to %s\n", c.Messages, c.Memories, whose, where)
+		fmt.Fprintf(report, "exported %d messages and %d memories of %s to %s (JSONL holds no knowledge graphs: --format dir exports them too)\n",
+			c.Messages, c.Memories, whose, where)
 	}
 	return nil
 }

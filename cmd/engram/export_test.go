@@ -19,6 +19,10 @@ func TestExportFormats(t *testing.T) {
 	if got := readFile(t, out); strings.Count(got, "\n") != 2 || strings.Contains(got, "alice") {
 		t.Errorf("bob's export:\n%s", got)
 	}
+	// JSONL holds no graphs, and the summary says so.
+	if !strings.Contains(msg, "no knowledge graphs") {
+		t.Errorf("a JSONL export does not say it leaves out the graphs: %s", msg)
+	}
 	// N-Quads by extension; an existing empty directory is a directory
 	// export.
 	nq := filepath.Join(tmp, "bob.nquads")
@@ -62,7 +66,12 @@ func TestExportErrors(t *testing.T) {
 		{"dir to stdout", []string{"export", "--dir", src, "--tenant", "acme", "--format", "dir"}, []string{"--format dir needs --out"}},
 		{"dir not empty", []string{"export", "--dir", src, "--tenant", "acme", "--out", full}, []string{"exists and is not empty"}},
 		{"bad user", []string{"export", "--dir", src, "--tenant", "acme", "--user", "a\nb"}, []string{"invalid scope", "User"}},
+		{"dot dot user", []string{"export", "--dir", src, "--tenant", "acme", "--user", ".."}, []string{"invalid scope", "User", "path component"}},
+		{"slash tenant", []string{"export", "--dir", src, "--tenant", "acme/../globex"}, []string{"invalid scope", "Tenant", "'/'"}},
+		{"bidi user", []string{"export", "--dir", src, "--tenant", "acme", "--user", "bob\u202e"}, []string{"invalid scope", "User", "invisible"}},
 		{"session flag", []string{"export", "--dir", src, "--tenant", "acme", "--session", "s"}, []string{"unknown flag: --session"}},
+		{"out without format", []string{"export", "--dir", src, "--tenant", "acme", "--out", filepath.Join(tmp, "acme-export")}, []string{"acme-export", "acme-export/", ".jsonl", "--format"}},
+		{"out without format, one user", []string{"export", "--dir", src, "--tenant", "acme", "--user", "bob", "--out", filepath.Join(tmp, "bob")}, []string{"--format"}},
 		{"no such dir for out", []string{"export", "--dir", src, "--tenant", "acme", "--out", filepath.Join(tmp, "no", "such", "x.jsonl")}, []string{"no such file"}},
 	}
 	for _, tt := range tests {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
@@ -104,7 +103,8 @@ func runMCP(ctx context.Context, o mcpOptions, in io.Reader, out io.Writer) (err
 	}()
 	srv := mcpserver.NewServer(store, func(context.Context) (memory.Scope, error) { return scope, nil })
 	// Stdout carries the protocol and nothing else; the store is silent.
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	// A bad input line is answered with a JSON-RPC error, not the end.
+	err = srv.Run(ctx, mcpserver.NewStdioTransport(in, out))
 	if err != nil && ctx.Err() != nil {
 		return nil // asked to stop: a clean shutdown
 	}
@@ -113,8 +113,3 @@ func runMCP(ctx context.Context, o mcpOptions, in io.Reader, out io.Writer) (err
 	}
 	return nil
 }
-
-// nopWriteCloser leaves the writer open: stdout belongs to the process.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -279,6 +280,11 @@ func TestMCPFlags(t *testing.T) {
 		{[]string{"mcp", "--dir", ""}, "--dir is empty"},
 		{[]string{"mcp", "--dir", t.TempDir(), "--user", ""}, "User is empty"},
 		{[]string{"mcp", "--dir", t.TempDir(), "--session", "a\nb"}, "control character"},
+		{[]string{"mcp", "--dir", t.TempDir(), "--user", ".."}, "path component"},
+		{[]string{"mcp", "--dir", t.TempDir(), "--user", "."}, "path component"},
+		{[]string{"mcp", "--dir", t.TempDir(), "--tenant", "a/b"}, "has a '/'"},
+		{[]string{"mcp", "--dir", t.TempDir(), "--session", "s\u202e1"}, "invisible format character"},
+		{[]string{"mcp", "--dir", t.TempDir(), "--user", "\u2067alice"}, "invisible format character"},
 		{[]string{"mcp", "--dir", t.TempDir(), "extra"}, "unknown command"},
 		{[]string{"mcp", "--dir", t.TempDir(), "--embedder", "openai"}, "Model is required"},
 		{[]string{"mcp", "--dir", t.TempDir(), "--encryption-key-file", filepath.Join(t.TempDir(), "none")}, "--encryption-key-file"},
@@ -395,5 +401,78 @@ func TestServeMCP(t *testing.T) {
 	if cs, err := connect(http.Header{"X-Engram-User": {"alice"}}); err == nil {
 		cs.Close()
 		t.Error("connected to /mcp without a token")
+	}
+}
+
+// TestMCPStdioBadLine runs engram mcp as a subprocess and writes a line
+// that is not JSON before the handshake: the process answers it with a
+// JSON-RPC parse error (-32700) and goes on to serve the client; before,
+// it exited on that line.
+func TestMCPStdioBadLine(t *testing.T) {
+	cmd, stderr := mcpCommand(t, "mcp", "--dir", t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{}) // closed when the process has exited
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Errorf("engram mcp did not exit when its input closed; killed\n%s", stderr)
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	answers := bufio.NewScanner(stdout)
+	ask := func(line string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatalf("write %q: %v\n%s", line, err, stderr)
+		}
+		if !answers.Scan() {
+			t.Fatalf("no answer to %q: %v\n%s", line, answers.Err(), stderr)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(answers.Bytes(), &m); err != nil {
+			t.Fatalf("answer %q: %v", answers.Text(), err)
+		}
+		return m
+	}
+	bad := ask("{oops")
+	if e, _ := bad["error"].(map[string]any); e == nil || e["code"] != float64(-32700) || bad["id"] != nil {
+		t.Fatalf("a bad line = %v, want a -32700 error with a null id", bad)
+	}
+	init := ask(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	if init["id"] != float64(1) || init["result"] == nil {
+		t.Fatalf("initialize after a bad line = %v\n%s", init, stderr)
+	}
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if r := ask("not json either"); r["error"] == nil {
+		t.Fatalf("a second bad line = %v", r)
+	}
+	if r := ask(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember","arguments":{"text":"still serving"}}}`); r["id"] != float64(2) || r["result"] == nil {
+		t.Fatalf("remember after bad lines = %v\n%s", r, stderr)
+	}
+	stdin.Close()
+	select {
+	case <-exited:
+		if waitErr != nil {
+			t.Errorf("engram mcp exited with %v after its input closed\n%s", waitErr, stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("engram mcp did not exit when its input closed")
 	}
 }

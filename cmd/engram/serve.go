@@ -2,16 +2,23 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
 	"github.com/engramdb/engram/memory"
 )
@@ -42,7 +49,7 @@ var serveMCP func(store *memory.Store, logger *slog.Logger) (http.Handler, error
 func newServeCmd() *cobra.Command {
 	o := serveOptions{}
 	cmd := &cobra.Command{
-		Use:   "serve --dir DIR --tokens FILE",
+		Use:   "serve --dir DIR [--tokens FILE]",
 		Short: "Serve a store over an HTTP JSON API (and MCP) with bearer tokens",
 		Long: `serve opens the store in --dir and serves Engram's HTTP JSON API on --addr:
 sessions and messages, windows, memories, facts and entities, recall with its
@@ -57,7 +64,10 @@ each token to exactly one tenant, and a token never reaches another tenant:
   ]}
 
 serve refuses a tokens file that its group or other users can read or write
-(chmod 600 it). Access logs (one line per request, never a token) go to
+(chmod 600 it). Without --tokens, serve uses DIR/tokens.json, and on the first
+run creates it (mode 0600) with one random token for tenant "default"; it
+says on stderr where the file is (read the token with
+jq -r '.tokens[0].token' DIR/tokens.json). Access logs (one line per request, never a token) go to
 stderr. On SIGINT or SIGTERM serve stops accepting connections, lets the
 requests in flight finish (up to --shutdown-timeout), then closes the store.`,
 		Args: cobra.NoArgs,
@@ -68,7 +78,7 @@ requests in flight finish (up to --shutdown-timeout), then closes the store.`,
 	f := cmd.Flags()
 	f.StringVar(&o.dir, "dir", "", "the store's directory (required; created if missing)")
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7437", `address to listen on; ":0" picks a free port and prints it`)
-	f.StringVar(&o.tokens, "tokens", "", "the tokens file: JSON mapping bearer tokens to tenants (required; mode 0600)")
+	f.StringVar(&o.tokens, "tokens", "", "the tokens file: JSON mapping bearer tokens to tenants (mode 0600); default: DIR/"+defaultTokensFile+", created on the first run with a token for tenant "+defaultTokensTenant)
 	o.open.register(f, true)
 	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body; larger ones get 413")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long shutdown waits for requests in flight")
@@ -90,7 +100,13 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	if err != nil {
 		return fmt.Errorf("--metrics: %w", err)
 	}
-	tokens, err := httpapi.LoadTokens(o.tokens)
+	tokensPath := o.tokens
+	if tokensPath == "" {
+		if tokensPath, err = defaultTokens(o.dir, stderr); err != nil {
+			return err
+		}
+	}
+	tokens, err := httpapi.LoadTokens(tokensPath)
 	if err != nil {
 		return err
 	}
@@ -154,7 +170,8 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		ErrorLog:          slog.NewLogLogger(logHandler, slog.LevelWarn),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	// net/http's own 431, 400 and 501 answers come in the API's JSON shape.
+	go func() { served <- srv.Serve(httpapi.Listener(ln)) }()
 
 	fmt.Fprintf(stdout, "engram: serving http://%s (store %s; tokens: %d, tenants: %d)\n",
 		ln.Addr(), o.dir, tokens.Len(), len(tokens.Tenants()))
@@ -187,9 +204,6 @@ func (o *serveOptions) validate() error {
 	if o.dir == "" {
 		errs = append(errs, errors.New("--dir is required"))
 	}
-	if o.tokens == "" {
-		errs = append(errs, errors.New("--tokens is required: a JSON file mapping bearer tokens to tenants (see engram serve --help)"))
-	}
 	if o.maxBodyBytes <= 0 {
 		errs = append(errs, fmt.Errorf("--max-body-bytes %d is not positive", o.maxBodyBytes))
 	}
@@ -203,4 +217,55 @@ func (o *serveOptions) validate() error {
 		errs = append(errs, fmt.Errorf("--durability %q is not sync or async", o.durability))
 	}
 	return errors.Join(errs...)
+}
+
+// defaultTokensFile is the tokens file serve creates in the store
+// directory, and reads there on later runs, when --tokens is not given.
+const defaultTokensFile = "tokens.json"
+
+// defaultTokensTenant is the tenant of the token serve generates.
+const defaultTokensTenant = "default"
+
+// defaultTokens returns the path of the store's own tokens file, creating
+// it on the first run: one random 256-bit token for tenant "default", mode
+// 0600. It says on stderr where the file is (never the token: stderr often
+// ends up in logs). A run that finds the file reuses it as it is; LoadTokens
+// then checks it like any tokens file.
+func defaultTokens(dir string, stderr io.Writer) (string, error) {
+	path := filepath.Join(dir, defaultTokensFile)
+	if _, err := os.Lstat(path); err == nil {
+		fmt.Fprintf(stderr, "engram: no --tokens: using %s\n", path)
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create the store directory: %w", err)
+	}
+	var secret [32]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		return "", fmt.Errorf("generate a token: %w", err)
+	}
+	var file struct {
+		Tokens []map[string]string `json:"tokens"`
+	}
+	file.Tokens = []map[string]string{{"token": hex.EncodeToString(secret[:]), "tenant": defaultTokensTenant, "name": "generated by engram serve"}}
+	data, err := json.MarshalIndent(file, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	err = fileio.WriteNewPrivate(path, func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	})
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		// Another serve created it first (it then holds the store, and
+		// this one fails to open it); the file is as good.
+		fmt.Fprintf(stderr, "engram: no --tokens: using %s\n", path)
+		return path, nil
+	case err != nil:
+		return "", fmt.Errorf("create the tokens file %s: %w", path, err)
+	}
+	fmt.Fprintf(stderr, "engram: no --tokens: created %s (mode 0600) with a token for tenant %q; "+
+		"send it as Authorization: Bearer <token>, e.g. with jq -r '.tokens[0].token' %s\n", path, defaultTokensTenant, path)
+	return path, nil
 }

@@ -341,6 +341,18 @@ func TestServeRoutes(t *testing.T) {
 	if code != 200 || strings.Contains(body, "Dana") || !strings.Contains(body, "Eve") {
 		t.Errorf("facts = %d %s", code, body)
 	}
+	// Headers past the limit: net/http's own 431, in the API's JSON shape.
+	req, _ := http.NewRequest("GET", "http://"+s.addr+"/healthz", nil)
+	req.Header.Set("X-Big", strings.Repeat("a", 80<<10))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 431 || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(b), `"code":"headers_too_large"`) {
+		t.Errorf("large headers = %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
 }
 
 func TestServeFlags(t *testing.T) {
@@ -351,7 +363,6 @@ func TestServeFlags(t *testing.T) {
 		want string
 	}{
 		{"no dir", []string{"serve", "--tokens", tokens}, "--dir is required"},
-		{"no tokens", []string{"serve", "--dir", t.TempDir()}, "--tokens is required"},
 		{"bad metrics", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--metrics", "everyone"}, "--metrics"},
 		{"bad log format", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--log-format", "xml"}, "--log-format"},
 		{"bad durability", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--durability", "maybe"}, "--durability"},
@@ -486,4 +497,78 @@ func TestServeHelperProcess(t *testing.T) {
 	os.Args = append([]string{"engram"}, strings.Split(os.Getenv("ENGRAM_SERVE_ARGS"), "\x1f")...)
 	main() // exits 1 on error
 	os.Exit(0)
+}
+
+// TestServeDefaultTokens: without --tokens, the first run creates a tokens
+// file in the store directory (mode 0600) with a random token for tenant
+// "default", says where on standard error, and serves; the next run reuses
+// the file. Before, serve refused to start without --tokens.
+func TestServeDefaultTokens(t *testing.T) {
+	o := serveTestOptions(t)
+	o.tokens = ""
+	path := filepath.Join(o.dir, defaultTokensFile)
+
+	s := startServe(t, o)
+	if !strings.Contains(s.stderr.String(), path) {
+		t.Errorf("stderr does not say where the tokens are:\n%s", s.stderr)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("no tokens file: %v", err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+		t.Errorf("tokens file mode %04o, want 0600", fi.Mode().Perm())
+	}
+	first, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Tokens []struct{ Token, Tenant string }
+	}
+	if err := json.Unmarshal(first, &file); err != nil || len(file.Tokens) != 1 || file.Tokens[0].Tenant != "default" || len(file.Tokens[0].Token) < 32 {
+		t.Fatalf("tokens file %s: %v", first, err)
+	}
+	if strings.Contains(s.stderr.String()+s.stdout.String(), file.Tokens[0].Token) {
+		t.Error("the token itself is printed")
+	}
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	get := func(addr, token string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", "http://"+addr+"/v1/users/alice/sessions", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(s.addr, file.Tokens[0].Token); code != 200 {
+		t.Errorf("with the generated token = %d", code)
+	}
+	if code := get(s.addr, ""); code != 401 {
+		t.Errorf("without a token = %d", code)
+	}
+	s.cancel()
+	<-s.done
+	if s.err != nil {
+		t.Fatalf("first run: %v", s.err)
+	}
+
+	// The second run reuses the file.
+	s = startServe(t, o)
+	again, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(again, first) {
+		t.Errorf("the second run changed the tokens file: %v\n%s\n%s", err, first, again)
+	}
+	if code := get(s.addr, file.Tokens[0].Token); code != 200 {
+		t.Errorf("second run, with the generated token = %d", code)
+	}
+	if !strings.Contains(s.stderr.String(), path) {
+		t.Errorf("the second run does not say which tokens it uses:\n%s", s.stderr)
+	}
 }

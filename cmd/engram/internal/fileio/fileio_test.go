@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -74,5 +75,35 @@ func TestReadPrivate(t *testing.T) {
 	}
 	if _, err := ReadPrivate(filepath.Join(dir, "missing"), 16); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+func TestWriteNewPrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "secret.json")
+	if err := WriteNewPrivate(path, func(w io.Writer) error { _, err := io.WriteString(w, "first"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %04o, want 0600", fi.Mode().Perm())
+	}
+	err = WriteNewPrivate(path, func(w io.Writer) error { _, err := io.WriteString(w, "second"); return err })
+	if !errors.Is(err, fs.ErrExist) {
+		t.Errorf("second create = %v, want fs.ErrExist", err)
+	}
+	if b, err := ReadPrivate(path, 100); err != nil || string(b) != "first" {
+		t.Errorf("after the second create: %q, %v", b, err)
+	}
+	// A failed fill leaves nothing.
+	other := filepath.Join(filepath.Dir(path), "other.json")
+	if err := WriteNewPrivate(other, func(io.Writer) error { return errors.New("no") }); err == nil {
+		t.Error("a failed fill succeeded")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
 	}
 }

@@ -35,7 +35,7 @@ const MinTokenLength = 16
 //
 // A token is at least [MinTokenLength] characters of the RFC 6750 token
 // alphabet (letters, digits and -._~+/=); a tenant is an Engram id (see
-// [engine.ValidateID]); name is optional and labels the client in access
+// [engine.ValidateScopeID]); name is optional and labels the client in access
 // logs, which never show tokens.
 //
 // Only SHA-256 digests of the tokens are kept in memory, and a lookup compares
@@ -107,7 +107,7 @@ func ParseTokens(data []byte) (*Tokens, error) {
 		if err := checkToken(e.Token); err != nil {
 			errs = append(errs, fmt.Errorf("tokens[%d]: token %v", i, err))
 		}
-		if err := engine.ValidateID(e.Tenant); err != nil {
+		if err := engine.ValidateScopeID(e.Tenant); err != nil {
 			errs = append(errs, fmt.Errorf("tokens[%d]: tenant %v", i, err))
 		}
 		if strings.ContainsFunc(e.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {

@@ -123,6 +123,9 @@ func TestParseTokens(t *testing.T) {
 		{"token with a space", `{"tokens":[{"token":"` + long + ` x","tenant":"a"}]}`, "tokens[0]: token has a character"},
 		{"no tenant", `{"tokens":[{"token":"` + long + `"}]}`, "tokens[0]: tenant is empty"},
 		{"tenant with a control character", `{"tokens":[{"token":"` + long + `","tenant":"a\u0001"}]}`, "tokens[0]: tenant"},
+		{"tenant ..", `{"tokens":[{"token":"` + long + `","tenant":".."}]}`, "tokens[0]: tenant"},
+		{"tenant with a slash", `{"tokens":[{"token":"` + long + `","tenant":"a/b"}]}`, "tokens[0]: tenant"},
+		{"tenant with a bidi override", `{"tokens":[{"token":"` + long + `","tenant":"acme\u202e"}]}`, "tokens[0]: tenant"},
 		{"duplicate", `{"tokens":[{"token":"` + long + `","tenant":"a"},{"token":"` + long + `","tenant":"b"}]}`, "tokens[1]: same token as tokens[0]"},
 		{"trailing data", `{"tokens":[{"token":"` + long + `","tenant":"a"}]} {}`, "data after"},
 	} {

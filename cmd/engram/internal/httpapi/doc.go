@@ -1,7 +1,8 @@
 // Package httpapi is Engram's HTTP JSON API over a [memory.Store]: the
 // handler that `engram serve` runs. Its exported types are few: [Handler]
 // (built by [New] from [Options]), [Tokens] (the bearer tokens, read with
-// [LoadTokens]) and [MetricsAccess]; [Tenant] reads the authenticated tenant
+// [LoadTokens]) and [MetricsAccess]; [Listener] wraps the server's listener
+// so that net/http's own errors are JSON; [Tenant] reads the authenticated tenant
 // from a request's context.
 //
 // # Basics
@@ -9,7 +10,10 @@
 // Every route under /v1/ needs a bearer token; the tokens file maps each token
 // to exactly one tenant, and the tenant of every call comes from the token,
 // never from the request, so a token cannot reach another tenant's data.
-// Users and sessions are path segments inside that tenant:
+// Without a valid token any path under /v1/ or /mcp is 401, routed or not.
+// Users and sessions are path segments inside that tenant; an id that is
+// "." or "..", holds "/" (escaped as %2F or not) or an invisible format
+// character is 400 invalid_scope (see engine.ValidateScopeID):
 //
 //	POST   /v1/users/{user}/sessions/{session}/messages   append (and facts, atomically); answers ids
 //	GET    /v1/users/{user}/sessions/{session}/messages   page: after, before, since, until, limit, reverse
@@ -56,7 +60,10 @@
 // ErrBudgetTooSmall is 422; a failing embedding provider is 502 (a failing
 // summarizer is not an error: recall falls back on the stored summary); a closed store is 503. Anything else is 500 with a message that says
 // nothing internal; the access log has the detail. Unknown JSON fields are
-// 400, a missing or invalid token 401 with WWW-Authenticate: Bearer.
+// 400, a missing or invalid token 401 with WWW-Authenticate: Bearer. The
+// errors net/http answers before any handler runs (431 for oversized
+// headers, 400 for an unparsable request) are JSON too when the server
+// listens through [Listener].
 //
 // # Observability
 //

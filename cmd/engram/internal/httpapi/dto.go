@@ -155,12 +155,45 @@ type relationsResponse struct {
 	Relations []memory.Relation `json:"relations"`
 }
 
-type observationsRequest struct {
+// observationInput is one entity's observations to add, in the MCP
+// memory server's add_observations shape.
+type observationInput struct {
+	EntityName string   `json:"entityName"`
+	Contents   []string `json:"contents,omitempty"`
+	// Observations is the name Contents had before the API took the MCP
+	// shape. Deprecated: send contents; one of the two, not both.
+	Observations []string `json:"observations,omitempty"`
+}
+
+// addObservationsRequest is the body of POST .../observations, as MCP's
+// add_observations takes it.
+type addObservationsRequest struct {
+	Observations []observationInput `json:"observations"`
+}
+
+// addedObservations is one entity's new observations, as MCP's
+// add_observations answers them.
+type addedObservations struct {
+	EntityName        string   `json:"entityName"`
+	AddedObservations []string `json:"addedObservations"`
+}
+
+// observationsResponse answers POST .../observations: results in MCP's
+// shape, and the same again in the shape of before.
+type observationsResponse struct {
+	Results []addedObservations `json:"results"`
+	// Observations is the answer's shape before the API took MCP's.
+	// Deprecated: read results.
 	Observations []memory.ObservationSet `json:"observations"`
 }
 
-type observationsResponse struct {
-	Observations []memory.ObservationSet `json:"observations"`
+// deleteObservationsRequest is the body of DELETE .../observations, as
+// MCP's delete_observations takes it.
+type deleteObservationsRequest struct {
+	Deletions []memory.ObservationSet `json:"deletions,omitempty"`
+	// Observations is the name Deletions had before the API took the MCP
+	// shape. Deprecated: send deletions; one of the two, not both.
+	Observations []memory.ObservationSet `json:"observations,omitempty"`
 }
 
 type openNodesRequest struct {

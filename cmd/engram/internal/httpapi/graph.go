@@ -144,30 +144,49 @@ func (h *Handler) deleteRelations(w http.ResponseWriter, r *http.Request) error 
 }
 
 // addObservations answers the observations that were new
-// (add_observations).
+// (add_observations), in MCP's shape and, deprecated, the shape of before.
 func (h *Handler) addObservations(w http.ResponseWriter, r *http.Request) error {
-	var req observationsRequest
+	var req addObservationsRequest
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	added, err := h.store.AddObservations(r.Context(), userScope(r), req.Observations)
+	sets := make([]memory.ObservationSet, len(req.Observations))
+	for i, o := range req.Observations {
+		if o.Contents != nil && o.Observations != nil {
+			return badRequest("invalid_json", "observations[%d] has both contents and observations (deprecated); send contents", i)
+		}
+		sets[i] = memory.ObservationSet{EntityName: o.EntityName, Observations: o.Contents}
+		if o.Contents == nil {
+			sets[i].Observations = o.Observations
+		}
+	}
+	added, err := h.store.AddObservations(r.Context(), userScope(r), sets)
 	if err != nil {
 		return err
 	}
-	added = nonNil(added)
+	resp := observationsResponse{Results: make([]addedObservations, len(added)), Observations: nonNil(added)}
 	for i := range added {
 		added[i].Observations = nonNil(added[i].Observations)
+		resp.Results[i] = addedObservations{EntityName: added[i].EntityName, AddedObservations: added[i].Observations}
 	}
-	writeJSON(w, http.StatusCreated, observationsResponse{Observations: added})
+	writeJSON(w, http.StatusCreated, resp)
 	return nil
 }
 
+// deleteObservations removes observations (delete_observations).
 func (h *Handler) deleteObservations(w http.ResponseWriter, r *http.Request) error {
-	var req observationsRequest
+	var req deleteObservationsRequest
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if err := h.store.DeleteObservations(r.Context(), userScope(r), req.Observations); err != nil {
+	if req.Deletions != nil && req.Observations != nil {
+		return badRequest("invalid_json", "the body has both deletions and observations (deprecated); send deletions")
+	}
+	sets := req.Deletions
+	if sets == nil {
+		sets = req.Observations
+	}
+	if err := h.store.DeleteObservations(r.Context(), userScope(r), sets); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

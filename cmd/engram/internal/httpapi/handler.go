@@ -248,31 +248,59 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 
 // ServeHTTP serves the request with the route that matches it, or answers
 // a JSON 404 (no such path) or 405 (the path exists, with other methods), or
-// redirects a path with empty or dot segments to its clean form.
+// redirects a path with empty or dot segments to its clean form. Under /v1/
+// and /mcp a request needs a valid bearer token before any of that: without
+// one the answer is 401 whatever the path, so an unknown or odd path tells
+// an unauthenticated caller nothing.
+//
+// Exactly one handler runs for a request, and it writes the answer. The
+// mux's choice is asked once: a route is served by the mux itself (which
+// sets the path values), and anything else (the mux's redirect, 404 or 405)
+// is answered by unmatched, which never runs a route. Before, an unclean
+// decoded path (/v1/users/..%2Fevil/memories decodes to
+// /v1/users/../evil/memories, while the mux matches the escaped path, which
+// is clean) sent the request to unmatched, which ran the mux, and so the
+// route, into a recorder, and then answered 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if _, pattern := h.mux.Handler(r); pattern != "" && isClean(r.URL.Path) {
+	hd, _ := h.mux.Handler(r)
+	if _, ok := hd.(*routeHandler); ok {
 		h.mux.ServeHTTP(w, r)
 		return
 	}
-	h.unmatched(w, r)
+	h.unmatched(w, r, hd)
 }
 
-// isClean reports whether the mux would serve p without redirecting it.
-func isClean(p string) bool {
-	c := path.Clean(p)
-	if strings.HasSuffix(p, "/") && c != "/" {
-		c += "/"
+// protected reports whether a request's path is in the API's authenticated
+// space, /v1/ or /mcp, in any spelling the mux could clean or redirect to
+// it (dot segments, doubled slashes, escapes, case).
+func protected(r *http.Request) bool {
+	for _, p := range []string{r.URL.Path, r.URL.EscapedPath(), r.URL.RawPath} {
+		if p == "" {
+			continue
+		}
+		c := strings.ToLower(path.Clean("/" + p))
+		if c == "/v1" || strings.HasPrefix(c, "/v1/") || c == "/mcp" || strings.HasPrefix(c, "/mcp/") {
+			return true
+		}
 	}
-	return c == p
+	return false
 }
 
-// unmatched lets the mux decide between 404, 405 (with its Allow header) and
-// a redirect to a clean path, then answers in JSON.
-func (h *Handler) unmatched(w http.ResponseWriter, r *http.Request) {
+// unmatched answers a request that no route serves: hd is the mux's own
+// handler for it (a redirect to a clean path, a 405 with its Allow header,
+// or a 404), never a route's. It runs hd into a recorder and answers in
+// JSON, after authenticating a request under /v1/ or /mcp.
+func (h *Handler) unmatched(w http.ResponseWriter, r *http.Request, hd http.Handler) {
 	rt := route{method: r.Method, path: "unmatched"}
 	h.instrument(rt, w, r, func(w http.ResponseWriter, r *http.Request) error {
+		if protected(r) {
+			var ok bool
+			if r, ok = h.authenticate(w, r); !ok {
+				return nil
+			}
+		}
 		rec := &headerRecorder{header: http.Header{}}
-		h.mux.ServeHTTP(rec, r)
+		hd.ServeHTTP(rec, r)
 		switch {
 		case rec.status >= 300 && rec.status < 400:
 			w.Header().Set("Location", rec.header.Get("Location"))
@@ -305,31 +333,40 @@ func (r *headerRecorder) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// routeHandler is the handler of one route, as registered in the mux: its
+// own type, so that ServeHTTP can tell a route from the mux's 404, 405 and
+// redirect handlers.
+type routeHandler struct {
+	h  *Handler
+	rt route
+}
+
 // wrap builds the handler of a route: instrumentation and access logs,
 // authentication, the body limit and content type, then the route.
-func (h *Handler) wrap(rt route) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.instrument(rt, w, r, func(w http.ResponseWriter, r *http.Request) error {
-			if rt.access == tenant {
-				var ok bool
-				if r, ok = h.authenticate(w, r); !ok {
-					return nil
+func (h *Handler) wrap(rt route) *routeHandler { return &routeHandler{h: h, rt: rt} }
+
+func (rh *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, rt := rh.h, rh.rt
+	h.instrument(rt, w, r, func(w http.ResponseWriter, r *http.Request) error {
+		if rt.access == tenant {
+			var ok bool
+			if r, ok = h.authenticate(w, r); !ok {
+				return nil
+			}
+		}
+		if r.ContentLength > h.maxBody {
+			return errBodyTooLarge(h.maxBody)
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+		if rt.body {
+			if ct := r.Header.Get("Content-Type"); ct != "" {
+				if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+					return &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type",
+						message: fmt.Sprintf("the body must be application/json, not %q (curl: -H 'Content-Type: application/json', or --json)", ct)}
 				}
 			}
-			if r.ContentLength > h.maxBody {
-				return errBodyTooLarge(h.maxBody)
-			}
-			r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
-			if rt.body {
-				if ct := r.Header.Get("Content-Type"); ct != "" {
-					if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-						return &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type",
-							message: fmt.Sprintf("the body must be application/json, not %q (curl: -H 'Content-Type: application/json', or --json)", ct)}
-					}
-				}
-			}
-			return rt.serve(w, r)
-		})
+		}
+		return rt.serve(w, r)
 	})
 }
 

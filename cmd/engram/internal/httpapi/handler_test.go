@@ -513,6 +513,7 @@ func TestForgetNeedsIDs(t *testing.T) {
 	// An unclean path is redirected, in the access log like any request.
 	req, _ := http.NewRequest("GET", s.url+"/v1/users/alice/sessions/s1/../s1/messages", nil)
 	req.URL.Path = "/v1/users/alice/sessions/s1/../s1/messages" // unclean on the wire
+	req.Header.Set("Authorization", "Bearer "+tokenAcme)        // /v1/ authenticates before it redirects
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	resp, err := tr.RoundTrip(req) // a client would follow the redirect

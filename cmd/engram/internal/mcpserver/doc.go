@@ -95,8 +95,9 @@
 // # Differences from the reference memory server
 //
 // TestCompatibility runs testdata/compat_script.json (creates, duplicate
-// creates, observations, an add_observations error, reads, searches,
-// opens, deletes, invalid arguments) against Engram and against
+// creates, creates of an existing entity with other details, relations to
+// entities never created, observations, add_observations errors, reads,
+// searches, opens, deletes, invalid arguments) against Engram and against
 // @modelcontextprotocol/server-memory (2026.8.31, with npx) and requires
 // equal answers; it also compares the nine tools' titles, annotations and
 // schemas. The script keeps to what the two share. Outside it:
@@ -106,13 +107,19 @@
 //     outer spaces trimmed). Relation types fold likewise. The reference
 //     compares names exactly. search_nodes folds the query and the text
 //     (the reference lower-cases both), and also matches aliases.
-//   - create_entities with a name that exists creates nothing and does not
-//     return it, as in the reference, but fills an empty entityType and adds
-//     new observations; the reference leaves the entity as it was.
-//   - create_relations creates the entities it names that do not exist yet,
-//     with an empty entityType and no observations; a later create_entities
-//     fills them in (and, as they exist, does not return them). The
-//     reference stores relations to missing entities as they are.
+//   - create_relations to a name that is no entity stores the relation, as
+//     the reference does; underneath, the graph holds an entity with no
+//     type, observations or aliases for its end. The tools treat such an
+//     entity as the reference treats the name: read_graph, search_nodes
+//     and open_nodes leave it out (its relations stay), add_observations
+//     answers "Entity with name X not found", and create_entities creates
+//     it with the details given and returns it. An entity created on
+//     purpose with an empty entityType and no observations is treated the
+//     same way, and so does not show.
+//   - create_entities with a name that exists leaves the entity unchanged
+//     and does not return it, as the reference does. The check and the
+//     write are two transactions: an entity another client creates between
+//     them gets this call's observations added.
 //   - Duplicates within one call are stored once (observations of one
 //     entity, entities, relations); the reference stores them twice.
 //   - Answers list entities in order of their folded names (open_nodes: in

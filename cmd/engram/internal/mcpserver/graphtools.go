@@ -327,20 +327,84 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
+// implicit reports whether e exists only as the end of a relation: the
+// graph creates an entity, with no type, observations or aliases, for each
+// name a fact mentions, while the reference keeps such a relation with no
+// entity behind it. The graph tools treat an implicit entity as the
+// reference treats the name: absent from read_graph, search_nodes and
+// open_nodes (its relations stay), not found by add_observations, and
+// created, with the details given, by create_entities.
+//
+// One case differs: an entity created with an empty type and no
+// observations looks implicit too, and is hidden as if it were.
+func implicit(e memory.Entity) bool {
+	return e.Type == "" && len(e.Observations) == 0 && len(e.Aliases) == 0
+}
+
+// visible returns the entities that are not [implicit].
+func visible(es []memory.Entity) []memory.Entity {
+	out := es[:0:0]
+	for _, e := range es {
+		if !implicit(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// createEntities creates the entities whose names are unknown, as the
+// reference does, and leaves an existing entity unchanged: the details of
+// a name created again are ignored, not added. (The graph's CreateEntities
+// adds them, so the existing ones are left out of the call.) An implicit
+// entity gets its type and observations, and is answered as created.
+//
+// The check and the creation are two transactions: an entity created by
+// another client between them gets this call's observations added.
 func (h *handlers) createEntities(ctx context.Context, _ *mcp.CallToolRequest, in createEntitiesIn) (*mcp.CallToolResult, createEntitiesOut, error) {
 	sc, err := h.scopeOf(ctx)
 	if err != nil {
 		return nil, createEntitiesOut{}, err
 	}
-	es := make([]memory.Entity, len(in.Entities))
-	for i, e := range in.Entities {
-		es[i] = memory.Entity{Name: e.Name, Type: e.EntityType, Observations: e.Observations}
+	es := make([]memory.Entity, 0, len(in.Entities))
+	wasImplicit := map[string]bool{}
+	for _, e := range in.Entities {
+		cur, err := h.store.Entity(ctx, sc, e.Name)
+		switch {
+		case err == nil && !implicit(cur):
+			continue // the reference leaves it as it is
+		case err == nil:
+			wasImplicit[graph.Fold(cur.Name)] = true
+		case !errors.Is(err, memory.ErrEntityNotFound) && !errors.Is(err, memory.ErrInvalidName):
+			return nil, createEntitiesOut{}, err
+		}
+		es = append(es, memory.Entity{Name: e.Name, Type: e.EntityType, Observations: e.Observations})
 	}
 	created, err := h.store.CreateEntities(ctx, sc, es)
 	if err != nil {
 		return nil, createEntitiesOut{}, err
 	}
-	out := createEntitiesOut{Entities: toEntities(created)}
+	// Answer in the order asked, each entity once, as stored.
+	byName := make(map[string]memory.Entity, len(created))
+	for _, e := range created {
+		byName[graph.Fold(e.Name)] = e
+	}
+	answer := make([]memory.Entity, 0, len(es))
+	for _, e := range es {
+		f := graph.Fold(e.Name)
+		c, ok := byName[f]
+		if !ok && wasImplicit[f] {
+			if c, err = h.store.Entity(ctx, sc, e.Name); err != nil {
+				return nil, createEntitiesOut{}, err
+			}
+			ok = true
+		}
+		if ok {
+			answer = append(answer, c)
+			delete(byName, f)
+			delete(wasImplicit, f)
+		}
+	}
+	out := createEntitiesOut{Entities: toEntities(answer)}
 	res, err := jsonResult(out.Entities)
 	return res, out, err
 }
@@ -374,6 +438,10 @@ func (h *handlers) addObservations(ctx context.Context, _ *mcp.CallToolRequest, 
 	sets := make([]memory.ObservationSet, len(in.Observations))
 	for i, o := range in.Observations {
 		sets[i] = memory.ObservationSet{EntityName: o.EntityName, Observations: o.Contents}
+		// The end of a relation is no entity to the reference.
+		if e, err := h.store.Entity(ctx, sc, o.EntityName); err == nil && implicit(e) {
+			return nil, addObservationsOut{}, entityNotFoundError{o.EntityName}
+		}
 	}
 	added, err := h.store.AddObservations(ctx, sc, sets)
 	if errors.Is(err, memory.ErrEntityNotFound) {
@@ -451,7 +519,7 @@ func (h *handlers) readGraph(ctx context.Context, _ *mcp.CallToolRequest, in rea
 		return nil, readGraphOut{}, err
 	}
 	out := readGraphOut{
-		Entities:   toEntities(page.Entities),
+		Entities:   toEntities(visible(page.Entities)),
 		Relations:  nonNil(page.Relations),
 		NextCursor: page.Next,
 	}
@@ -468,7 +536,7 @@ func (h *handlers) searchNodes(ctx context.Context, _ *mcp.CallToolRequest, in s
 	if err != nil {
 		return nil, graphJSON{}, err
 	}
-	return h.nodes(ctx, sc, g.Entities)
+	return h.nodes(ctx, sc, visible(g.Entities))
 }
 
 func (h *handlers) openNodes(ctx context.Context, _ *mcp.CallToolRequest, in openNodesIn) (*mcp.CallToolResult, graphJSON, error) {
@@ -483,7 +551,7 @@ func (h *handlers) openNodes(ctx context.Context, _ *mcp.CallToolRequest, in ope
 	if err != nil {
 		return nil, graphJSON{}, err
 	}
-	return h.nodes(ctx, sc, g.Entities)
+	return h.nodes(ctx, sc, visible(g.Entities))
 }
 
 // nodes answers search_nodes and open_nodes as the reference does: the

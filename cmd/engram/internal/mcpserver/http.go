@@ -58,7 +58,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, memory.ErrInvalidScope) {
 			code = http.StatusBadRequest
 		}
-		writeRPCError(w, code, fmt.Sprintf("engram: no scope for this request: %v", err))
+		writeRPCError(w, code, fmt.Sprintf("no scope for this request: %v", err)) // err carries the one "engram: "
 		return
 	}
 	// One server per request, bound to the request's scope. Building it
@@ -87,7 +87,7 @@ func writeRPCError(w http.ResponseWriter, code int, msg string) {
 // token, never anything the client sends); the user is the X-Engram-User
 // header, [DefaultUser] when it is absent; the session is the
 // X-Engram-Session header, [DefaultSession] when absent. An empty tenant,
-// or a header that is not a valid id (see engine.ValidateID), is an error
+// or a header that is not a valid id (see engine.ValidateScopeID), is an error
 // wrapping [memory.ErrInvalidScope].
 func ScopeFromHeaders(tenant func(*http.Request) string) func(*http.Request) (memory.Scope, error) {
 	return func(r *http.Request) (memory.Scope, error) {

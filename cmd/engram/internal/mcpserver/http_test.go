@@ -200,6 +200,13 @@ func TestScopeFromHeaders(t *testing.T) {
 			memory.Scope{Tenant: "acme", User: "alice", Session: DefaultSession}, false},
 		{"empty session", "acme", http.Header{HeaderSession: {""}}, memory.Scope{}, true},
 		{"long user", "acme", http.Header{HeaderUser: {strings.Repeat("u", 1000)}}, memory.Scope{}, true},
+		{"dot dot user", "acme", http.Header{HeaderUser: {".."}}, memory.Scope{}, true},
+		{"dot user", "acme", http.Header{HeaderUser: {"."}}, memory.Scope{}, true},
+		{"slash user", "acme", http.Header{HeaderUser: {"../evil"}}, memory.Scope{}, true},
+		{"slash session", "acme", http.Header{HeaderSession: {"a/b"}}, memory.Scope{}, true},
+		{"bidi override user", "acme", http.Header{HeaderUser: {"alice\u202e"}}, memory.Scope{}, true},
+		{"bidi isolate session", "acme", http.Header{HeaderSession: {"\u2066s1"}}, memory.Scope{}, true},
+		{"dot dot tenant", "..", nil, memory.Scope{}, true},
 		{"no tenant", "", nil, memory.Scope{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

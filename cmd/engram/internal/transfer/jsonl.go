@@ -126,7 +126,7 @@ func checkID(field, id string) error {
 	if id == "" {
 		return nil
 	}
-	if err := engine.ValidateID(id); err != nil {
+	if err := engine.ValidateScopeID(id); err != nil {
 		return fmt.Errorf("%s %w", field, err)
 	}
 	return nil

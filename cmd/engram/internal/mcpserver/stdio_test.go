@@ -1,0 +1,115 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStdioBadLines drives the server over a pair of pipes, as a client
+// does over stdin and stdout, with bad lines among good ones: each bad line
+// is answered with a JSON-RPC error whose id is null, and the server goes
+// on serving. (With the SDK's own IOTransport the first bad line ended the
+// connection and engram mcp exited.)
+func TestStdioBadLines(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	srv := NewServer(openStore(t), fixed(testScope))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.Run(ctx, NewStdioTransport(inR, outW))
+		outW.Close()
+	}()
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20)
+	type reply struct {
+		ID     any             `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatalf("write %q: %v", line, err)
+		}
+	}
+	read := func() reply {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("no answer: %v (the server ended: %v)", lines.Err(), <-done)
+		}
+		var r reply
+		if err := json.Unmarshal(lines.Bytes(), &r); err != nil {
+			t.Fatalf("answer %q: %v", lines.Text(), err)
+		}
+		return r
+	}
+	wantError := func(line string, code int) {
+		t.Helper()
+		send(line)
+		r := read()
+		if r.Error == nil || r.Error.Code != code || r.ID != nil {
+			t.Fatalf("%q answered %+v, want error %d with a null id", line, r, code)
+		}
+	}
+
+	wantError("this is not JSON", -32700)
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	if r := read(); r.ID != float64(1) || r.Error != nil {
+		t.Fatalf("initialize = %+v", r)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	wantError(`{"jsonrpc":"2.0","id":2,"method":"tools/list"`, -32700) // cut short
+	wantError(`{"foo": 1}`, -32600)
+	wantError(`42`, -32600)
+	wantError(`[]`, -32600)
+	wantError(`[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]`, -32600) // no batches since 2025-06-18
+	wantError("\xff\xfe{}", -32700)
+	send("")
+	send("   ")
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	r := read()
+	if r.ID != float64(4) || r.Error != nil || !strings.Contains(string(r.Result), "create_entities") {
+		t.Fatalf("tools/list after the bad lines = %+v", r)
+	}
+	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_graph","arguments":{}}}`)
+	if r := read(); r.ID != float64(5) || r.Error != nil {
+		t.Fatalf("read_graph = %+v", r)
+	}
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil && !strings.Contains(err.Error(), "EOF") {
+			t.Errorf("Run after the client closed = %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the server did not end when its input did")
+	}
+}
+
+// TestStdioLongLine: a line over the limit is answered with a parse error
+// and skipped without being held whole, and the next line is served.
+func TestStdioLongLine(t *testing.T) {
+	var out strings.Builder
+	in := strings.NewReader(strings.Repeat("x", 100) + "\n" + `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
+	f := &lineFilter{r: bufio.NewReaderSize(in, 16), out: &out, limit: 64}
+	got, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n" {
+		t.Errorf("passed %q", got)
+	}
+	if !strings.Contains(out.String(), `"code":-32700`) || !strings.Contains(out.String(), "longer than 64 bytes") {
+		t.Errorf("answered %q", out.String())
+	}
+}
