@@ -31,6 +31,7 @@ func init() {
 type mcpOptions struct {
 	dir, tenant, user, session string
 	open                       openFlags
+	privacy                    privacyFlags
 }
 
 func newMCPCmd() *cobra.Command {
@@ -75,6 +76,7 @@ Register it in Claude Desktop's claude_desktop_config.json:
 	cmd.Flags().StringVar(&o.user, "user", mcpserver.DefaultUser, "the user whose memories and knowledge graph the tools read and write")
 	cmd.Flags().StringVar(&o.session, "session", mcpserver.DefaultSession, "the conversation append_message, get_window, recall and forget work on")
 	o.open.register(cmd.Flags(), true)
+	o.privacy.register(cmd.Flags())
 	return cmd
 }
 
@@ -92,6 +94,7 @@ func runMCP(ctx context.Context, o mcpOptions, in io.Reader, out io.Writer) (err
 	if err := o.open.apply(&opts); err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
+	o.privacy.apply(&opts)
 	store, err := memory.Open(o.dir, &opts)
 	if err != nil {
 		return fmt.Errorf("mcp: %w", openError(o.dir, err))
