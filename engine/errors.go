@@ -47,7 +47,10 @@ var (
 	// bad metadata key or record id).
 	ErrInvalidRecord = errors.New("engram: invalid record")
 
-	// ErrCorrupt is returned when stored data cannot be decoded.
+	// ErrCorrupt is returned when stored data cannot be decoded, and when a
+	// file of the store is damaged (a checksum fails, a file is truncated):
+	// by Open, or by the read that meets the damage. The message names the
+	// file.
 	ErrCorrupt = errors.New("engram: corrupt data")
 )
 
@@ -74,6 +77,8 @@ func convert(err error) error {
 		sentinel = ErrEncryptionKey
 	case errors.Is(err, kv.ErrInvalidOptions):
 		sentinel = ErrInvalidOptions
+	case errors.Is(err, kv.ErrCorrupt):
+		sentinel = ErrCorrupt
 	default:
 		return err
 	}

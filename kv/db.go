@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -33,6 +35,7 @@ type DB struct {
 	}
 	bdb  *badger.DB
 	lock *dirLock
+	log  *badgerLogger
 }
 
 // Open opens the store in dir, creating the directory when it does not exist.
@@ -57,32 +60,36 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	if err := checkKey(dir, o.EncryptionKey); err != nil {
+	if err := checkFiles(dir, o.EncryptionKey); err != nil {
 		_ = lock.release()
 		return nil, err
 	}
-	bdb, err := badger.Open(o.badger(dir))
+	log := &badgerLogger{l: o.Logger}
+	bdb, err := openBadger(dir, o.badger(dir, log))
 	if err != nil {
 		_ = lock.release()
-		return nil, openError(dir, err)
+		return nil, err
 	}
-	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock}
+	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log}
 	return db, nil
 }
 
-// checkKey validates the encryption key against the store's key registry
-// before Badger opens: a failed badger.Open leaks its cache-monitor and
-// allocator goroutines (badger v4.9.6), so the common failure, a wrong key,
-// is caught here where nothing has started yet.
-func checkKey(dir string, key []byte) error {
-	if dir == "" {
-		return nil
-	}
-	kr, err := badger.OpenKeyRegistry(badger.KeyRegistryOptions{Dir: dir, ReadOnly: true, EncryptionKey: key})
+// openBadger opens Badger, turning a panic in the calling goroutine into
+// ErrCorrupt. (checkFiles runs first: a panic in Badger's own goroutines
+// cannot be recovered here. A failed badger.Open also leaks its
+// cache-monitor and allocator goroutines (badger v4.9.6), which is why the
+// common failures, a wrong key and a damaged file, are caught before it.)
+func openBadger(dir string, bo badger.Options) (bdb *badger.DB, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			bdb, err = nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, dir, p)
+		}
+	}()
+	bdb, err = badger.Open(bo)
 	if err != nil {
-		return openError(dir, err)
+		return nil, openError(dir, err)
 	}
-	return kr.Close()
+	return bdb, nil
 }
 
 func openError(dir string, err error) error {
@@ -92,6 +99,8 @@ func openError(dir string, err error) error {
 		return fmt.Errorf("%w: %s", ErrEncryptionKey, dir)
 	case isBadgerLockError(err):
 		return fmt.Errorf("%w: %s", ErrLocked, dir)
+	case isCorruption(msg):
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, dir, err)
 	default:
 		return fmt.Errorf("kv: open %q: %w", dir, err)
 	}
@@ -161,7 +170,7 @@ func (db *DB) run(ctx context.Context, update bool, fn func(*Txn) error) error {
 	if db.mu.restoreFailed {
 		return fmt.Errorf("%w: a restore into this store failed; close it and discard the directory", ErrBadBackup)
 	}
-	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update}
+	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update, log: db.log}
 	defer tx.discard()
 	if err := fn(tx); err != nil {
 		return err
@@ -390,12 +399,45 @@ func convertError(err error) error {
 		return ErrReadOnly
 	case errors.Is(err, badger.ErrDBClosed):
 		return ErrClosed
+	case isCorruption(err.Error()):
+		return corruptRead(err)
 	case strings.Contains(err.Error(), "exceeded"):
 		// Badger's exceedsSize: an oversized key or value.
 		return fmt.Errorf("%w: %v", ErrTooLarge, err)
 	default:
 		return fmt.Errorf("kv: %w", err)
 	}
+}
+
+// isCorruption reports whether a Badger error message says that data on
+// disk is damaged. Badger flattens its errors to strings (y.Wrap), so
+// errors.Is cannot see y.ErrChecksumMismatch through them.
+func isCorruption(msg string) bool {
+	for _, s := range []string{
+		"checksum mismatch", "corrupted", "Invalid read", "Invalid value pointer",
+		"failed to decompress", "Level validation", "manifest has",
+		"Invalid datakey", "file with ID", "unexpected EOF", "End of mapped region",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// vlogFid finds the value-log file id in Badger's "vp: {Len:.. Offset:..
+// Fid:N}" detail.
+var vlogFid = regexp.MustCompile(`Fid:(\d+)`)
+
+// corruptRead turns a failed read of damaged data into ErrCorrupt naming
+// the value-log file when Badger's message says which.
+func corruptRead(err error) error {
+	if m := vlogFid.FindStringSubmatch(err.Error()); m != nil {
+		if fid, perr := strconv.ParseUint(m[1], 10, 32); perr == nil {
+			return fmt.Errorf("%w: %06d.vlog: %v", ErrCorrupt, fid, err)
+		}
+	}
+	return fmt.Errorf("%w: %v", ErrCorrupt, err)
 }
 
 // maxBackupFrame bounds one frame of a backup stream: an 8-byte

@@ -29,6 +29,11 @@ var (
 	// ErrInvalidOptions is returned by [Open] and by calls given bad options
 	// (a negative budget, a malformed cursor).
 	ErrInvalidOptions = engine.ErrInvalidOptions
+	// ErrCorrupt is returned when a stored record cannot be decoded, and
+	// when a file of the store is damaged (a checksum fails, a file is
+	// truncated): by [Open], or by the call whose read meets the damage.
+	// The message names the file.
+	ErrCorrupt = engine.ErrCorrupt
 )
 
 // Errors of [Session.Append]. Each specific error wraps [ErrInvalidMessage],
@@ -69,9 +74,6 @@ var ErrInvalidMemory = errors.New("memory: invalid memory")
 // ErrEmbedding is returned when the embedder fails or returns vectors that
 // cannot be used. Nothing is written.
 var ErrEmbedding = errors.New("memory: embedding failed")
-
-// ErrCorrupt is returned when a stored record cannot be decoded.
-var ErrCorrupt = errors.New("memory: corrupt record")
 
 // Errors of the knowledge graph, shared with package graph.
 var (
