@@ -52,6 +52,12 @@ var (
 	// by Open, or by the read that meets the damage. The message names the
 	// file.
 	ErrCorrupt = errors.New("engram: corrupt data")
+
+	// ErrDiskFull is returned by writes when the disk holding the store is
+	// too full to write safely; nothing is written, reads go on, and writes
+	// work again once space is freed. Open returns it for a store on a
+	// full disk.
+	ErrDiskFull = errors.New("engram: disk full")
 )
 
 // convert maps kv's errors onto the shared sentinels, keeping kv's message
@@ -79,6 +85,8 @@ func convert(err error) error {
 		sentinel = ErrInvalidOptions
 	case errors.Is(err, kv.ErrCorrupt):
 		sentinel = ErrCorrupt
+	case errors.Is(err, kv.ErrDiskFull):
+		sentinel = ErrDiskFull
 	default:
 		return err
 	}

@@ -16,6 +16,7 @@ func TestConvertStorageFaults(t *testing.T) {
 		kv, want error
 	}{
 		{kv.ErrCorrupt, ErrCorrupt},
+		{kv.ErrDiskFull, ErrDiskFull},
 	} {
 		in := fmt.Errorf("%w: /data/000007.sst: checksum mismatch", tc.kv)
 		got := convert(in)

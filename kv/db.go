@@ -36,6 +36,12 @@ type DB struct {
 	bdb  *badger.DB
 	lock *dirLock
 	log  *badgerLogger
+
+	// free reports the free space of the store's disk (freeSpace, unless a
+	// test stands in another); writes are refused while it is below
+	// reserve. See reserve.
+	free    func(dir string) (int64, bool)
+	reserve int64
 }
 
 // Open opens the store in dir, creating the directory when it does not exist.
@@ -64,13 +70,25 @@ func Open(dir string, opts *Options) (*DB, error) {
 		_ = lock.release()
 		return nil, err
 	}
+	// Badger writes at open (it replays and flushes the write-ahead log,
+	// starts a new one) through memory maps: on a full disk that is SIGBUS,
+	// so a store on a full disk is not opened at all. A read-only open is
+	// no way out: Badger refuses it while a write-ahead log needs replay.
+	free := freeSpace
+	need := reserve(o.MemTableSize, maxBatchSize(o.MemTableSize))
+	if dir != "" {
+		if n, ok := free(dir); ok && n < need {
+			_ = lock.release()
+			return nil, fmt.Errorf("%w: %s has %s free; opening the store needs %s", ErrDiskFull, dir, mib(n), mib(need))
+		}
+	}
 	log := &badgerLogger{l: o.Logger}
 	bdb, err := openBadger(dir, o.badger(dir, log))
 	if err != nil {
 		_ = lock.release()
 		return nil, err
 	}
-	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log}
+	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, free: free, reserve: need}
 	return db, nil
 }
 
@@ -170,6 +188,11 @@ func (db *DB) run(ctx context.Context, update bool, fn func(*Txn) error) error {
 	if db.mu.restoreFailed {
 		return fmt.Errorf("%w: a restore into this store failed; close it and discard the directory", ErrBadBackup)
 	}
+	if update {
+		if err := db.checkSpace(); err != nil {
+			return err
+		}
+	}
 	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update, log: db.log}
 	defer tx.discard()
 	if err := fn(tx); err != nil {
@@ -266,6 +289,9 @@ func (db *DB) Compact(ctx context.Context) error {
 	if db.mu.closed {
 		return ErrClosed
 	}
+	if err := db.checkSpace(); err != nil {
+		return err
+	}
 	if err := db.bdb.Flatten(1); err != nil {
 		return fmt.Errorf("kv: flatten: %w", err)
 	}
@@ -337,6 +363,9 @@ func (db *DB) load(ctx context.Context, r io.Reader) (err error) {
 	defer db.mu.RUnlock()
 	if db.mu.closed {
 		return ErrClosed
+	}
+	if err := db.checkSpace(); err != nil {
+		return err
 	}
 	defer func() {
 		// Badger's loader trusts its input: a damaged frame that passes

@@ -56,4 +56,11 @@ var (
 	// restore the store from a backup, or move the named file aside knowing
 	// that its data is lost.
 	ErrCorrupt = errors.New("kv: corrupt file")
+
+	// ErrDiskFull is returned by [DB.Update] when the disk holding the
+	// store has less free space than the store keeps in reserve for
+	// Badger's memtables, flushes and compactions, and by [Open] when a
+	// store is opened on such a disk. Nothing is written; reads go on, and
+	// writes succeed again once space is freed.
+	ErrDiskFull = errors.New("kv: disk full")
 )

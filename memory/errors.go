@@ -34,6 +34,11 @@ var (
 	// truncated): by [Open], or by the call whose read meets the damage.
 	// The message names the file.
 	ErrCorrupt = engine.ErrCorrupt
+	// ErrDiskFull is returned by writes when the disk holding the store is
+	// too full to write safely. Nothing is written; reads go on, and writes
+	// work again once space is freed. [Open] returns it for a store on a
+	// full disk.
+	ErrDiskFull = engine.ErrDiskFull
 )
 
 // Errors of [Session.Append]. Each specific error wraps [ErrInvalidMessage],
