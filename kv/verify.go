@@ -97,17 +97,24 @@ func checkFiles(dir string, key []byte) (err error) {
 	}
 	defer kr.Close()
 
-	tables, err := checkManifest(dir, ssts)
+	mf, err := checkManifest(dir, ssts)
 	if err != nil {
 		return err
 	}
-	if err := checkTables(dir, tables, kr); err != nil {
+	maxLive, err := checkTables(dir, mf.tables, kr)
+	if err != nil {
 		return err
 	}
+	var wal versionRange
 	for _, name := range mems {
-		if err := checkLog(filepath.Join(dir, name), kr); err != nil {
+		r, err := checkLog(filepath.Join(dir, name), kr)
+		if err != nil {
 			return err
 		}
+		wal.add(r)
+	}
+	if err := checkOrphans(dir, mf, maxLive, wal, kr); err != nil {
+		return err
 	}
 	for _, name := range vlogs {
 		if err := checkLogHeader(filepath.Join(dir, name), kr); err != nil {
@@ -119,7 +126,7 @@ func checkFiles(dir string, key []byte) (err error) {
 	// checksums are verified at every read.
 	sort.Slice(vlogs, func(i, j int) bool { return logID(vlogs[i]) < logID(vlogs[j]) })
 	if n := len(vlogs); n > 0 {
-		if err := checkLog(filepath.Join(dir, vlogs[n-1]), kr); err != nil {
+		if _, err := checkLog(filepath.Join(dir, vlogs[n-1]), kr); err != nil {
 			return err
 		}
 	}
@@ -135,92 +142,159 @@ func corrupt(path, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrCorrupt, path, fmt.Sprintf(format, args...))
 }
 
+// manifestState is what checkManifest found.
+type manifestState struct {
+	tables     map[uint64]badger.TableManifest // the live tables
+	orphans    map[uint64]string               // tables on disk it does not name
+	maxCreated uint64                          // the highest table id it ever named
+	compressed options.CompressionType         // how its newest table was compressed
+}
+
 // checkManifest replays the manifest and matches it with the tables on
-// disk (ssts, by id). It returns the tables the manifest names.
-func checkManifest(dir string, ssts map[uint64]string) (map[uint64]badger.TableManifest, error) {
+// disk (ssts, by id).
+func checkManifest(dir string, ssts map[uint64]string) (manifestState, error) {
+	var st manifestState
 	path := filepath.Join(dir, badger.ManifestFilename)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if len(ssts) > 0 {
-			return nil, corrupt(path, "missing, and %d table files exist", len(ssts))
+			return st, corrupt(path, "missing, and %d table files exist", len(ssts))
 		}
-		return nil, nil // a new store
+		return st, nil // a new store
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kv: open manifest: %w", err)
+		return st, fmt.Errorf("kv: open manifest: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("kv: stat manifest: %w", err)
-	}
 	bo := badger.DefaultOptions(dir)
 	bo.Logger = nil
 	mf, end, err := badger.ReplayManifestFile(f, bo.ExternalMagicVersion, bo)
 	if err != nil {
-		return nil, corrupt(path, "%v", err)
+		return st, corrupt(path, "%v", err)
 	}
-	torn := end < fi.Size()
+	st.tables = mf.Tables
 	for id := range mf.Tables {
 		if _, ok := ssts[id]; !ok {
-			return nil, corrupt(path, "names table %s, which is missing", table.IDToFilename(id))
+			return st, corrupt(path, "names table %s, which is missing", table.IDToFilename(id))
 		}
 	}
-	created, deleted, err := manifestHistory(f, end)
+	deleted, err := manifestHistory(f, end, &st)
 	if err != nil {
-		return nil, corrupt(path, "%v", err)
+		return st, corrupt(path, "%v", err)
 	}
+	st.orphans = map[uint64]string{}
 	for id, name := range ssts {
-		if _, ok := mf.Tables[id]; ok || deleted[id] {
-			// Named, or deleted by a compaction whose file removal a
-			// crash cut short: Badger removes it.
-			continue
-		}
-		// Badger deletes a table the manifest does not name. That is right
-		// for the output of a flush or compaction a crash cut short: its
-		// id is above every id the manifest ever named, and its data is
-		// still in the write-ahead log or the compaction's inputs.
-		// Anything else means the manifest lost records.
-		if torn || id <= created {
-			return nil, corrupt(path, "does not name table %s (the manifest has lost records)", name)
+		// A table the manifest deleted is one whose removal a crash cut
+		// short: Badger removes it.
+		if _, ok := mf.Tables[id]; !ok && !deleted[id] {
+			st.orphans[id] = name
 		}
 	}
-	return mf.Tables, nil
+	return st, nil
+}
+
+// checkOrphans decides about the tables the manifest does not name, which
+// Badger deletes at open. That is right for the output of a flush or a
+// compaction that a crash cut short before the manifest named it: a
+// compaction's output holds no version newer than the live tables it was
+// made from, and a flush's output holds versions still in a write-ahead
+// log. A table with newer data than both was named by manifest records
+// that are lost: deleting it would lose its data.
+func checkOrphans(dir string, mf manifestState, maxLive uint64, wal versionRange, kr *badger.KeyRegistry) error {
+	for id, name := range mf.orphans {
+		path := filepath.Join(dir, name)
+		v, ok := orphanVersion(path, mf, kr)
+		switch {
+		case !ok && id > mf.maxCreated:
+			// Unreadable, and newer than anything the manifest named: a
+			// table whose writing a crash cut short.
+		case !ok:
+			return corrupt(filepath.Join(dir, badger.ManifestFilename), "does not name table %s, which is older than tables it names (the manifest has lost records)", name)
+		case v <= maxLive, wal.ok && v >= wal.min && v <= wal.max:
+		default:
+			return corrupt(filepath.Join(dir, badger.ManifestFilename), "does not name table %s, which holds data (version %d) found in no live table or write-ahead log (the manifest has lost records)", name, v)
+		}
+	}
+	return nil
+}
+
+// orphanVersion returns the newest version in a table the manifest does
+// not name, trying no encryption and then each data key of the registry
+// (Badger numbers them from 1), with the compression of the manifest's
+// newest table.
+func orphanVersion(path string, mf manifestState, kr *badger.KeyRegistry) (uint64, bool) {
+	cache := &indexCache{}
+	defer cache.close()
+	for k := uint64(0); k < 1<<16; k++ {
+		dk, err := kr.DataKey(k)
+		if err != nil {
+			break
+		}
+		if k > 0 && dk == nil {
+			break // a plain store has no keys
+		}
+		v, err := checkTable(path, badger.TableManifest{KeyID: k, Compression: mf.compressed}, dk, cache)
+		if err == nil {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// versionRange is the range of versions in write-ahead logs.
+type versionRange struct {
+	min, max uint64
+	ok       bool
+}
+
+func (r *versionRange) add(o versionRange) {
+	if !o.ok {
+		return
+	}
+	if !r.ok {
+		*r = o
+		return
+	}
+	r.min, r.max = min(r.min, o.min), max(r.max, o.max)
 }
 
 // manifestHistory reads the manifest's records up to end (Badger has
-// checked them) and returns the highest table id ever created and the ids
-// deleted.
-func manifestHistory(f *os.File, end int64) (maxCreated uint64, deleted map[uint64]bool, err error) {
+// checked them), notes in st the highest table id ever created, the data
+// keys and the newest compression, and returns the ids deleted.
+func manifestHistory(f *os.File, end int64, st *manifestState) (deleted map[uint64]bool, err error) {
 	deleted = map[uint64]bool{}
+	st.compressed = options.Snappy // Badger's default
 	r := bufio.NewReader(io.NewSectionReader(f, 0, end))
 	if _, err := r.Discard(8); err != nil { // magic and versions
-		return 0, nil, err
+		return nil, err
 	}
 	var head [8]byte
 	for {
 		if _, err := io.ReadFull(r, head[:]); err != nil {
 			if errors.Is(err, io.EOF) {
-				return maxCreated, deleted, nil
+				return deleted, nil
 			}
-			return 0, nil, err
+			return nil, err
 		}
 		n := binary.BigEndian.Uint32(head[:4])
 		if int64(n) > end {
-			return 0, nil, fmt.Errorf("record of %d bytes", n)
+			return nil, fmt.Errorf("record of %d bytes", n)
 		}
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(r, buf); err != nil {
-			return 0, nil, err
+			return nil, err
 		}
 		var cs pb.ManifestChangeSet
 		if err := proto.Unmarshal(buf, &cs); err != nil {
-			return 0, nil, err
+			return nil, err
 		}
 		for _, c := range cs.GetChanges() {
 			switch c.GetOp() {
 			case pb.ManifestChange_CREATE:
-				maxCreated = max(maxCreated, c.GetId())
+				if c.GetId() >= st.maxCreated {
+					st.maxCreated = c.GetId()
+					st.compressed = options.CompressionType(c.GetCompression())
+				}
 			case pb.ManifestChange_DELETE:
 				deleted[c.GetId()] = true
 			}
@@ -228,17 +302,11 @@ func manifestHistory(f *os.File, end int64) (maxCreated uint64, deleted map[uint
 	}
 }
 
-// checkTables verifies every table's footer, index and block checksums.
-func checkTables(dir string, tables map[uint64]badger.TableManifest, kr *badger.KeyRegistry) error {
-	if len(tables) == 0 {
-		return nil
-	}
-	var cache *ristretto.Cache[uint64, *fb.TableIndex]
-	defer func() {
-		if cache != nil {
-			cache.Close()
-		}
-	}()
+// checkTables verifies every table's footer, index and block checksums,
+// and returns the newest version they hold.
+func checkTables(dir string, tables map[uint64]badger.TableManifest, kr *badger.KeyRegistry) (maxVersion uint64, err error) {
+	cache := &indexCache{}
+	defer cache.close()
 	ids := make([]uint64, 0, len(tables))
 	for id := range tables {
 		ids = append(ids, id)
@@ -249,35 +317,59 @@ func checkTables(dir string, tables map[uint64]badger.TableManifest, kr *badger.
 		path := table.NewFilename(id, dir)
 		dk, err := kr.DataKey(tm.KeyID)
 		if err != nil {
-			return corrupt(path, "data key %d: %v", tm.KeyID, err)
+			return 0, corrupt(path, "data key %d: %v", tm.KeyID, err)
 		}
-		if dk != nil && cache == nil {
-			// Badger reads an encrypted table's index through the index
-			// cache and panics without one.
-			cache, err = ristretto.NewCache(&ristretto.Config[uint64, *fb.TableIndex]{
-				NumCounters: 1000, MaxCost: 1 << 20, BufferItems: 64,
-			})
-			if err != nil {
-				return fmt.Errorf("kv: index cache: %w", err)
-			}
+		v, err := checkTable(path, tm, dk, cache)
+		if err != nil {
+			return 0, err
 		}
-		if err := checkTable(path, tm, dk, cache); err != nil {
-			return err
-		}
+		maxVersion = max(maxVersion, v)
 	}
-	return nil
+	return maxVersion, nil
 }
 
-// checkTable checks one table. The footer is read with every bound checked
-// here, because Badger's own reader panics or exits on a bad one; then
-// Badger opens the table with OnTableRead, which verifies every block.
-func checkTable(path string, tm badger.TableManifest, dk *pb.DataKey, cache *ristretto.Cache[uint64, *fb.TableIndex]) (err error) {
+// indexCache makes, when first needed, the index cache through which
+// Badger reads an encrypted table's index (it panics without one).
+type indexCache struct {
+	c *ristretto.Cache[uint64, *fb.TableIndex]
+}
+
+func (ic *indexCache) get() (*ristretto.Cache[uint64, *fb.TableIndex], error) {
+	if ic.c == nil {
+		c, err := ristretto.NewCache(&ristretto.Config[uint64, *fb.TableIndex]{
+			NumCounters: 1000, MaxCost: 1 << 20, BufferItems: 64,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("kv: index cache: %w", err)
+		}
+		ic.c = c
+	}
+	return ic.c, nil
+}
+
+func (ic *indexCache) close() {
+	if ic.c != nil {
+		ic.c.Close()
+	}
+}
+
+// checkTable checks one table and returns the newest version it holds.
+// The footer is read with every bound checked here, because Badger's own
+// reader panics or exits on a bad one; then Badger opens the table with
+// OnTableRead, which verifies every block.
+func checkTable(path string, tm badger.TableManifest, dk *pb.DataKey, ic *indexCache) (version uint64, err error) {
 	if err := checkFooter(path); err != nil {
-		return err
+		return 0, err
+	}
+	var cache *ristretto.Cache[uint64, *fb.TableIndex]
+	if dk != nil {
+		if cache, err = ic.get(); err != nil {
+			return 0, err
+		}
 	}
 	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
 	if err != nil && !errors.Is(err, z.NewFile) {
-		return fmt.Errorf("kv: open table %s: %w", path, err)
+		return 0, fmt.Errorf("kv: open table %s: %w", path, err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -293,9 +385,10 @@ func checkTable(path string, tm badger.TableManifest, dk *pb.DataKey, cache *ris
 		IndexCache:  cache,
 	})
 	if err != nil {
-		return corrupt(path, "%v", err)
+		return 0, corrupt(path, "%v", err)
 	}
-	return t.Close(-1)
+	version = t.MaxVersion()
+	return version, t.Close(-1)
 }
 
 // checkFooter checks what Badger's initIndex reads without checking: the
@@ -367,33 +460,34 @@ const (
 // the file. checkLog makes sure nothing after that point holds data other
 // than what a crash leaves: one unfinished transaction, then at most one
 // torn record, then zeros (files are preallocated with zeros, and a write
-// cut short leaves the rest of its record zero, checksum included).
-func checkLog(path string, kr *badger.KeyRegistry) error {
+// cut short leaves the rest of its record zero, checksum included). It
+// returns the range of the versions Badger will replay.
+func checkLog(path string, kr *badger.KeyRegistry) (versions versionRange, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("kv: open log: %w", err)
+		return versions, fmt.Errorf("kv: open log: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("kv: stat log: %w", err)
+		return versions, fmt.Errorf("kv: stat log: %w", err)
 	}
 	size := fi.Size()
 	if size < logHeaderSize {
 		// Badger creates a log at its full preallocated size, so even a
 		// crash leaves at least the header's room.
-		return corrupt(path, "%d bytes, shorter than a log header", size)
+		return versions, corrupt(path, "%d bytes, shorter than a log header", size)
 	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	var head [logHeaderSize]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
-		return fmt.Errorf("kv: read log %s: %w", path, err)
+		return versions, fmt.Errorf("kv: read log %s: %w", path, err)
 	}
 	// Keys and values are encrypted with the log's data key when the store
 	// is; the transaction marks Badger checks are inside them.
 	dk, err := kr.DataKey(binary.BigEndian.Uint64(head[:8]))
 	if err != nil {
-		return corrupt(path, "data key: %v", err)
+		return versions, corrupt(path, "data key: %v", err)
 	}
 	decrypt := func(kv []byte, off int64) ([]byte, error) {
 		if dk == nil {
@@ -413,29 +507,29 @@ func checkLog(path string, kr *badger.KeyRegistry) error {
 		rec, n, consumed, status := readRecord(r, size-off, &buf)
 		switch status {
 		case recordTruncated:
-			return corrupt(path, "record at offset %d runs past the end of the file (truncated)", off)
+			return versions, corrupt(path, "record at offset %d runs past the end of the file (truncated)", off)
 		case recordDamaged:
-			return corrupt(path, "record at offset %d fails its checksum", off)
+			return versions, corrupt(path, "record at offset %d fails its checksum", off)
 		case recordEnd:
 			// The end of the written part, or a torn last record:
 			// everything after its extent must be zeros.
 			if _, err := r.Discard(int(n - consumed)); err != nil {
-				return fmt.Errorf("kv: read log %s: %w", path, err)
+				return versions, fmt.Errorf("kv: read log %s: %w", path, err)
 			}
 			if at, err := firstNonZero(r); err != nil {
-				return fmt.Errorf("kv: read log %s: %w", path, err)
+				return versions, fmt.Errorf("kv: read log %s: %w", path, err)
 			} else if at >= 0 {
-				return corrupt(path, "bad record at offset %d, with data after it that would not be replayed (first at offset %d)", off, off+n+at)
+				return versions, corrupt(path, "bad record at offset %d, with data after it that would not be replayed (first at offset %d)", off, off+n+at)
 			}
-			return nil
+			return versions, nil
 		}
 		if broken {
 			// Badger stopped replaying before this whole record.
-			return corrupt(path, "records after offset %d would not be replayed", validEnd)
+			return versions, corrupt(path, "records after offset %d would not be replayed", validEnd)
 		}
 		kv, err := decrypt(append(rec.key, rec.value...), off)
 		if err != nil {
-			return corrupt(path, "decrypt record at offset %d: %v", off, err)
+			return versions, corrupt(path, "decrypt record at offset %d: %v", off, err)
 		}
 		key, value := kv[:len(rec.key)], kv[len(rec.key):]
 		off += n
@@ -455,12 +549,16 @@ func checkLog(path string, kr *badger.KeyRegistry) error {
 			}
 			inTxn = false
 			validEnd = off
+			versions.add(versionRange{min: ts, max: ts, ok: true})
 		default:
 			if inTxn {
 				broken = true
 				continue
 			}
 			validEnd = off
+			if ts := keyTs(key); ts != 0 {
+				versions.add(versionRange{min: ts, max: ts, ok: true})
+			}
 		}
 	}
 }
