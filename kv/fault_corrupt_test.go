@@ -454,8 +454,11 @@ func runDamage(t *testing.T, cs *corpusStore, d damage) (outcome string) {
 			t.Errorf("%v: Open = %v; want a typed error", d, err)
 			return "untyped error"
 		}
-		if *faultLog || (errors.Is(err, ErrCorrupt) && !namesFile(err, d.file)) {
-			t.Logf("%v: Open = %v (does not name %s)", d, err, d.file)
+		switch {
+		case errors.Is(err, ErrCorrupt) && !namesFile(err, d.file):
+			t.Logf("%v: Open = %v (names another file than %s)", d, err, d.file)
+		case *faultLog:
+			t.Logf("%v: Open = %v", d, err)
 		}
 		return "open error"
 	}

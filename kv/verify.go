@@ -89,7 +89,8 @@ func checkFiles(dir string, key []byte) (err error) {
 	kr, err := badger.OpenKeyRegistry(badger.KeyRegistryOptions{Dir: dir, ReadOnly: true, EncryptionKey: key})
 	if err != nil {
 		if err := openError(dir, err); errors.Is(err, ErrEncryptionKey) {
-			return err
+			// Badger cannot tell a wrong key from a damaged sanity check.
+			return fmt.Errorf("%w (or its %s is damaged)", err, badger.KeyRegistryFileName)
 		}
 		// Badger's key-registry errors are a wrong key (above) or a
 		// damaged file: a short read, a data key's checksum.
@@ -317,7 +318,7 @@ func checkTables(dir string, tables map[uint64]badger.TableManifest, kr *badger.
 		path := table.NewFilename(id, dir)
 		dk, err := kr.DataKey(tm.KeyID)
 		if err != nil {
-			return 0, corrupt(path, "data key %d: %v", tm.KeyID, err)
+			return 0, corrupt(path, "its data key %d is not in %s: %v", tm.KeyID, badger.KeyRegistryFileName, err)
 		}
 		v, err := checkTable(path, tm, dk, cache)
 		if err != nil {
@@ -487,7 +488,7 @@ func checkLog(path string, kr *badger.KeyRegistry) (versions versionRange, err e
 	// is; the transaction marks Badger checks are inside them.
 	dk, err := kr.DataKey(binary.BigEndian.Uint64(head[:8]))
 	if err != nil {
-		return versions, corrupt(path, "data key: %v", err)
+		return versions, corrupt(path, "its data key is not in %s: %v", badger.KeyRegistryFileName, err)
 	}
 	decrypt := func(kv []byte, off int64) ([]byte, error) {
 		if dk == nil {
@@ -577,7 +578,7 @@ func checkLogHeader(path string, kr *badger.KeyRegistry) error {
 		return corrupt(path, "%d bytes, shorter than a log header", n)
 	}
 	if _, err := kr.DataKey(binary.BigEndian.Uint64(head[:8])); err != nil {
-		return corrupt(path, "data key: %v", err)
+		return corrupt(path, "its data key is not in %s: %v", badger.KeyRegistryFileName, err)
 	}
 	return nil
 }
