@@ -49,8 +49,11 @@ type DB struct {
 // defaults.
 //
 // Open returns [ErrLocked] when another process has the directory open,
-// [ErrEncryptionKey] for a wrong or missing key, and [ErrInvalidOptions] for
-// bad options.
+// [ErrEncryptionKey] for a wrong or missing key, [ErrInvalidOptions] for
+// bad options, [ErrCorrupt] naming the file when a file of the store is
+// damaged (Open verifies every table's checksums and replays the logs
+// first; see the package's Caveats), and [ErrDiskFull] when the disk has
+// less free space than the store keeps in reserve.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
@@ -165,8 +168,9 @@ func (db *DB) Durability() Durability { return db.opts.Durability }
 // fn returns.
 //
 // Update returns [ErrConflict] when a concurrent transaction wrote a key fn
-// read (retry the whole call) and [ErrTooLarge] when the writes do not fit in
-// one commit.
+// read (retry the whole call), [ErrTooLarge] when the writes do not fit in
+// one commit, and [ErrDiskFull], before fn runs, while the disk has less
+// free space than the store keeps in reserve (see [ErrDiskFull]).
 func (db *DB) Update(ctx context.Context, fn func(*Txn) error) error {
 	return db.run(ctx, true, fn)
 }

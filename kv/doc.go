@@ -57,7 +57,7 @@
 //   - Badger writes through memory maps, and a write into a map on a full
 //     disk kills the process (SIGBUS). Writes therefore fail with
 //     [ErrDiskFull] while less than a reserve (12 memtables plus two
-//     commits and 1 MiB: about 98 MiB by default) is free, and Open fails
+//     commits and 1 MiB: about 99 MiB by default) is free, and Open fails
 //     with it too; reads go on, and writes work again once space is freed.
 //     Another process filling the disk under a running store can still
 //     starve Badger's background writes. Platforms other than Linux,

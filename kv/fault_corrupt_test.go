@@ -162,7 +162,7 @@ func copyOnce(t *testing.T, from, to string) bool {
 		}
 		var out []string
 		for _, e := range entries {
-			if !e.IsDir() && e.Name() != lockFile {
+			if !e.IsDir() && e.Name() != "engram.lock" {
 				out = append(out, e.Name())
 			}
 		}

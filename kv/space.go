@@ -28,7 +28,7 @@ var freeSpace = diskFree
 //   - 1 MiB for the manifest, the discard stats and the filesystem's
 //     metadata.
 //
-// With the default 8 MiB memtable that is about 98 MiB. Compactions of
+// With the default 8 MiB memtable that is about 99 MiB. Compactions of
 // deeper levels write more than this while they run; they are rare, and
 // the reserve leaves them the space the store's own writes do not take.
 func reserve(memTableSize, maxBatch int64) int64 {
