@@ -53,8 +53,17 @@ var (
 	// their class of bad input ([ErrInvalidRecord], [ErrInvalidOptions]).
 	ErrInvalidTime = errors.New("engram: time outside 1677-09-21..2262-04-11")
 
-	// ErrCorrupt is returned when stored data cannot be decoded.
+	// ErrCorrupt is returned when stored data cannot be decoded, and when a
+	// file of the store is damaged (a checksum fails, a file is truncated):
+	// by Open, or by the read that meets the damage. The message names the
+	// file.
 	ErrCorrupt = errors.New("engram: corrupt data")
+
+	// ErrDiskFull is returned by writes when the disk holding the store is
+	// too full to write safely; nothing is written, reads go on, and writes
+	// work again once space is freed. Open returns it for a store on a
+	// full disk.
+	ErrDiskFull = errors.New("engram: disk full")
 )
 
 // convert maps kv's errors onto the shared sentinels, keeping kv's message
@@ -80,6 +89,10 @@ func convert(err error) error {
 		sentinel = ErrEncryptionKey
 	case errors.Is(err, kv.ErrInvalidOptions):
 		sentinel = ErrInvalidOptions
+	case errors.Is(err, kv.ErrCorrupt):
+		sentinel = ErrCorrupt
+	case errors.Is(err, kv.ErrDiskFull):
+		sentinel = ErrDiskFull
 	default:
 		return err
 	}

@@ -49,6 +49,10 @@ func (db *DB) Compact(ctx context.Context) error {
 	if db.dir == "" {
 		return db.checkOpen()
 	}
+	// A compaction writes new tables before it drops the old ones.
+	if err := db.checkSpace(); err != nil {
+		return err
+	}
 	// Badger's Flatten and value-log GC must not overlap themselves.
 	db.compactMu.Lock()
 	defer db.compactMu.Unlock()
@@ -123,11 +127,11 @@ func (db *DB) reopenLocked() error {
 		_ = db.lock.release()
 		return fmt.Errorf("kv: compact: close to start a new value log: %w", err)
 	}
-	bdb, err := badger.Open(db.opts.badger(db.dir))
+	bdb, err := openBadger(db.dir, db.opts.badger(db.dir, db.log))
 	if err != nil {
 		db.mu.closed = true
 		_ = db.lock.release()
-		return fmt.Errorf("kv: compact: reopen to start a new value log: %w", openError(db.dir, err))
+		return fmt.Errorf("kv: compact: reopen to start a new value log: %w", err)
 	}
 	db.bdb = bdb
 	return nil

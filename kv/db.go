@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -33,6 +35,14 @@ type DB struct {
 	}
 	bdb  *badger.DB
 	lock *dirLock
+	log  *badgerLogger
+
+	// free reports the free space of the store's disk (freeSpace, unless a
+	// test stands in another); writes are refused while it is below
+	// reserve. See reserve.
+	free    func(dir string) (int64, bool)
+	reserve int64
+
 	// compactMu runs one Compact at a time (compact.go).
 	compactMu sync.Mutex
 }
@@ -42,8 +52,11 @@ type DB struct {
 // defaults.
 //
 // Open returns [ErrLocked] when another process has the directory open,
-// [ErrEncryptionKey] for a wrong or missing key, and [ErrInvalidOptions] for
-// bad options.
+// [ErrEncryptionKey] for a wrong or missing key, [ErrInvalidOptions] for
+// bad options, [ErrCorrupt] naming the file when a file of the store is
+// damaged (Open verifies every table's checksums and replays the logs
+// first; see the package's Caveats), and [ErrDiskFull] when the disk has
+// less free space than the store keeps in reserve.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
@@ -59,32 +72,48 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	if err := checkKey(dir, o.EncryptionKey); err != nil {
+	if err := checkFiles(dir, o.EncryptionKey); err != nil {
 		_ = lock.release()
 		return nil, err
 	}
-	bdb, err := badger.Open(o.badger(dir))
+	// Badger writes at open (it replays and flushes the write-ahead log,
+	// starts a new one) through memory maps: on a full disk that is SIGBUS,
+	// so a store on a full disk is not opened at all. A read-only open is
+	// no way out: Badger refuses it while a write-ahead log needs replay.
+	free := freeSpace
+	need := reserve(o.MemTableSize, maxBatchSize(o.MemTableSize))
+	if dir != "" {
+		if n, ok := free(dir); ok && n < need {
+			_ = lock.release()
+			return nil, fmt.Errorf("%w: %s has %s free; opening the store needs %s", ErrDiskFull, dir, mib(n), mib(need))
+		}
+	}
+	log := &badgerLogger{l: o.Logger}
+	bdb, err := openBadger(dir, o.badger(dir, log))
 	if err != nil {
 		_ = lock.release()
-		return nil, openError(dir, err)
+		return nil, err
 	}
-	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock}
+	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, free: free, reserve: need}
 	return db, nil
 }
 
-// checkKey validates the encryption key against the store's key registry
-// before Badger opens: a failed badger.Open leaks its cache-monitor and
-// allocator goroutines (badger v4.9.6), so the common failure, a wrong key,
-// is caught here where nothing has started yet.
-func checkKey(dir string, key []byte) error {
-	if dir == "" {
-		return nil
-	}
-	kr, err := badger.OpenKeyRegistry(badger.KeyRegistryOptions{Dir: dir, ReadOnly: true, EncryptionKey: key})
+// openBadger opens Badger, turning a panic in the calling goroutine into
+// ErrCorrupt. (checkFiles runs first: a panic in Badger's own goroutines
+// cannot be recovered here. A failed badger.Open also leaks its
+// cache-monitor and allocator goroutines (badger v4.9.6), which is why the
+// common failures, a wrong key and a damaged file, are caught before it.)
+func openBadger(dir string, bo badger.Options) (bdb *badger.DB, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			bdb, err = nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, dir, p)
+		}
+	}()
+	bdb, err = badger.Open(bo)
 	if err != nil {
-		return openError(dir, err)
+		return nil, openError(dir, err)
 	}
-	return kr.Close()
+	return bdb, nil
 }
 
 func openError(dir string, err error) error {
@@ -94,6 +123,8 @@ func openError(dir string, err error) error {
 		return fmt.Errorf("%w: %s", ErrEncryptionKey, dir)
 	case isBadgerLockError(err):
 		return fmt.Errorf("%w: %s", ErrLocked, dir)
+	case isCorruption(msg):
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, dir, err)
 	default:
 		return fmt.Errorf("kv: open %q: %w", dir, err)
 	}
@@ -142,8 +173,9 @@ func (db *DB) Durability() Durability { return db.opts.Durability }
 // fn returns.
 //
 // Update returns [ErrConflict] when a concurrent transaction wrote a key fn
-// read (retry the whole call) and [ErrTooLarge] when the writes do not fit in
-// one commit.
+// read (retry the whole call), [ErrTooLarge] when the writes do not fit in
+// one commit, and [ErrDiskFull], before fn runs, while the disk has less
+// free space than the store keeps in reserve (see [ErrDiskFull]).
 func (db *DB) Update(ctx context.Context, fn func(*Txn) error) error {
 	return db.run(ctx, true, fn)
 }
@@ -165,7 +197,12 @@ func (db *DB) run(ctx context.Context, update bool, fn func(*Txn) error) error {
 	if db.mu.restoreFailed {
 		return fmt.Errorf("%w: a restore into this store failed; close it and discard the directory", ErrBadBackup)
 	}
-	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update}
+	if update {
+		if err := db.checkSpace(); err != nil {
+			return err
+		}
+	}
+	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update, log: db.log}
 	defer tx.discard()
 	if err := fn(tx); err != nil {
 		return err
@@ -314,6 +351,9 @@ func (db *DB) load(ctx context.Context, r io.Reader) (err error) {
 	if db.mu.closed {
 		return ErrClosed
 	}
+	if err := db.checkSpace(); err != nil {
+		return err
+	}
 	defer func() {
 		// Badger's loader trusts its input: a damaged frame that passes
 		// the length check can still make it panic.
@@ -375,12 +415,45 @@ func convertError(err error) error {
 		return ErrReadOnly
 	case errors.Is(err, badger.ErrDBClosed):
 		return ErrClosed
+	case isCorruption(err.Error()):
+		return corruptRead(err)
 	case strings.Contains(err.Error(), "exceeded"):
 		// Badger's exceedsSize: an oversized key or value.
 		return fmt.Errorf("%w: %v", ErrTooLarge, err)
 	default:
 		return fmt.Errorf("kv: %w", err)
 	}
+}
+
+// isCorruption reports whether a Badger error message says that data on
+// disk is damaged. Badger flattens its errors to strings (y.Wrap), so
+// errors.Is cannot see y.ErrChecksumMismatch through them.
+func isCorruption(msg string) bool {
+	for _, s := range []string{
+		"checksum mismatch", "corrupted", "Invalid read", "Invalid value pointer",
+		"failed to decompress", "Level validation", "manifest has",
+		"Invalid datakey", "file with ID", "unexpected EOF", "End of mapped region",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// vlogFid finds the value-log file id in Badger's "vp: {Len:.. Offset:..
+// Fid:N}" detail.
+var vlogFid = regexp.MustCompile(`Fid:(\d+)`)
+
+// corruptRead turns a failed read of damaged data into ErrCorrupt naming
+// the value-log file when Badger's message says which.
+func corruptRead(err error) error {
+	if m := vlogFid.FindStringSubmatch(err.Error()); m != nil {
+		if fid, perr := strconv.ParseUint(m[1], 10, 32); perr == nil {
+			return fmt.Errorf("%w: %06d.vlog: %v", ErrCorrupt, fid, err)
+		}
+	}
+	return fmt.Errorf("%w: %v", ErrCorrupt, err)
 }
 
 // maxBackupFrame bounds one frame of a backup stream: an 8-byte

@@ -52,4 +52,20 @@ var (
 	// ErrBadBackup is returned by [DB.Restore] for a stream that is not one
 	// [DB.Backup] wrote, or a damaged one.
 	ErrBadBackup = errors.New("kv: not a backup stream, or a damaged one")
+
+	// ErrCorrupt is returned by [Open] when a file of the store is damaged
+	// (a table or value-log checksum fails, a truncated table, a write-ahead
+	// log with records that could not be replayed, an unreadable manifest),
+	// and by reads ([Txn.Get], [Iterator.Value]) of a value whose checksum
+	// fails. The message names the file. Nothing is repaired or dropped:
+	// restore the store from a backup, or move the named file aside knowing
+	// that its data is lost.
+	ErrCorrupt = errors.New("kv: corrupt file")
+
+	// ErrDiskFull is returned by [DB.Update] when the disk holding the
+	// store has less free space than the store keeps in reserve for
+	// Badger's memtables, flushes and compactions, and by [Open] when a
+	// store is opened on such a disk. Nothing is written; reads go on, and
+	// writes succeed again once space is freed.
+	ErrDiskFull = errors.New("kv: disk full")
 )

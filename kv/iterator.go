@@ -28,6 +28,7 @@ type IterOptions struct {
 //	defer it.Close()
 //	for it.Seek(nil); it.Valid(); it.Next() { ... }
 type Iterator struct {
+	tx     *Txn
 	it     *badger.Iterator
 	prefix []byte
 	rev    bool
@@ -46,7 +47,7 @@ func (tx *Txn) NewIterator(opts IterOptions) *Iterator {
 	if bo.PrefetchSize <= 0 {
 		bo.PrefetchSize = 16
 	}
-	it := &Iterator{it: tx.btx.NewIterator(bo), prefix: prefix, rev: opts.Reverse}
+	it := &Iterator{tx: tx, it: tx.btx.NewIterator(bo), prefix: prefix, rev: opts.Reverse}
 	tx.iterators = append(tx.iterators, it)
 	return it
 }
@@ -87,10 +88,10 @@ func (it *Iterator) Next() { it.it.Next() }
 // or Seek; copy it to keep it.
 func (it *Iterator) Key() []byte { return it.it.Item().Key() }
 
-// Value appends the current value to dst and returns the result.
+// Value appends the current value to dst and returns the result. A value
+// whose stored checksum fails is [ErrCorrupt].
 func (it *Iterator) Value(dst []byte) ([]byte, error) {
-	v, err := it.it.Item().ValueCopy(dst)
-	return v, convertError(err)
+	return it.tx.value(it.it.Item(), dst)
 }
 
 // ExpiresAt returns when the current key expires; the zero time if never.

@@ -7,7 +7,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if runHelperProcess() {
+	if runHelperProcess() || runDiskFullChild() || runCrashChild() {
 		return
 	}
 	goleak.VerifyTestMain(m)

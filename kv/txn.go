@@ -1,6 +1,8 @@
 package kv
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -13,6 +15,7 @@ type Txn struct {
 	btx       *badger.Txn
 	update    bool
 	iterators []*Iterator
+	log       *badgerLogger
 }
 
 // Get returns a copy of the value stored under key, or [ErrNotFound].
@@ -24,8 +27,26 @@ func (tx *Txn) Get(key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, convertError(err)
 	}
-	v, err := item.ValueCopy(nil)
-	return v, convertError(err)
+	return tx.value(item, nil)
+}
+
+// value appends item's value to dst. Badger returns an empty value and no
+// error when it cannot read a value from the value log (see
+// badgerLogger): a value-log item (ValueSize above zero) read as empty is
+// reported as ErrCorrupt.
+func (tx *Txn) value(item *badger.Item, dst []byte) ([]byte, error) {
+	n := len(dst)
+	v, err := item.ValueCopy(dst)
+	if err != nil {
+		return v, convertError(err)
+	}
+	if len(v) == n && item.ValueSize() > 0 {
+		if msg := tx.log.lastReadError(); msg != "" {
+			return v, corruptRead(errors.New(msg))
+		}
+		return v, fmt.Errorf("%w: the value of key %q could not be read from the value log", ErrCorrupt, item.Key())
+	}
+	return v, nil
 }
 
 // Has reports whether key exists, without reading its value.

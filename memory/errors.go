@@ -34,6 +34,16 @@ var (
 	// ErrInvalidOptions is returned by [Open] and by calls given bad options
 	// (a negative budget, a malformed cursor).
 	ErrInvalidOptions = engine.ErrInvalidOptions
+	// ErrCorrupt is returned when a stored record cannot be decoded, and
+	// when a file of the store is damaged (a checksum fails, a file is
+	// truncated): by [Open], or by the call whose read meets the damage.
+	// The message names the file.
+	ErrCorrupt = engine.ErrCorrupt
+	// ErrDiskFull is returned by writes when the disk holding the store is
+	// too full to write safely. Nothing is written; reads go on, and writes
+	// work again once space is freed. [Open] returns it for a store on a
+	// full disk.
+	ErrDiskFull = engine.ErrDiskFull
 )
 
 // Errors of [Session.Append]. Each specific error wraps [ErrInvalidMessage],
@@ -78,9 +88,6 @@ var ErrInvalidMemory = errors.New("memory: invalid memory")
 // ErrEmbedding is returned when the embedder fails or returns vectors that
 // cannot be used. Nothing is written.
 var ErrEmbedding = errors.New("memory: embedding failed")
-
-// ErrCorrupt is returned when a stored record cannot be decoded.
-var ErrCorrupt = errors.New("memory: corrupt record")
 
 // Errors of the knowledge graph, shared with package graph.
 var (

@@ -67,6 +67,8 @@ var errorClasses = []errorClass{
 		message: "the embedding provider failed; see the server log"},
 	{err: memory.ErrSummarization, status: http.StatusBadGateway, code: "summarization_failed",
 		message: "the summarization provider failed; see the server log"},
+	{err: memory.ErrDiskFull, status: http.StatusInsufficientStorage, code: "disk_full",
+		message: "the server's disk is full; nothing was written"},
 	{err: memory.ErrClosed, status: http.StatusServiceUnavailable, code: "unavailable",
 		message: "the store is closed; the server is shutting down"},
 	{err: context.DeadlineExceeded, status: http.StatusGatewayTimeout, code: "timeout",

@@ -46,6 +46,7 @@ func TestClassify(t *testing.T) {
 		{memory.ErrEmbedding, 502, "embedding_failed"},
 		{memory.ErrSummarization, 502, "summarization_failed"},
 		{&memory.StatusError{StatusCode: 429, Body: "rate limited"}, 502, "summarization_failed"},
+		{memory.ErrDiskFull, 507, "disk_full"},
 		{memory.ErrClosed, 503, "unavailable"},
 		{context.DeadlineExceeded, 504, "timeout"},
 		{context.Canceled, 499, "canceled"},
