@@ -393,8 +393,8 @@ func TestEraseDropsVectorsAndSnapshots(t *testing.T) {
 	if _, err := db.ErasePrefix(ctxb, alice.Prefix(LevelUser), nil); err != nil {
 		t.Fatal(err)
 	}
-	if hits, _ := db.Search(ctxb, alice, vecs[0], 5, nil); len(hits) != 0 {
-		t.Fatalf("erased user's records still found: %d", len(hits))
+	if hits, err := db.Search(ctxb, alice, vecs[0], 5, nil); err != nil || len(hits) != 0 {
+		t.Fatalf("search of an erased user = %d hits, %v; want none and no error", len(hits), err)
 	}
 	if n := len(snapFiles(t, dir)); n != 5 {
 		t.Fatalf("%d snapshot files after erasing a user with two spaces, want 5", n)

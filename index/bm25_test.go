@@ -348,14 +348,14 @@ func TestBM25Search(t *testing.T) {
 
 	// Replacing a document drops its old terms; deleting drops it.
 	x.Add(1, "nothing in common")
-	if got, _ := x.Search("3942", 10, nil); len(got) != 0 {
-		t.Errorf("after replace: %v", got)
+	if got, err := x.Search("3942", 10, nil); err != nil || len(got) != 0 {
+		t.Errorf("after replace: %v, %v; want no hits and no error", got, err)
 	}
 	x.Delete(2)
 	x.Delete(2)
 	x.Delete(99)
-	if got, _ := x.Search("account", 10, nil); len(got) != 0 || x.Len() != 4 {
-		t.Errorf("after delete: %v, Len %d", got, x.Len())
+	if got, err := x.Search("account", 10, nil); err != nil || len(got) != 0 || x.Len() != 4 {
+		t.Errorf("after delete: %v, %v, Len %d; want no hits, no error, Len 4", got, err, x.Len())
 	}
 	checkBM25(t, x)
 }

@@ -191,11 +191,14 @@ func TestEncryptionAtRest(t *testing.T) {
 	}
 	st.Close()
 	var scanned int
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, _ := os.ReadFile(p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
 		scanned++
 		for _, needle := range []string{secret, testScope.Tenant + "\x00" + testScope.User} {
 			if bytes.Contains(b, []byte(needle)) {
@@ -204,6 +207,9 @@ func TestEncryptionAtRest(t *testing.T) {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatalf("scan of the store's files: %v", err)
+	}
 	if scanned == 0 {
 		t.Fatal("no files")
 	}
@@ -271,16 +277,16 @@ func TestSessionTTL(t *testing.T) {
 	}
 	st := openMem(t, &Options{SessionTTL: time.Second})
 	mustAppend(t, st.Session(testScope), sys("rules"), user("hi"), call("c"), result("c"))
-	if infos, _ := st.Sessions(bg, testScope, SessionsOptions{}); len(infos) != 1 {
-		t.Fatalf("sessions before expiry = %+v", infos)
+	if infos, err := st.Sessions(bg, testScope, SessionsOptions{}); err != nil || len(infos) != 1 {
+		t.Fatalf("sessions before expiry = %+v, %v", infos, err)
 	}
 	time.Sleep(2100 * time.Millisecond)
 	msgs, err := st.Session(testScope).Messages(bg, MessagesOptions{})
 	if err != nil || len(msgs) != 0 {
 		t.Fatalf("after TTL: %d messages, %v", len(msgs), err)
 	}
-	if infos, _ := st.Sessions(bg, testScope, SessionsOptions{}); len(infos) != 0 {
-		t.Fatalf("sessions after expiry = %+v", infos)
+	if infos, err := st.Sessions(bg, testScope, SessionsOptions{}); err != nil || len(infos) != 0 {
+		t.Fatalf("sessions after expiry = %+v, %v; want none and no error", infos, err)
 	}
 	// The expired call's id no longer blocks a new one, and a result to it
 	// is now an orphan.
