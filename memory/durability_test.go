@@ -133,3 +133,34 @@ func TestDurabilityKill9(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestDurabilityReachesStore checks end to end that Options.Durability
+// reaches the store's sync setting: kv's TestDurabilityReachesBadger checks
+// the last step, from kv to Badger's SyncWrites. TestDurabilityKill9 passes
+// with fsync off (a killed process leaves its writes in the OS page cache),
+// so this is the test that fails when Sync stops reaching the disk.
+func TestDurabilityReachesStore(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts *Options
+		want Durability
+	}{
+		{"nil options", nil, Sync},
+		{"Sync", &Options{Durability: Sync}, Sync},
+		{"Async", &Options{Durability: Async}, Async},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := Open(t.TempDir(), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if got := st.Engine().KV().Durability(); got != tt.want {
+				t.Errorf("kv Durability() = %v, want %v", got, tt.want)
+			}
+			if got := st.Stats().Durability; got != tt.want {
+				t.Errorf("Stats().Durability = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
