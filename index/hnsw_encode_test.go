@@ -13,8 +13,12 @@ import (
 
 func TestHNSWEncodeRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
-	data := clustered(rng, 1200, 16, 12)
-	h, vecs := buildHNSW(t, data[:1000], &HNSWOptions{M: 8, Seed: 5})
+	n := 1000
+	if raceEnabled {
+		n = 300
+	}
+	data := clustered(rng, n+200, 16, 12)
+	h, vecs := buildHNSW(t, data[:n], &HNSWOptions{M: 8, Seed: 5})
 	for id := range vecs { // some tombstones in the snapshot
 		if id%5 == 0 {
 			h.Delete(id)
@@ -32,7 +36,7 @@ func TestHNSWEncodeRoundTrip(t *testing.T) {
 	if got.Len() != h.Len() || got.Deleted() != h.Deleted() || got.Options() != h.Options() {
 		t.Fatalf("decoded Len %d Deleted %d %+v; want %d %d %+v", got.Len(), got.Deleted(), got.Options(), h.Len(), h.Deleted(), h.Options())
 	}
-	for _, q := range data[1000:1100] {
+	for _, q := range data[n : n+100] {
 		a, _ := h.Search(q, 10, nil)
 		b, _ := got.Search(q, 10, nil)
 		if fmt.Sprint(a) != fmt.Sprint(b) {
@@ -44,12 +48,12 @@ func TestHNSWEncodeRoundTrip(t *testing.T) {
 	if err := got.Encode(&again); err != nil || !bytes.Equal(again.Bytes(), buf.Bytes()) {
 		t.Fatalf("re-encode differs (%v)", err)
 	}
-	for i, v := range data[1100:] {
+	for i, v := range data[n+100:] {
 		if err := got.Add(uint64(100000+i), v); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if r, _ := got.Search(data[1150], 1, nil); len(r) != 1 || r[0].ID != 100050 {
+	if r, _ := got.Search(data[n+150], 1, nil); len(r) != 1 || r[0].ID != 100050 {
 		t.Fatalf("after inserting into a decoded index: %v", r)
 	}
 }
@@ -62,13 +66,18 @@ func TestHNSWDecodeCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := buf.Bytes()
-	// Every truncation and every single-bit flip is caught.
-	for cut := 0; cut < len(good); cut += max(1, len(good)/300) {
+	// Truncations and single-bit flips all through the file are caught
+	// (fewer under -race, which adds nothing to a loop on one goroutine).
+	cuts, flips := 300, 500
+	if raceEnabled {
+		cuts, flips = 60, 100
+	}
+	for cut := 0; cut < len(good); cut += max(1, len(good)/cuts) {
 		if _, err := DecodeHNSW(bytes.NewReader(good[:cut])); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("truncated at %d of %d: %v, want ErrCorrupt", cut, len(good), err)
 		}
 	}
-	for i := 0; i < len(good); i += max(1, len(good)/500) {
+	for i := 0; i < len(good); i += max(1, len(good)/flips) {
 		bad := bytes.Clone(good)
 		bad[i] ^= 1 << (i % 8)
 		if _, err := DecodeHNSW(bytes.NewReader(bad)); !errors.Is(err, ErrCorrupt) {
