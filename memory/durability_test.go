@@ -71,6 +71,9 @@ func TestDurabilityKill9(t *testing.T) {
 		acked := -1
 		sc := bufio.NewScanner(out)
 		killAt := 150 + round*150
+		if testing.Short() || raceEnabled {
+			killAt = 40 + round*40 // each ack waits for an fsync
+		}
 		killed := false
 		for sc.Scan() {
 			line := sc.Text()

@@ -484,6 +484,7 @@ func TestInvalidOptions(t *testing.T) {
 }
 
 func TestSessionTTL(t *testing.T) {
+	t.Parallel() // it sleeps for seconds; let the other sleepers overlap
 	if testing.Short() {
 		t.Skip("waits for a one-second TTL to pass")
 	}
@@ -544,6 +545,7 @@ func TestForgetErasesCachedEmbeddings(t *testing.T) {
 // merged into an earlier memory, a batch that failed after it was
 // embedded, a memory that expired and was swept.
 func TestCachedEmbeddingsDoNotOutliveTheirText(t *testing.T) {
+	t.Parallel() // it sleeps for seconds; let the other sleepers overlap
 	fake := embedtest.NewFake(nil)
 	st := openMem(t, &Options{Embedder: fake, SweepInterval: -1})
 	cached := func(text string) bool {
