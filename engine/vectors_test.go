@@ -309,10 +309,16 @@ func snapFiles(t testing.TB, dir string) []string {
 func TestSnapshotReplayAndRecovery(t *testing.T) {
 	dir := t.TempDir()
 	opts := &Options{ExactThreshold: 100}
-	vecs := randVecs(6, 900, 16)
+	// 600 vectors in the snapshot, 200 replayed after it, 100 queries; a
+	// third of that under -race, still above ExactThreshold (HNSW).
+	unit := 100
+	if raceEnabled {
+		unit = 35
+	}
+	vecs := randVecs(6, 9*unit, 16)
 
 	db := openDisk(t, dir, opts)
-	stored := put(t, db, vscope, vecs[:600])
+	stored := put(t, db, vscope, vecs[:6*unit])
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +327,7 @@ func TestSnapshotReplayAndRecovery(t *testing.T) {
 	}
 
 	db = openDisk(t, dir, opts)
-	for id, v := range put(t, db, vscope, vecs[600:800]) {
+	for id, v := range put(t, db, vscope, vecs[6*unit:8*unit]) {
 		stored[id] = v
 	}
 	db.skipFinalSnapshot = true // as if the process died
@@ -339,7 +345,7 @@ func TestSnapshotReplayAndRecovery(t *testing.T) {
 				t.Fatalf("%s: stored vector %s not found first: %+v, %v", name, id, hits, err)
 			}
 		}
-		if r := searchRecall(t, db, vscope, stored, vecs[800:], 10); r < 0.95 {
+		if r := searchRecall(t, db, vscope, stored, vecs[8*unit:], 10); r < 0.95 {
 			t.Fatalf("%s: recall@10 = %.4f", name, r)
 		}
 		// A sound snapshot is loaded, not thrown away for a rebuild.
