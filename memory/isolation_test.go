@@ -95,8 +95,8 @@ func TestTenantIsolation(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	scopes := &isolationScopes{rng: rng}
 	st := openMem(t, &Options{Durability: Async, DedupThreshold: -1, SweepInterval: -1})
-	user := func(sc Scope) Scope { return Scope{Tenant: sc.Tenant, User: sc.User} }
-	tenant := func(sc Scope) Scope { return Scope{Tenant: sc.Tenant} }
+	userOf := func(sc Scope) Scope { return Scope{Tenant: sc.Tenant, User: sc.User} }
+	tenantOf := func(sc Scope) Scope { return Scope{Tenant: sc.Tenant} }
 	var (
 		owner    = map[string]Scope{}   // marker → the scope that wrote it
 		messages = map[Scope][]string{} // session scope → markers, in order
@@ -147,26 +147,26 @@ func TestTenantIsolation(t *testing.T) {
 				mustAppend(t, st.Session(sc), Message{Role: RoleUser, Content: "zebra " + marker})
 				messages[sc] = append(messages[sc], marker)
 			case 2:
-				owner[marker] = user(sc)
-				mustRemember(t, st, user(sc), Memory{Text: "zebra memory " + marker})
-				memories[user(sc)] = append(memories[user(sc)], marker)
+				owner[marker] = userOf(sc)
+				mustRemember(t, st, userOf(sc), Memory{Text: "zebra memory " + marker})
+				memories[userOf(sc)] = append(memories[userOf(sc)], marker)
 			case 3:
-				owner[marker] = tenant(sc)
-				mustRemember(t, st, tenant(sc), Memory{Text: "zebra shared " + marker})
-				memories[tenant(sc)] = append(memories[tenant(sc)], marker)
+				owner[marker] = tenantOf(sc)
+				mustRemember(t, st, tenantOf(sc), Memory{Text: "zebra shared " + marker})
+				memories[tenantOf(sc)] = append(memories[tenantOf(sc)], marker)
 			case 4:
-				owner[marker] = user(sc)
-				if _, err := st.Relate(bg, user(sc), Fact{Subject: "zebra", Predicate: "saw", Object: marker}); err != nil {
+				owner[marker] = userOf(sc)
+				if _, err := st.Relate(bg, userOf(sc), Fact{Subject: "zebra", Predicate: "saw", Object: marker}); err != nil {
 					t.Fatalf("step %d: Relate: %v", step, err)
 				}
-				facts[user(sc)] = append(facts[user(sc)], marker)
-				entities[user(sc)] = append(entities[user(sc)], marker)
+				facts[userOf(sc)] = append(facts[userOf(sc)], marker)
+				entities[userOf(sc)] = append(entities[userOf(sc)], marker)
 			case 5:
-				owner[marker] = user(sc)
-				if _, err := st.CreateEntities(bg, user(sc), []Entity{{Name: marker, Type: "thing", Observations: []string{"zebra " + marker}}}); err != nil {
+				owner[marker] = userOf(sc)
+				if _, err := st.CreateEntities(bg, userOf(sc), []Entity{{Name: marker, Type: "thing", Observations: []string{"zebra " + marker}}}); err != nil {
 					t.Fatalf("step %d: CreateEntities: %v", step, err)
 				}
-				entities[user(sc)] = append(entities[user(sc)], marker)
+				entities[userOf(sc)] = append(entities[userOf(sc)], marker)
 			}
 			continue
 		}
@@ -195,7 +195,7 @@ func TestTenantIsolation(t *testing.T) {
 		} else {
 			same(step, "Window", sc, got, want)
 		}
-		infos, err := st.Sessions(bg, user(sc), SessionsOptions{})
+		infos, err := st.Sessions(bg, userOf(sc), SessionsOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestTenantIsolation(t *testing.T) {
 		}
 
 		// Memories of the user and of the tenant.
-		for _, reader := range []Scope{user(sc), tenant(sc)} {
+		for _, reader := range []Scope{userOf(sc), tenantOf(sc)} {
 			mems, err := st.Memories(bg, reader, MemoriesOptions{Limit: 1000})
 			if err != nil {
 				t.Fatal(err)
@@ -220,7 +220,7 @@ func TestTenantIsolation(t *testing.T) {
 		}
 
 		// Facts and entities.
-		fs, err := st.Facts(bg, user(sc), FactQuery{Limit: 1000})
+		fs, err := st.Facts(bg, userOf(sc), FactQuery{Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,8 +228,8 @@ func TestTenantIsolation(t *testing.T) {
 		for _, f := range fs {
 			got = append(got, f.Object)
 		}
-		same(step, "Facts", user(sc), got, facts[user(sc)])
-		page, err := st.ReadGraph(bg, user(sc), ReadGraphOptions{Limit: 1000})
+		same(step, "Facts", userOf(sc), got, facts[userOf(sc)])
+		page, err := st.ReadGraph(bg, userOf(sc), ReadGraphOptions{Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,11 +239,11 @@ func TestTenantIsolation(t *testing.T) {
 				got = append(got, e.Name)
 			}
 		}
-		same(step, "ReadGraph", user(sc), got, entities[user(sc)])
+		same(step, "ReadGraph", userOf(sc), got, entities[userOf(sc)])
 
 		// Recall from every source: each item belongs to the user (or,
 		// shared, to the tenant), and each memory and fact is found.
-		rec, err := st.Recall(bg, Query{Scope: user(sc), Text: "zebra", TopK: MaxTopK, MaxTokens: 1 << 20, Sources: Sources()})
+		rec, err := st.Recall(bg, Query{Scope: userOf(sc), Text: "zebra", TopK: MaxTopK, MaxTokens: 1 << 20, Sources: Sources()})
 		if err != nil {
 			t.Fatalf("step %d: Recall: %v", step, err)
 		}
@@ -255,22 +255,22 @@ func TestTenantIsolation(t *testing.T) {
 			}
 			bySource[it.Source] = append(bySource[it.Source], m)
 		}
-		same(step, "Recall memories", user(sc), bySource[SourceMemories], memories[user(sc)])
-		same(step, "Recall shared", tenant(sc), bySource[SourceShared], memories[tenant(sc)])
-		same(step, "Recall graph", user(sc), bySource[SourceGraph], facts[user(sc)])
+		same(step, "Recall memories", userOf(sc), bySource[SourceMemories], memories[userOf(sc)])
+		same(step, "Recall shared", tenantOf(sc), bySource[SourceShared], memories[tenantOf(sc)])
+		same(step, "Recall graph", userOf(sc), bySource[SourceGraph], facts[userOf(sc)])
 		var eps []string
 		for s, ms := range messages {
-			if user(s) == user(sc) {
+			if userOf(s) == userOf(sc) {
 				eps = append(eps, ms...)
 			}
 		}
 		for _, m := range bySource[SourceEpisodes] {
-			if o := owner[m]; user(o) != user(sc) {
-				t.Fatalf("step %d: Recall episodes of %s holds %q, written by %s", step, quoteScope(user(sc)), m, quoteScope(o))
+			if o := owner[m]; userOf(o) != userOf(sc) {
+				t.Fatalf("step %d: Recall episodes of %s holds %q, written by %s", step, quoteScope(userOf(sc)), m, quoteScope(o))
 			}
 		}
 		if len(bySource[SourceEpisodes]) != len(eps) {
-			t.Fatalf("step %d: Recall of %s found %d episodes, the user wrote %d", step, quoteScope(user(sc)), len(bySource[SourceEpisodes]), len(eps))
+			t.Fatalf("step %d: Recall of %s found %d episodes, the user wrote %d", step, quoteScope(userOf(sc)), len(bySource[SourceEpisodes]), len(eps))
 		}
 	}
 	t.Logf("%d scopes drawn, %d items read and checked", len(scopes.used), checked)
