@@ -13,9 +13,10 @@ import (
 	"testing"
 )
 
+// smallSet is a synthetic set of smallN vectors (see race_test.go).
 func smallSet(t *testing.T) *Dataset {
 	t.Helper()
-	ds, err := Synthetic(context.Background(), "n=1500,dim=24,clusters=15,seed=2,queries=40")
+	ds, err := Synthetic(context.Background(), fmt.Sprintf("n=%d,dim=24,clusters=15,seed=2,queries=40", smallN))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,13 +35,13 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.N != 1500 || rep.Dim != 24 || rep.K != 10 || rep.Queries != 40 || rep.Kernel == "" {
+	if rep.N != smallN || rep.Dim != 24 || rep.K != 10 || rep.Queries != 40 || rep.Kernel == "" {
 		t.Fatalf("report header %+v", rep)
 	}
 	bySeries := map[string][]Row{}
 	for _, r := range rep.Rows {
 		bySeries[seriesName(r)] = append(bySeries[seriesName(r)], r)
-		if r.Dataset != ds.Name || r.N != 1500 || r.Dim != 24 || r.K != 10 {
+		if r.Dataset != ds.Name || r.N != smallN || r.Dim != 24 || r.K != 10 {
 			t.Errorf("row %+v", r)
 		}
 		if !(r.QPS > 0) || r.BuildSeconds < 0 || !(r.BytesPerVector > 0) || r.RecallAtK < 0 || r.RecallAtK > 1 {
@@ -83,7 +84,7 @@ func TestRun(t *testing.T) {
 	if err := WriteTable(&table, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"n=1500 dim=24 k=10 queries=40", "recall@10", "engram-hnsw", "M=16,efc=200,ef=10", "skipped hnswlib:"} {
+	for _, want := range []string{fmt.Sprintf("n=%d dim=24 k=10 queries=40", smallN), "recall@10", "engram-hnsw", "M=16,efc=200,ef=10", "skipped hnswlib:"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
@@ -116,7 +117,7 @@ func TestRunHNSWLib(t *testing.T) {
 	}
 	for i, r := range rep.Rows {
 		want := fmt.Sprintf("M=16,efc=200,ef=%d,mem=rss", []int{10, 64}[i])
-		if r.System != "hnswlib" || r.Params != want || r.N != 1500 || r.Dim != 24 || r.K != 5 || r.Dataset != ds.Name ||
+		if r.System != "hnswlib" || r.Params != want || r.N != smallN || r.Dim != 24 || r.K != 5 || r.Dataset != ds.Name ||
 			!(r.QPS > 0) || !(r.BuildSeconds > 0) || !(r.BytesPerVector > 0) {
 			t.Errorf("row %d: %+v", i, r)
 		}

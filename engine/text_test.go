@@ -59,11 +59,11 @@ func TestSearchTextSpacesAndPersistence(t *testing.T) {
 	findText(t, db, "msg", msg, "fresh")
 	findText(t, db, "", def, "fresh")
 	// Spaces do not see each other.
-	if hits, _ := db.SearchText(ctxb, vscope, "1005", 5, &SearchOptions{Space: "mem"}); len(hits) != 0 {
-		t.Fatalf("a msg record found in mem: %+v", hits)
+	if hits, err := db.SearchText(ctxb, vscope, "1005", 5, &SearchOptions{Space: "mem"}); err != nil || len(hits) != 0 {
+		t.Fatalf("text search of mem for a msg record = %+v, %v; want no hits and no error", hits, err)
 	}
-	if hits, _ := db.Search(ctxb, vscope, randVecs(1001, 1, 8)[0], 40, &SearchOptions{Space: "mem"}); len(hits) != 40 {
-		t.Fatalf("vector search of mem: %d hits", len(hits))
+	if hits, err := db.Search(ctxb, vscope, randVecs(1001, 1, 8)[0], 40, &SearchOptions{Space: "mem"}); err != nil || len(hits) != 40 {
+		t.Fatalf("vector search of mem: %d hits, %v; want 40", len(hits), err)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -89,8 +89,8 @@ func TestSearchTextSpacesAndPersistence(t *testing.T) {
 	db = openDisk(t, dir, opts)
 	findText(t, db, "mem", mem, "snapshot + replay")
 	findText(t, db, "msg", msg, "snapshot + replay")
-	if hits, _ := db.SearchText(ctxb, vscope, "note 7 topic-0", 50, &SearchOptions{Space: "mem"}); containsID(hits, gone) {
-		t.Fatal("a deleted record is found after replay")
+	if hits, err := db.SearchText(ctxb, vscope, "note 7 topic-0", 50, &SearchOptions{Space: "mem"}); err != nil || len(hits) == 0 || containsID(hits, gone) {
+		t.Fatalf("search after replay = %+v, %v; want the live records and not the deleted %s", hits, err, gone)
 	}
 	db.Close()
 
@@ -185,15 +185,15 @@ func TestRecordExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hits, _ := db.SearchText(ctxb, vscope, "short lived", 1, nil); len(hits) != 1 {
-		t.Fatal("not found before expiry")
+	if hits, err := db.SearchText(ctxb, vscope, "short lived", 1, nil); err != nil || len(hits) != 1 {
+		t.Fatalf("before expiry: %+v, %v; want one hit", hits, err)
 	}
 	time.Sleep(2100 * time.Millisecond)
-	if hits, _ := db.SearchText(ctxb, vscope, "short lived", 1, nil); len(hits) != 0 {
-		t.Fatalf("found after expiry: %+v", hits)
+	if hits, err := db.SearchText(ctxb, vscope, "short lived", 1, nil); err != nil || len(hits) != 0 {
+		t.Fatalf("text search after expiry = %+v, %v; want no hits and no error", hits, err)
 	}
-	if hits, _ := db.Search(ctxb, vscope, v, 1, nil); len(hits) != 0 {
-		t.Fatalf("vector search found it after expiry: %+v", hits)
+	if hits, err := db.Search(ctxb, vscope, v, 1, nil); err != nil || len(hits) != 0 {
+		t.Fatalf("vector search after expiry = %+v, %v; want no hits and no error", hits, err)
 	}
 	err = db.View(ctxb, func(tx *Tx) error { _, err := tx.GetRecordIn(vscope, "", id, true); return err })
 	if !errors.Is(err, ErrNotFound) {

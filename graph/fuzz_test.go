@@ -2,6 +2,9 @@ package graph
 
 import (
 	"bytes"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,23 +41,51 @@ func FuzzDecodeFact(f *testing.F) {
 	})
 }
 
-// FuzzDecodeEntity: entity records never panic the decoder.
+// FuzzDecodeEntity: entity records decode to an entity or an error
+// wrapping ErrCorrupt, never a panic, and a decoded entity round-trips:
+// encoding it and decoding again gives an equal entity and the same bytes.
 func FuzzDecodeEntity(f *testing.F) {
 	e := Entity{Name: "Alice", Type: "person", Observations: []string{"likes tea"}, Aliases: []string{"Al"}}
 	b, _ := encodeEntity(&e)
 	f.Add(b)
+	e = Entity{Name: "Zoë", Type: "", Observations: []string{}, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("", -7200))}
+	b, _ = encodeEntity(&e)
+	f.Add(b)
 	f.Add([]byte{entityVersion, '{'})
+	f.Add([]byte("\x01{\"name\":\"a\",\"observations\":null,\"aliases\":[\"\"]}"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// An entity with every field set, its strings from the input,
+		// decodes from its encoding to itself.
+		s := strings.ToValidUTF8(string(b), "?")
+		v := Entity{Name: s, Type: s, Observations: []string{s, "o"}, Aliases: []string{s}, CreatedAt: time.Unix(int64(len(b)), 7).UTC()}
+		if enc, err := encodeEntity(&v); err != nil {
+			t.Fatalf("encode %+v: %v", v, err)
+		} else if back, err := decodeEntity(enc); err != nil || back.Name != v.Name || back.Type != v.Type ||
+			!slices.Equal(back.Observations, v.Observations) || !slices.Equal(back.Aliases, v.Aliases) || !back.CreatedAt.Equal(v.CreatedAt) {
+			t.Fatalf("%+v encodes and decodes to %+v, %v", v, back, err)
+		}
+
 		e, err := decodeEntity(b)
 		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v does not wrap ErrCorrupt", err)
+			}
 			return
 		}
-		again, err := encodeEntity(&e)
+		enc, err := encodeEntity(&e)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("encode a decoded entity %+v: %v", e, err)
 		}
-		if e2, err := decodeEntity(again); err != nil || e2.Name != e.Name || len(e2.Observations) != len(e.Observations) {
-			t.Fatalf("round trip: %+v, %v", e2, err)
+		e2, err := decodeEntity(enc)
+		if err != nil {
+			t.Fatalf("decode of re-encoded %+v: %v", e, err)
+		}
+		if e2.Name != e.Name || e2.Type != e.Type || !slices.Equal(e2.Observations, e.Observations) ||
+			!slices.Equal(e2.Aliases, e.Aliases) || !e2.CreatedAt.Equal(e.CreatedAt) {
+			t.Fatalf("round trip changed the entity:\n%+v\n%+v", e, e2)
+		}
+		if enc2, err := encodeEntity(&e2); err != nil || !bytes.Equal(enc2, enc) {
+			t.Fatalf("encode is not stable (%v):\n%s\n%s", err, enc, enc2)
 		}
 	})
 }

@@ -119,12 +119,16 @@ func buildHNSW(t testing.TB, vecs [][]float32, opts *HNSWOptions) (*HNSW, map[ui
 	return h, m
 }
 
+// testSizes gives the HNSW tests' index and query counts. The race
+// detector slows graph builds about tenfold, so under -race (how the
+// README's command runs) they are small, and .ci/run runs them again at
+// full size without it.
 func testSizes() (n, queries int) {
 	switch {
+	case raceEnabled:
+		return 600, 30
 	case testing.Short():
 		return 1500, 50
-	case raceEnabled:
-		return 2500, 80
 	default:
 		return 4000, 150
 	}

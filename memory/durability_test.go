@@ -71,6 +71,9 @@ func TestDurabilityKill9(t *testing.T) {
 		acked := -1
 		sc := bufio.NewScanner(out)
 		killAt := 150 + round*150
+		if testing.Short() || raceEnabled {
+			killAt = 40 + round*40 // each ack waits for an fsync
+		}
 		killed := false
 		for sc.Scan() {
 			line := sc.Text()
@@ -131,5 +134,36 @@ func TestDurabilityKill9(t *testing.T) {
 		st.Close()
 		t.Logf("round %d: killed after %d acks, %d messages on disk", round, acked+1, len(all))
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestDurabilityReachesStore checks end to end that Options.Durability
+// reaches the store's sync setting: kv's TestDurabilityReachesBadger checks
+// the last step, from kv to Badger's SyncWrites. TestDurabilityKill9 passes
+// with fsync off (a killed process leaves its writes in the OS page cache),
+// so this is the test that fails when Sync stops reaching the disk.
+func TestDurabilityReachesStore(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts *Options
+		want Durability
+	}{
+		{"nil options", nil, Sync},
+		{"Sync", &Options{Durability: Sync}, Sync},
+		{"Async", &Options{Durability: Async}, Async},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := Open(t.TempDir(), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if got := st.Engine().KV().Durability(); got != tt.want {
+				t.Errorf("kv Durability() = %v, want %v", got, tt.want)
+			}
+			if got := st.Stats().Durability; got != tt.want {
+				t.Errorf("Stats().Durability = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

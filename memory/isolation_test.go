@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,58 +17,269 @@ import (
 	"github.com/engramdb/engram/engine"
 )
 
-// TestTenantIsolation is a property test: random appends across tenants,
-// users and sessions (with ids chosen to be prefixes of each other), then
-// random reads through every call. Every message read must carry the
-// reader's own scope, and every scope must read back exactly what it wrote.
+// isolationGroups are ids that look alike or fold together: case pairs,
+// composed and decomposed accents, homoglyphs from other scripts, case-fold
+// expansions (ß, the Kelvin sign) and ids that are prefixes of each other.
+// A key layout that folds, normalises or truncates an id would merge two
+// members of a group.
+var isolationGroups = [][]string{
+	{"a", "A", "\u0430", "aa"}, // Latin a, capital A, Cyrillic а
+	{"ab", "aB", "a b", "Ab"},
+	{"\u00e9", "e\u0301", "e", "E\u0301"}, // é composed and decomposed
+	{"\u00df", "ss", "SS", "\u1e9e"},      // ß, its folds, capital ẞ
+	{"k", "K", "\u212a"},                  // Kelvin sign folds to k
+	{"\u65e5\u672c", "\u65e5", "\u65e5\u672c\u8a9e"},
+	{"\u0130", "i", "I", "\u0131"}, // dotted and dotless i
+}
+
+// isolationScopes draws scopes for the isolation property test: now and
+// then a fresh random scope, otherwise one already used, as it is or with
+// one id replaced by a lookalike from its group, so that near-collisions
+// are both written and read.
+type isolationScopes struct {
+	rng  *rand.Rand
+	used []Scope
+}
+
+func (g *isolationScopes) id() string {
+	grp := isolationGroups[g.rng.IntN(len(isolationGroups))]
+	return grp[g.rng.IntN(len(grp))]
+}
+
+func (g *isolationScopes) lookalike(id string) string {
+	for _, grp := range isolationGroups {
+		if slices.Contains(grp, id) {
+			return grp[g.rng.IntN(len(grp))]
+		}
+	}
+	return id
+}
+
+func (g *isolationScopes) next() Scope {
+	if len(g.used) == 0 || g.rng.IntN(5) == 0 {
+		sc := Scope{Tenant: g.id(), User: g.id(), Session: g.id()}
+		g.used = append(g.used, sc)
+		return sc
+	}
+	sc := g.used[g.rng.IntN(len(g.used))]
+	switch g.rng.IntN(4) {
+	case 0:
+		sc.Tenant = g.lookalike(sc.Tenant)
+	case 1:
+		sc.User = g.lookalike(sc.User)
+	case 2:
+		sc.Session = g.lookalike(sc.Session)
+	}
+	g.used = append(g.used, sc)
+	return sc
+}
+
+// read draws a scope to read: one already used (so likely written) half
+// the time, else as next does.
+func (g *isolationScopes) read() Scope {
+	if len(g.used) > 0 && g.rng.IntN(2) == 0 {
+		return g.used[g.rng.IntN(len(g.used))]
+	}
+	return g.next()
+}
+
+// TestTenantIsolation is a property test: random writes of every kind
+// (messages, memories of a user and shared by a tenant, facts, entities)
+// across tenants, users and sessions whose ids look alike or fold
+// together (see isolationGroups), then random reads through every call:
+// Messages, Window, Sessions, Memories, Facts, ReadGraph and Recall (its
+// memories, shared memories, episodes and graph). Every item carries a
+// unique marker; every item read must belong to the reader's scope, and
+// every listing must hold exactly what that scope wrote.
 func TestTenantIsolation(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	ids := []string{"a", "ab", "a b", "b", "aa", "é"}
-	pick := func() string { return ids[rng.IntN(len(ids))] }
-	st := openMem(t, &Options{Durability: Async})
-	written := map[Scope][]string{}
-	steps := 600
-	if testing.Short() {
-		steps = 150
-	}
-	for step := range steps {
-		sc := Scope{Tenant: pick(), User: pick(), Session: pick()}
-		if rng.IntN(3) > 0 {
-			content := fmt.Sprintf("%s|%s|%s|%d", sc.Tenant, sc.User, sc.Session, step)
-			mustAppend(t, st.Session(sc), user(content))
-			written[sc] = append(written[sc], content)
-			continue
-		}
-		check := func(msgs []Message) {
-			for _, m := range msgs {
-				if !strings.HasPrefix(m.Content, sc.Tenant+"|"+sc.User+"|"+sc.Session+"|") {
-					t.Fatalf("step %d: scope %+v read %q", step, sc, m.Content)
-				}
+	scopes := &isolationScopes{rng: rng}
+	st := openMem(t, &Options{Durability: Async, DedupThreshold: -1, SweepInterval: -1})
+	userOf := func(sc Scope) Scope { return Scope{Tenant: sc.Tenant, User: sc.User} }
+	tenantOf := func(sc Scope) Scope { return Scope{Tenant: sc.Tenant} }
+	var (
+		owner    = map[string]Scope{}   // marker → the scope that wrote it
+		messages = map[Scope][]string{} // session scope → markers, in order
+		memories = map[Scope][]string{} // user or tenant scope → markers
+		facts    = map[Scope][]string{} // user scope → markers (objects)
+		entities = map[Scope][]string{} // user scope → markers (names)
+		checked  int                    // items read and checked
+	)
+	// markerOf returns the marker in a text: the word that starts with
+	// "w" followed by digits.
+	markerOf := func(text string) string {
+		for _, w := range strings.Fields(text) {
+			w = strings.TrimRight(w, ".,;:")
+			if len(w) > 1 && w[0] == 'w' && strings.Trim(w[1:], "0123456789") == "" {
+				return w
 			}
 		}
+		return ""
+	}
+	// same checks that got holds exactly the markers want, each owned by
+	// the reader.
+	same := func(step int, what string, reader Scope, got, want []string) {
+		t.Helper()
+		for _, m := range got {
+			if o, ok := owner[m]; !ok || o != reader {
+				t.Fatalf("step %d: %s of %s holds %q, written by %s", step, what, quoteScope(reader), m, quoteScope(o))
+			}
+		}
+		checked += len(got)
+		g, w := slices.Clone(got), slices.Clone(want)
+		slices.Sort(g)
+		slices.Sort(w)
+		if !slices.Equal(g, w) {
+			t.Fatalf("step %d: %s of %s = %q, want %q", step, what, quoteScope(reader), g, w)
+		}
+	}
+	steps := 1000
+	if testing.Short() {
+		steps = 300
+	}
+	for step := range steps {
+		marker := fmt.Sprintf("w%d", step)
+		if op := rng.IntN(10); op < 6 {
+			sc := scopes.next()
+			switch op {
+			case 0, 1:
+				owner[marker] = sc
+				mustAppend(t, st.Session(sc), Message{Role: RoleUser, Content: "zebra " + marker})
+				messages[sc] = append(messages[sc], marker)
+			case 2:
+				owner[marker] = userOf(sc)
+				mustRemember(t, st, userOf(sc), Memory{Text: "zebra memory " + marker})
+				memories[userOf(sc)] = append(memories[userOf(sc)], marker)
+			case 3:
+				owner[marker] = tenantOf(sc)
+				mustRemember(t, st, tenantOf(sc), Memory{Text: "zebra shared " + marker})
+				memories[tenantOf(sc)] = append(memories[tenantOf(sc)], marker)
+			case 4:
+				owner[marker] = userOf(sc)
+				if _, err := st.Relate(bg, userOf(sc), Fact{Subject: "zebra", Predicate: "saw", Object: marker}); err != nil {
+					t.Fatalf("step %d: Relate: %v", step, err)
+				}
+				facts[userOf(sc)] = append(facts[userOf(sc)], marker)
+				entities[userOf(sc)] = append(entities[userOf(sc)], marker)
+			case 5:
+				owner[marker] = userOf(sc)
+				if _, err := st.CreateEntities(bg, userOf(sc), []Entity{{Name: marker, Type: "thing", Observations: []string{"zebra " + marker}}}); err != nil {
+					t.Fatalf("step %d: CreateEntities: %v", step, err)
+				}
+				entities[userOf(sc)] = append(entities[userOf(sc)], marker)
+			}
+			continue
+		}
+
+		// Messages, the window and the session listing.
+		sc := scopes.read()
 		msgs, err := st.Session(sc).Messages(bg, MessagesOptions{Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(msgs)
-		if got, want := len(msgs), len(written[sc]); got != want {
-			t.Fatalf("step %d: scope %+v read %d messages, wrote %d", step, sc, got, want)
+		var got []string
+		for _, m := range msgs {
+			got = append(got, markerOf(m.Content))
 		}
+		same(step, "Messages", sc, got, messages[sc])
 		w, err := st.Session(sc).Window(bg, WindowOptions{MaxMessages: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(w)
-		infos, err := st.Sessions(bg, Scope{Tenant: sc.Tenant, User: sc.User}, SessionsOptions{})
+		got = got[:0]
+		for _, m := range w {
+			got = append(got, markerOf(m.Content))
+		}
+		if want := messages[sc]; len(want) > 5 {
+			same(step, "Window", sc, got, want[len(want)-5:])
+		} else {
+			same(step, "Window", sc, got, want)
+		}
+		infos, err := st.Sessions(bg, userOf(sc), SessionsOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, in := range infos {
-			if len(written[Scope{Tenant: sc.Tenant, User: sc.User, Session: in.ID}]) != in.Messages {
-				t.Fatalf("step %d: Sessions of %s/%s lists %+v", step, sc.Tenant, sc.User, in)
+			s := Scope{Tenant: sc.Tenant, User: sc.User, Session: in.ID}
+			if len(messages[s]) != in.Messages {
+				t.Fatalf("step %d: Sessions of %s lists %+v; %s wrote %d", step, quoteScope(sc), in, quoteScope(s), len(messages[s]))
 			}
 		}
+
+		// Memories of the user and of the tenant.
+		for _, reader := range []Scope{userOf(sc), tenantOf(sc)} {
+			mems, err := st.Memories(bg, reader, MemoriesOptions{Limit: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = got[:0]
+			for _, m := range mems {
+				got = append(got, markerOf(m.Text))
+			}
+			same(step, "Memories", reader, got, memories[reader])
+		}
+
+		// Facts and entities.
+		fs, err := st.Facts(bg, userOf(sc), FactQuery{Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for _, f := range fs {
+			got = append(got, f.Object)
+		}
+		same(step, "Facts", userOf(sc), got, facts[userOf(sc)])
+		page, err := st.ReadGraph(bg, userOf(sc), ReadGraphOptions{Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for _, e := range page.Entities {
+			if e.Name != "zebra" {
+				got = append(got, e.Name)
+			}
+		}
+		same(step, "ReadGraph", userOf(sc), got, entities[userOf(sc)])
+
+		// Recall from every source: each item belongs to the user (or,
+		// shared, to the tenant), and each memory and fact is found.
+		rec, err := st.Recall(bg, Query{Scope: userOf(sc), Text: "zebra", TopK: MaxTopK, MaxTokens: 1 << 20, Sources: Sources()})
+		if err != nil {
+			t.Fatalf("step %d: Recall: %v", step, err)
+		}
+		bySource := map[Source][]string{}
+		for _, it := range rec.Items {
+			m := markerOf(it.Text)
+			if it.Fact != nil {
+				m = it.Fact.Object
+			}
+			bySource[it.Source] = append(bySource[it.Source], m)
+		}
+		same(step, "Recall memories", userOf(sc), bySource[SourceMemories], memories[userOf(sc)])
+		same(step, "Recall shared", tenantOf(sc), bySource[SourceShared], memories[tenantOf(sc)])
+		same(step, "Recall graph", userOf(sc), bySource[SourceGraph], facts[userOf(sc)])
+		var eps []string
+		for s, ms := range messages {
+			if userOf(s) == userOf(sc) {
+				eps = append(eps, ms...)
+			}
+		}
+		for _, m := range bySource[SourceEpisodes] {
+			if o := owner[m]; userOf(o) != userOf(sc) {
+				t.Fatalf("step %d: Recall episodes of %s holds %q, written by %s", step, quoteScope(userOf(sc)), m, quoteScope(o))
+			}
+		}
+		if len(bySource[SourceEpisodes]) != len(eps) {
+			t.Fatalf("step %d: Recall of %s found %d episodes, the user wrote %d", step, quoteScope(userOf(sc)), len(bySource[SourceEpisodes]), len(eps))
+		}
 	}
+	t.Logf("%d scopes drawn, %d items read and checked", len(scopes.used), checked)
+}
+
+// quoteScope shows a scope's ids with every non-ASCII rune escaped, so
+// that lookalikes differ on the page.
+func quoteScope(sc Scope) string {
+	return fmt.Sprintf("%+q/%+q/%+q", sc.Tenant, sc.User, sc.Session)
 }
 
 func TestSessionsListing(t *testing.T) {
@@ -191,11 +403,14 @@ func TestEncryptionAtRest(t *testing.T) {
 	}
 	st.Close()
 	var scanned int
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, _ := os.ReadFile(p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
 		scanned++
 		for _, needle := range []string{secret, testScope.Tenant + "\x00" + testScope.User} {
 			if bytes.Contains(b, []byte(needle)) {
@@ -204,6 +419,9 @@ func TestEncryptionAtRest(t *testing.T) {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatalf("scan of the store's files: %v", err)
+	}
 	if scanned == 0 {
 		t.Fatal("no files")
 	}
@@ -266,21 +484,22 @@ func TestInvalidOptions(t *testing.T) {
 }
 
 func TestSessionTTL(t *testing.T) {
+	t.Parallel() // it sleeps for seconds; let the other sleepers overlap
 	if testing.Short() {
 		t.Skip("waits for a one-second TTL to pass")
 	}
 	st := openMem(t, &Options{SessionTTL: time.Second})
 	mustAppend(t, st.Session(testScope), sys("rules"), user("hi"), call("c"), result("c"))
-	if infos, _ := st.Sessions(bg, testScope, SessionsOptions{}); len(infos) != 1 {
-		t.Fatalf("sessions before expiry = %+v", infos)
+	if infos, err := st.Sessions(bg, testScope, SessionsOptions{}); err != nil || len(infos) != 1 {
+		t.Fatalf("sessions before expiry = %+v, %v", infos, err)
 	}
 	time.Sleep(2100 * time.Millisecond)
 	msgs, err := st.Session(testScope).Messages(bg, MessagesOptions{})
 	if err != nil || len(msgs) != 0 {
 		t.Fatalf("after TTL: %d messages, %v", len(msgs), err)
 	}
-	if infos, _ := st.Sessions(bg, testScope, SessionsOptions{}); len(infos) != 0 {
-		t.Fatalf("sessions after expiry = %+v", infos)
+	if infos, err := st.Sessions(bg, testScope, SessionsOptions{}); err != nil || len(infos) != 0 {
+		t.Fatalf("sessions after expiry = %+v, %v; want none and no error", infos, err)
 	}
 	// The expired call's id no longer blocks a new one, and a result to it
 	// is now an orphan.
@@ -326,6 +545,7 @@ func TestForgetErasesCachedEmbeddings(t *testing.T) {
 // merged into an earlier memory, a batch that failed after it was
 // embedded, a memory that expired and was swept.
 func TestCachedEmbeddingsDoNotOutliveTheirText(t *testing.T) {
+	t.Parallel() // it sleeps for seconds; let the other sleepers overlap
 	fake := embedtest.NewFake(nil)
 	st := openMem(t, &Options{Embedder: fake, SweepInterval: -1})
 	cached := func(text string) bool {

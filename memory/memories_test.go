@@ -193,6 +193,7 @@ func TestMemoriesPaging(t *testing.T) {
 }
 
 func TestMemoryExpiry(t *testing.T) {
+	t.Parallel() // it sleeps for seconds; let the other sleepers overlap
 	if testing.Short() {
 		t.Skip("waits for a memory to expire (2 s)")
 	}
@@ -338,7 +339,7 @@ func TestUpdateToAnotherMemorysText(t *testing.T) {
 // sweeper must too).
 func TestSweeperKeepsPartitionNotedDuringSweep(t *testing.T) {
 	rounds := 100
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		rounds = 20
 	}
 	lost := 0

@@ -570,7 +570,7 @@ func (s *slowSummarizer) Summarize(ctx context.Context, prev string, msgs []Mess
 // writes its rolling summary keeps no key: not the summary either.
 func TestForgetRacesSummaryWrite(t *testing.T) {
 	rounds := 60
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		rounds = 15
 	}
 	r := rand.New(rand.NewPCG(11, 12))
@@ -609,6 +609,7 @@ func TestForgetRacesSummaryWrite(t *testing.T) {
 // TestSummaryExpiresWithItsMessages: with SessionTTL the summary expires
 // when the newest message it covers does, not a full TTL after the refresh.
 func TestSummaryExpiresWithItsMessages(t *testing.T) {
+	t.Parallel() // it sleeps for seconds; let the other sleepers overlap
 	s := openMem(t, &Options{SessionTTL: time.Hour})
 	scope := Scope{Tenant: "acme", User: "alice", Session: "ttl"}
 	sess := s.Session(scope)

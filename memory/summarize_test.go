@@ -287,8 +287,12 @@ func TestExtractiveOddUnicode(t *testing.T) {
 		strings.Repeat("a", 2000) + ". " + strings.Repeat("ß", 1000),
 		"。。。！？…", ": : :", "user: ", "\u00a0\u3000",
 	}
+	budgets := []int{1, 2, 40, 1000}
+	if testing.Short() || memory.RaceEnabled {
+		budgets = []int{2, 1000} // the tokenizer is slow under -race
+	}
 	for _, s := range odd {
-		for _, budget := range []int{1, 2, 40, 1000} {
+		for _, budget := range budgets {
 			summarize(t, s, []memory.Message{sumUser(s), {Role: memory.RoleAssistant, Name: s, Content: s}}, budget)
 			summarize(t, "", []memory.Message{sumUser(s)}, budget)
 		}
@@ -318,7 +322,11 @@ func TestExtractiveRandom(t *testing.T) {
 	markerRE := regexp.MustCompile(`^(?:[^ :]+: )?M([0-9]+)\b`)
 
 	prev := ""
-	for iter := range 300 {
+	iters := 300
+	if testing.Short() || memory.RaceEnabled {
+		iters = 80
+	}
+	for iter := range iters {
 		var msgs []memory.Message
 		for range rng.IntN(8) {
 			m := memory.Message{Role: roles[rng.IntN(len(roles))], Name: names[rng.IntN(len(names))]}

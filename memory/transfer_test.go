@@ -204,8 +204,8 @@ func TestImportMemoriesRefused(t *testing.T) {
 			if !errors.As(err, &ie) || ie.Index != tt.index || !errors.Is(err, ErrInvalidMemory) {
 				t.Fatalf("err = %v, want an ImportError at %d wrapping ErrInvalidMemory", err, tt.index)
 			}
-			if got, _ := s.Memories(bg, scope, MemoriesOptions{}); len(got) != 0 {
-				t.Fatalf("a refused import wrote %d memories", len(got))
+			if got, err := s.Memories(bg, scope, MemoriesOptions{}); err != nil || len(got) != 0 {
+				t.Fatalf("after a refused import: %d memories, %v; want none and no error", len(got), err)
 			}
 		})
 	}

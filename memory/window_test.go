@@ -231,7 +231,7 @@ func referenceWindow(log []Message, opts WindowOptions) ([]Message, error) {
 func TestWindowModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	runs := 150
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		runs = 30
 	}
 	st := openMem(t, &Options{Durability: Async})

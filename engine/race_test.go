@@ -1,0 +1,7 @@
+//go:build race
+
+package engine
+
+// raceEnabled shortens the slowest tests under the race detector, which
+// slows index builds about tenfold; .ci/run runs them whole without it.
+const raceEnabled = true

@@ -1,0 +1,4 @@
+package memory
+
+// RaceEnabled exports raceEnabled to the external test package.
+const RaceEnabled = raceEnabled

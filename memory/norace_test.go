@@ -1,0 +1,5 @@
+//go:build !race
+
+package memory
+
+const raceEnabled = false
