@@ -172,6 +172,7 @@ func TestFaultErasure(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own store: they overlap on two cores
 			dir := t.TempDir()
 			st := openErasureStore(t, dir, nil)
 			needles := fillEverywhere(t, st, scope)
