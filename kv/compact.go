@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -81,12 +82,14 @@ func (db *DB) Compact(ctx context.Context) error {
 
 // flush moves every memtable into the tables and compacts level 0, with
 // no transaction running: Badger refuses writes during DropPrefix, and an
-// open read would hold back what the compaction may drop.
+// open read would hold back what the compaction may drop. The marker is
+// written and dropped under one hold of the lock, so no transaction sees
+// it and Close cannot come between; a crash can, and Open drops a marker
+// left behind.
 func (db *DB) flush(ctx context.Context) error {
-	if err := db.Update(ctx, func(tx *Txn) error { return tx.Set(flushMarker, nil) }); err != nil {
-		return fmt.Errorf("kv: compact: %w", err)
+	if err := db.lockAll(ctx); err != nil {
+		return err
 	}
-	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.mu.closed {
 		return ErrClosed
@@ -96,10 +99,44 @@ func (db *DB) flush(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(flushMarker, nil) }); err != nil {
+		return fmt.Errorf("kv: compact: %w", convertError(err))
+	}
 	if err := db.bdb.DropPrefix(flushMarker); err != nil {
 		return fmt.Errorf("kv: compact: flush: %w", err)
 	}
 	return nil
+}
+
+// lockAll takes db.mu for writing once no transaction holds it, without
+// queueing for it: a goroutine waiting in RWMutex.Lock makes every new
+// reader wait too, so a transaction that opens another one inside it (the
+// engine loads a partition's snapshot names in a View from within an
+// Update) would wait for Compact while Compact waits for it, and a Backup
+// streaming to a slow writer would stop every read behind Compact.
+// Polling lets readers come and go; Compact takes the lock in a gap.
+func (db *DB) lockAll(ctx context.Context) error {
+	for wait := 50 * time.Microsecond; !db.mu.TryLock(); wait = min(2*wait, 5*time.Millisecond) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		time.Sleep(wait)
+	}
+	return nil
+}
+
+// dropFlushMarker deletes a marker that a crash between its write and
+// its drop left in the store, so it is never seen by a Backup or by
+// Restore's emptiness check.
+func dropFlushMarker(bdb *badger.DB) error {
+	return bdb.Update(func(txn *badger.Txn) error {
+		if _, err := txn.Get(flushMarker); errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return txn.Delete(flushMarker)
+	})
 }
 
 // valueLogHolds reports whether a value-log file of the store in dir

@@ -94,6 +94,13 @@ func Open(dir string, opts *Options) (*DB, error) {
 		_ = lock.release()
 		return nil, err
 	}
+	if dir != "" {
+		if err := dropFlushMarker(bdb); err != nil {
+			_ = bdb.Close()
+			_ = lock.release()
+			return nil, fmt.Errorf("kv: open %q: drop compaction marker: %w", dir, convertError(err))
+		}
+	}
 	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, free: free, reserve: need}
 	return db, nil
 }
@@ -333,6 +340,11 @@ func (db *DB) Restore(ctx context.Context, r io.Reader) (err error) {
 	if r, err = openBackup(r, db.opts.EncryptionKey); err != nil {
 		return err // nothing loaded yet
 	}
+	// Refused before the loader starts, a full disk leaves the store
+	// usable: only a load that began marks it failed.
+	if err := db.checkSpace(); err != nil {
+		return err
+	}
 	if err := db.load(ctx, r); err != nil {
 		if !errors.Is(err, ErrClosed) {
 			db.mu.Lock()
@@ -350,9 +362,6 @@ func (db *DB) load(ctx context.Context, r io.Reader) (err error) {
 	defer db.mu.RUnlock()
 	if db.mu.closed {
 		return ErrClosed
-	}
-	if err := db.checkSpace(); err != nil {
-		return err
 	}
 	defer func() {
 		// Badger's loader trusts its input: a damaged frame that passes
