@@ -139,3 +139,35 @@ func TestFaultErasureAcrossClose(t *testing.T) {
 		}
 	})
 }
+
+// TestCompactWhileUpdateLoadsPartition: an Update that loads a partition
+// (which reads its snapshot names in a transaction of its own) while a
+// Compact waits for it must finish, and so must the Compact. They used to
+// wait for each other for good.
+func TestCompactWhileUpdateLoadsPartition(t *testing.T) {
+	db := openDisk(t, t.TempDir(), &Options{CompactDelay: -1})
+	defer db.Close()
+	inside := make(chan struct{})
+	compacted := make(chan error, 1)
+	go func() { <-inside; compacted <- db.Compact(ctxb) }()
+	done := make(chan error, 1)
+	go func() {
+		done <- db.Update(ctxb, func(tx *Tx) error {
+			close(inside)
+			time.Sleep(300 * time.Millisecond) // Compact is waiting now
+			_, err := tx.PutRecord(Scope{Tenant: "acme", User: "new"}, Record{Text: "hello", Vector: []float32{1, 2, 3}})
+			return err
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("an Update loading a partition and a Compact waited for each other")
+	}
+	if err := <-compacted; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -114,15 +114,48 @@ func (db *DB) flush(ctx context.Context) error {
 // engine loads a partition's snapshot names in a View from within an
 // Update) would wait for Compact while Compact waits for it, and a Backup
 // streaming to a slow writer would stop every read behind Compact.
-// Polling lets readers come and go; Compact takes the lock in a gap.
+//
+// Instead it closes a gate that new transactions wait at for at most
+// gateWait, and polls TryLock: running transactions finish, new ones hold
+// back, and the lock is taken in the gap. A transaction nested in a
+// running one, or one behind a long Backup, waits gateWait at the most and
+// goes on, so nothing waits for Compact for long and nothing deadlocks.
 func (db *DB) lockAll(ctx context.Context) error {
-	for wait := 50 * time.Microsecond; !db.mu.TryLock(); wait = min(2*wait, 5*time.Millisecond) {
+	gate := make(chan struct{})
+	db.gate.Store(&gate)
+	defer func() {
+		db.gate.Store(nil)
+		close(gate)
+	}()
+	for wait := 20 * time.Microsecond; !db.mu.TryLock(); wait = min(2*wait, 2*time.Millisecond) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		time.Sleep(wait)
 	}
 	return nil
+}
+
+// gateWait bounds how long a new transaction waits for a Compact that is
+// waiting for the running ones: long enough for them to commit (an fsync
+// takes milliseconds), short enough that a transaction nested in one, or
+// a read behind a long Backup, is not held up noticeably.
+const gateWait = 50 * time.Millisecond
+
+// waitGate holds a new transaction back while Compact waits for the
+// running ones, for at most gateWait.
+func (db *DB) waitGate(ctx context.Context) {
+	gate := db.gate.Load()
+	if gate == nil {
+		return
+	}
+	t := time.NewTimer(gateWait)
+	defer t.Stop()
+	select {
+	case <-*gate:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // dropFlushMarker deletes a marker that a crash between its write and

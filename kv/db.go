@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -45,6 +46,9 @@ type DB struct {
 
 	// compactMu runs one Compact at a time (compact.go).
 	compactMu sync.Mutex
+	// gate is non-nil while Compact waits for running transactions: new
+	// ones wait on it, for at most gateWait (see lockAll).
+	gate atomic.Pointer[chan struct{}]
 }
 
 // Open opens the store in dir, creating the directory when it does not exist.
@@ -196,6 +200,7 @@ func (db *DB) run(ctx context.Context, update bool, fn func(*Txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	db.waitGate(ctx)
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.mu.closed {
@@ -300,6 +305,7 @@ func (db *DB) Sync() error {
 // stream, sealed with AES-GCM under a key drawn from the store's when the
 // store is encrypted (see backup_seal.go). TTLs are kept.
 func (db *DB) Backup(ctx context.Context, w io.Writer) error {
+	db.waitGate(ctx)
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.mu.closed {
