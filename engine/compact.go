@@ -16,13 +16,6 @@ import (
 // [kv.DB.Compact]). The background compactor runs it after erasures; call
 // it to finish an erasure now. It is slow on a large store.
 func (db *DB) Compact(ctx context.Context) error {
-	if db.compactions.files {
-		// Cleared first: an erasure from now on sets it again.
-		db.compactions.marked.Store(false)
-		if err := db.kv.Update(ctx, func(tx *kv.Txn) error { return tx.Delete(compactPendingKey) }); err != nil {
-			return convert(err)
-		}
-	}
 	// A compaction started now covers every erasure made so far.
 	gen := db.compactions.requested.Load()
 	if db.kv.Dir() != "" {
@@ -36,7 +29,28 @@ func (db *DB) Compact(ctx context.Context) error {
 		return err
 	}
 	db.compactions.finished(gen)
+	db.clearPending(gen)
 	return nil
+}
+
+// clearPending deletes the pending mark after a compaction that started
+// at gen, unless an erasure came since: the mark goes only once the bytes
+// it stands for are out of the files, so a crash during the compaction
+// leaves it to the next Open.
+func (db *DB) clearPending(gen uint64) {
+	c := &db.compactions
+	if !c.files {
+		return
+	}
+	c.markMu.Lock()
+	defer c.markMu.Unlock()
+	if c.requested.Load() != gen || !c.marked.Load() {
+		return
+	}
+	if err := db.kv.Update(context.Background(), func(tx *kv.Txn) error { return tx.Delete(compactPendingKey) }); err != nil {
+		return // still marked: the next Open compacts once more
+	}
+	c.marked.Store(false)
 }
 
 // compactPendingKey marks a store with erasures whose bytes may still be
@@ -50,23 +64,39 @@ var compactPendingKey = SystemKey(NSMeta, []byte("compact-pending"))
 // share its compaction. It does nothing for an in-memory database or when
 // the background compactor is off.
 func (db *DB) ScheduleCompact() {
-	if !db.compactions.files {
+	c := &db.compactions
+	if !c.files {
 		return
 	}
-	// Counted before the mark is looked at: a compaction that clears
-	// the mark before this erasure writes it reads the count after, so
-	// covers this erasure.
-	db.compactions.schedule()
-	// One write of the mark per compaction, not one per erasure.
-	if db.compactions.marked.CompareAndSwap(false, true) {
-		err := db.kv.Update(context.Background(), func(tx *kv.Txn) error { return tx.Set(compactPendingKey, nil) })
-		if err != nil {
-			db.compactions.marked.Store(false)
-			if !errors.Is(err, kv.ErrClosed) {
-				db.logger.Warn("engram: cannot record a pending compaction", "err", err)
-			}
-		}
+	// Counted under markMu: a compaction clears the mark only when no
+	// request came after it started.
+	c.markMu.Lock()
+	c.schedule()
+	c.markMu.Unlock()
+	db.markPending()
+}
+
+// markPending records in the store that erasures wait for a compaction,
+// once per compaction. [DB.ErasePrefix] calls it before it deletes
+// anything, so a crash part way leaves the compaction to the next Open.
+func (db *DB) markPending() {
+	c := &db.compactions
+	if !c.files {
+		return
 	}
+	c.markMu.Lock()
+	defer c.markMu.Unlock()
+	if c.marked.Load() {
+		return
+	}
+	err := db.kv.Update(context.Background(), func(tx *kv.Txn) error { return tx.Set(compactPendingKey, nil) })
+	if err != nil {
+		if !errors.Is(err, kv.ErrClosed) {
+			db.logger.Warn("engram: cannot record a pending compaction", "err", err)
+		}
+		return
+	}
+	c.marked.Store(true)
 }
 
 // resumeCompaction schedules the compaction an earlier process left
@@ -93,6 +123,8 @@ type compactor struct {
 	files              bool          // the DB has files to compact
 	// marked says compactPendingKey is set, as far as this process knows.
 	marked atomic.Bool
+	// markMu orders the mark's writes and clears with new requests.
+	markMu sync.Mutex
 
 	wake   chan struct{} // nil when the compactor is off
 	stopCh chan struct{}

@@ -2,11 +2,14 @@ package engine
 
 import (
 	"bytes"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/kv"
 )
 
 // filesWith returns the files under dir holding needle; errors fail the
@@ -169,5 +172,70 @@ func TestCompactWhileUpdateLoadsPartition(t *testing.T) {
 	}
 	if err := <-compacted; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFaultErasureCrashDuringCompact: a process that dies while its
+// compaction runs must leave the pending mark, so the next Open compacts
+// again. The mark used to be deleted before the compaction began.
+func TestFaultErasureCrashDuringCompact(t *testing.T) {
+	dir := t.TempDir()
+	db := openDisk(t, dir, &Options{CompactDelay: -1})
+	writeAndErase(t, db, []byte("engine-secret-crash-mid-compact"))
+	// A read held open pauses Compact before its flush.
+	release, held := make(chan struct{}), make(chan struct{})
+	go db.kv.View(ctxb, func(*kv.Txn) error { close(held); <-release; return nil })
+	<-held
+	done := make(chan error, 1)
+	go func() { done <- db.Compact(ctxb) }()
+	time.Sleep(300 * time.Millisecond)
+	crashed := t.TempDir() // the files as a crash now would leave them
+	if err := os.CopyFS(crashed, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(crashed, "LOCK"))
+	db2 := openDisk(t, crashed, &Options{CompactDelay: -1})
+	defer db2.Close()
+	if !db2.Stats().CompactPending {
+		t.Fatal("after a crash during the compaction, nothing is pending: the erased bytes would stay")
+	}
+}
+
+// TestErasePrefixFailingPartWaySchedules: an erasure that fails after
+// deleting some keys must still schedule the compaction that takes them
+// out of the files.
+func TestErasePrefixFailingPartWaySchedules(t *testing.T) {
+	db := openDisk(t, t.TempDir(), &Options{CompactDelay: -1})
+	defer db.Close()
+	scope := Scope{Tenant: "acme", User: "gone"}
+	if err := db.Update(ctxb, func(tx *Tx) error {
+		for i := range 1000 {
+			if err := tx.Set(Key(scope.Prefix(LevelUser), NSGraph, []byte{byte(i >> 8), byte(i)}), []byte("secret")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	n, err := db.ErasePrefix(ctxb, scope.Prefix(LevelUser), func(k, v []byte) error {
+		if seen++; seen > 600 {
+			return io.ErrUnexpectedEOF
+		}
+		return nil
+	})
+	if err == nil || n == 0 {
+		t.Fatalf("ErasePrefix = %d, %v; want a failure after some keys", n, err)
+	}
+	if !db.Stats().CompactPending {
+		t.Fatalf("%d keys erased and no compaction pending", n)
 	}
 }

@@ -370,9 +370,13 @@ func (db *DB) raiseIDFloor(id ulid.ULID) {
 //
 // Vector partitions under prefix are dropped from memory and their
 // snapshot files deleted.
-func (db *DB) ErasePrefix(ctx context.Context, prefix []byte, visit func(key, value []byte) error) (int, error) {
-	n, err := db.kv.DeletePrefix(ctx, prefix, visit)
+func (db *DB) ErasePrefix(ctx context.Context, prefix []byte, visit func(key, value []byte) error) (n int, err error) {
+	db.markPending()
+	n, err = db.kv.DeletePrefix(ctx, prefix, visit)
 	if err != nil {
+		if n > 0 {
+			db.ScheduleCompact() // what was deleted must still leave the files
+		}
 		return n, convert(err)
 	}
 	db.snapMu.Lock()

@@ -96,6 +96,13 @@ func (s *Store) retain(ctx context.Context, now time.Time) (int, error) {
 		return 0, err
 	}
 	erased := 0
+	defer func() {
+		// Also after a failure part way: what was erased must still
+		// leave the files.
+		if erased > 0 {
+			s.db.ScheduleCompact()
+		}
+	}()
 	for _, es := range found.sessions {
 		n, err := s.expireMessages(ctx, es, now.Add(-r.Messages))
 		erased += n
@@ -154,9 +161,6 @@ func (s *Store) retain(ctx context.Context, now time.Time) (int, error) {
 	}
 	if err := s.forgetTexts(ctx, texts); err != nil {
 		return erased, err
-	}
-	if erased > 0 {
-		s.db.ScheduleCompact()
 	}
 	return erased, nil
 }
