@@ -161,7 +161,7 @@ func TestExactCut(t *testing.T) {
 
 // TestTokenLenPathologicalError measures how far chunked counting is from
 // the exact count on runs long enough to be chunked (small enough that the
-// exact count stays fast): never below it, and within 1%.
+// exact count stays fast): on these runs never below it, and within 1%.
 func TestTokenLenPathologicalError(t *testing.T) {
 	enc, err := tokenizer(DefaultEncoding)
 	if err != nil {

@@ -134,6 +134,11 @@ func (f *lineFilter) check(line []byte) (int, string) {
 	if !json.Valid(line) {
 		return jsonrpc.CodeParseError, "parse error: the line is not JSON"
 	}
+	if nestedDeeperThan(line, maxNesting) {
+		// The SDK's batch decoder stops at 1000 levels and then fails
+		// the connection; encoding/json allows 10000.
+		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: nested more than %d levels deep", maxNesting)
+	}
 	if line[0] != '[' {
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
@@ -164,9 +169,12 @@ func (f *lineFilter) check(line []byte) (int, string) {
 		if err != nil {
 			return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request in a batch: %v", err)
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+		// The SDK keys every request of a batch by its id, a
+		// notification's being the zero one, and fails the connection on
+		// a repeat: two notifications in one batch repeat it too.
+		if req, ok := msg.(*jsonrpc.Request); ok {
 			if ids[req.ID.Raw()] {
-				return jsonrpc.CodeInvalidRequest, "invalid request: a batch repeats an id"
+				return jsonrpc.CodeInvalidRequest, "invalid request: a batch repeats an id, or holds more than one notification"
 			}
 			ids[req.ID.Raw()] = true
 		}
@@ -187,4 +195,37 @@ func (f *lineFilter) reply(code int, message string) error {
 	}
 	_, err = f.out.Write(append(b, '\n'))
 	return err
+}
+
+// maxNesting bounds how deeply a line's arrays and objects nest, well
+// inside the 1000 levels the SDK's decoder takes; no MCP message comes
+// near it.
+const maxNesting = 512
+
+// nestedDeeperThan reports whether the valid JSON text b nests arrays and
+// objects more than limit levels deep.
+func nestedDeeperThan(b []byte, limit int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
 }

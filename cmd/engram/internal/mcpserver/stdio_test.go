@@ -113,3 +113,27 @@ func TestStdioLongLine(t *testing.T) {
 		t.Errorf("answered %q", out.String())
 	}
 }
+
+// TestStdioBatchesThatEndedTheServer: under a protocol version with
+// batches, a batch of two notifications (the SDK keys both by the zero id
+// and fails the connection on the repeat) and a batch nested past the
+// SDK's 1000-level decoder each ended the server; the filter must answer
+// them with -32600 instead of passing them on. Ordinary batches pass.
+func TestStdioBatchesThatEndedTheServer(t *testing.T) {
+	deep := strings.Repeat("[", 998) + strings.Repeat("]", 998)
+	f := &lineFilter{} // batches allowed, as under 2025-03-26
+	for _, tc := range []struct {
+		line string
+		code int
+	}{
+		{`[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`, -32600},
+		{`[{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":` + deep + `}}]`, -32600},
+		{`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":` + deep + `}}`, -32600},
+		{`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`, 0},
+		{`[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"[[[[{{{{\"]]"}}]`, 0},
+	} {
+		if code, msg := f.check([]byte(tc.line)); code != tc.code {
+			t.Errorf("check(%.80q) = %d %q, want %d", tc.line, code, msg, tc.code)
+		}
+	}
+}
