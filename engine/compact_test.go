@@ -67,13 +67,7 @@ func TestFaultErasureBackgroundCompaction(t *testing.T) {
 	defer db.Close()
 	secret := []byte("engine-secret-zqxwvkjq")
 	writeAndErase(t, db, secret)
-	deadline := time.Now().Add(time.Minute) // a hang, not a speed limit
-	for s := db.Stats(); s.Compactions == 0 || s.CompactPending; s = db.Stats() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no background compaction: %+v", s)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitCompacted(t, db, "no background compaction")
 	if hits := filesWith(t, dir, secret); len(hits) > 0 {
 		t.Errorf("after the background compaction the secret is in %v", hits)
 	}
@@ -130,13 +124,7 @@ func TestFaultErasureAcrossClose(t *testing.T) {
 		}
 		db = openDisk(t, dir, &Options{CompactDelay: 10 * time.Millisecond})
 		defer db.Close()
-		deadline := time.Now().Add(time.Minute) // a hang, not a speed limit
-		for s := db.Stats(); s.Compactions == 0 || s.CompactPending; s = db.Stats() {
-			if time.Now().After(deadline) {
-				t.Fatalf("no compaction after reopening: %+v", s)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitCompacted(t, db, "no compaction after reopening")
 		if hits := filesWith(t, dir, secret); len(hits) > 0 {
 			t.Errorf("after the next open's compaction the secret is in %v", hits)
 		}
@@ -237,5 +225,18 @@ func TestErasePrefixFailingPartWaySchedules(t *testing.T) {
 	}
 	if !db.Stats().CompactPending {
 		t.Fatalf("%d keys erased and no compaction pending", n)
+	}
+}
+
+// waitCompacted waits until a compaction has finished and none is
+// pending, failing with what after a minute (a hang, not a speed limit).
+func waitCompacted(t *testing.T, db *DB, what string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for s := db.Stats(); s.Compactions == 0 || s.CompactPending; s = db.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %+v", what, s)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
