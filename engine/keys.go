@@ -48,6 +48,10 @@ const (
 	// Under a session prefix, or a partition prefix for memories written
 	// without a session.
 	NSRedaction Namespace = 0x0D
+	// NSExtracted records, per message id, what extraction wrote from the
+	// message (memory, fact and entity changes), so that erasing the
+	// session erases it from the user's partition too (package memory).
+	NSExtracted Namespace = 0x0E
 )
 
 // Partition-level namespaces: under a user prefix, or under a tenant prefix
@@ -86,6 +90,14 @@ const (
 	// partition prefix, so a sweeper finds them after a restart (package
 	// memory). Erasing a partition erases its entry.
 	NSExpiring Namespace = 0x03
+	// NSExtractQueue holds the messages waiting for extraction, keyed by
+	// session prefix then the message's 16-byte id, so a worker drains
+	// each session in order (package memory). Erasing a scope erases its
+	// entries.
+	NSExtractQueue Namespace = 0x04
+	// NSExtractParked holds the extraction jobs that failed too often,
+	// keyed like NSExtractQueue (package memory).
+	NSExtractParked Namespace = 0x05
 )
 
 // Prefix returns the key prefix of the scope at level l: every key of that

@@ -267,6 +267,28 @@ func (tx *Tx) AddAliases(name string, aliases ...string) (Entity, error) {
 	return tx.entity(folded)
 }
 
+// DeleteAliases removes aliases from the entity that name names; an alias
+// the entity does not have, or that is its name, is left alone. It returns
+// the entity as stored.
+func (tx *Tx) DeleteAliases(name string, aliases ...string) (Entity, error) {
+	folded, e, err := tx.lookupEntity(name)
+	if err != nil {
+		return Entity{}, err
+	}
+	for _, a := range aliases {
+		fa := Fold(a)
+		i := slices.IndexFunc(e.Aliases, func(x string) bool { return Fold(x) == fa })
+		if i < 0 || fa == folded {
+			continue
+		}
+		e.Aliases = slices.Delete(e.Aliases, i, i+1)
+		if err := tx.deleteName(fa); err != nil {
+			return Entity{}, err
+		}
+	}
+	return e, tx.putEntity(folded, &e)
+}
+
 // CreateRelations relates each pair (see [Tx.Relate]) and returns the
 // relations that were new; one that already holds is skipped.
 func (tx *Tx) CreateRelations(relations []Relation) ([]Relation, error) {

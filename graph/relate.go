@@ -41,8 +41,22 @@ func (tx *Tx) Relate(f Fact) (Fact, error) {
 	return f, err
 }
 
+// Replace is [Tx.Relate] with f's predicate held single-valued for this
+// fact whether or not [Options.SingleValued] lists it: f closes the
+// validity of the subject's current facts for the predicate, as a
+// correction does ("I moved to Lisbon" after "I live in Paris"). Facts
+// related later without Replace are not affected.
+func (tx *Tx) Replace(f Fact) (Fact, error) {
+	f, _, err := tx.relateAs(f, true)
+	return f, err
+}
+
 // relate is Relate, also reporting whether the fact was new.
-func (tx *Tx) relate(f Fact) (Fact, bool, error) {
+func (tx *Tx) relate(f Fact) (Fact, bool, error) { return tx.relateAs(f, false) }
+
+// relateAs is relate with the predicate held single-valued when single is
+// set.
+func (tx *Tx) relateAs(f Fact, single bool) (Fact, bool, error) {
 	c, err := checkFact(f, tx.keepRecordTimes)
 	if err != nil {
 		return Fact{}, false, err
@@ -62,7 +76,7 @@ func (tx *Tx) relate(f Fact) (Fact, bool, error) {
 	// then judged on the fact as it would be stored, and only a fact that
 	// is stored closes others.
 	var closes []closing
-	if tx.s.singleValued[c.p] && !c.ValidTo.Equal(c.ValidFrom) {
+	if (single || tx.s.singleValued[c.p]) && !c.ValidTo.Equal(c.ValidFrom) {
 		// A fact closed at its own start (a dump restores those) never
 		// held: it neither closes nor is bounded by another.
 		if closes, err = tx.reconcile(&c); err != nil {

@@ -71,8 +71,9 @@ type BatchResult struct {
 // batchStep is one operation of a batch, prepared.
 type batchStep struct {
 	append *preparedAppend
-	root   []byte // graph root, for a fact
-	user   string // partition prefix, for sources
+	ids    []ulid.ULID // the appended messages' ids, once written
+	root   []byte      // graph root, for a fact
+	user   string      // partition prefix, for sources
 }
 
 // Write commits the batch in one transaction: on any error (a bad message,
@@ -120,6 +121,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 				if err != nil {
 					return fmt.Errorf("batch op %d: %w", i, err)
 				}
+				st.ids = ids
 				for _, id := range ids {
 					res.MessageIDs = append(res.MessageIDs, id.String())
 				}
@@ -150,6 +152,11 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 	for i := range steps {
 		if steps[i].root != nil {
 			s.nameCache.invalidate(steps[i].root)
+		}
+	}
+	for i := range steps {
+		if steps[i].append != nil {
+			s.extractAppended(ctx, steps[i].append, steps[i].ids)
 		}
 	}
 	return res, nil

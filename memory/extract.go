@@ -132,3 +132,11 @@ type Extraction struct {
 func (x *Extraction) Empty() bool {
 	return x == nil || len(x.Memories)+len(x.Entities)+len(x.Facts)+len(x.Invalidate)+len(x.Updates)+len(x.Deletes) == 0
 }
+
+// defaultExtractor is the extractor of a store whose Options.Extractor is
+// nil.
+func defaultExtractor() Extractor { return nopExtractor{} }
+
+type nopExtractor struct{}
+
+func (nopExtractor) Extract(context.Context, *ExtractInput) (*Extraction, error) { return &Extraction{}, nil }

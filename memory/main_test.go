@@ -7,7 +7,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if runCrashChild() {
+	if runCrashChild() || runExtractCrashChild() {
 		return
 	}
 	goleak.VerifyTestMain(m)

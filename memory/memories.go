@@ -232,63 +232,98 @@ func (s *Store) Remember(ctx context.Context, scope Scope, m Memory) (string, er
 	if err := s.redactMemory(ctx, given, &m); err != nil {
 		return "", err
 	}
-	vecs, err := s.embed(ctx, []string{m.Text})
+	p, err := s.prepareMemory(ctx, scope, m)
 	if err != nil {
 		return "", err
 	}
-	vec := vecs[0]
-	near := ""
-	if s.dedupThreshold > 0 {
-		hits, err := s.db.Search(ctx, scope, vec, 1, &engine.SearchOptions{Space: spaceMemories})
-		if err != nil {
-			return "", err
-		}
-		if len(hits) == 1 && float64(hits[0].Score) >= s.dedupThreshold {
-			if old, err := decodeMemory(hits[0].Record); err == nil && old.Kind == m.Kind {
-				near = hits[0].ID
-			}
-		}
-	}
-	hashKey := engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))
-	var id string
-	var dropped bool // m's text was merged into another and is not stored
-	err = s.db.Update(ctx, func(tx *engine.Tx) error {
-		id, dropped = "", false
-		existing := near
-		switch b, err := tx.Get(hashKey); {
-		case err == nil:
-			existing = string(b)
-		case !errors.Is(err, engine.ErrNotFound):
-			return err
-		}
-		if existing != "" {
-			rec, err := tx.GetRecordIn(scope, spaceMemories, existing, true)
-			switch {
-			case err == nil:
-				old, err := decodeMemory(rec)
-				if err != nil {
-					return err
-				}
-				merged := mergeMemory(old, m)
-				id, dropped = existing, old.Text != m.Text
-				return s.putMemory(tx, scope, prefix, &old, &merged, rec.Vector)
-			case !errors.Is(err, engine.ErrNotFound):
-				return err
-			}
-			// A hash key outliving its memory: store anew.
-		}
-		m.ID = s.db.NewID(now).String()
-		id = m.ID
-		return s.putMemory(tx, scope, prefix, nil, &m, vec)
+	var r remembered
+	err = s.db.Update(ctx, func(tx *engine.Tx) (err error) {
+		r, err = s.rememberTx(tx, scope, prefix, p, now)
+		return err
 	})
-	if err != nil || dropped {
+	if err != nil || r.dropped {
 		// The text was embedded (and cached) but is not stored.
 		s.dropEmbedded(ctx, m.Text)
 	}
 	if err != nil {
 		return "", err
 	}
-	return id, nil
+	return r.id, nil
+}
+
+// preparedMemory is a normalized memory with its embedding and the id of
+// its nearest stored near-duplicate, if any: the work of Remember done
+// outside the transaction.
+type preparedMemory struct {
+	m    Memory
+	vec  []float32
+	near string
+}
+
+// prepareMemory embeds a normalized memory for the partition of scope (a
+// memory scope) and looks for a near-duplicate of it.
+func (s *Store) prepareMemory(ctx context.Context, scope Scope, m Memory) (*preparedMemory, error) {
+	vecs, err := s.embed(ctx, []string{m.Text})
+	if err != nil {
+		return nil, err
+	}
+	p := &preparedMemory{m: m, vec: vecs[0]}
+	if s.dedupThreshold > 0 {
+		hits, err := s.db.Search(ctx, scope, p.vec, 1, &engine.SearchOptions{Space: spaceMemories})
+		if err != nil {
+			s.dropEmbedded(ctx, m.Text)
+			return nil, err
+		}
+		if len(hits) == 1 && float64(hits[0].Score) >= s.dedupThreshold {
+			if old, err := decodeMemory(hits[0].Record); err == nil && old.Kind == m.Kind {
+				p.near = hits[0].ID
+			}
+		}
+	}
+	return p, nil
+}
+
+// remembered says what rememberTx did.
+type remembered struct {
+	id string
+	// created says the memory is new; else it was merged into the stored
+	// memory id.
+	created bool
+	// dropped says its text was merged into another and is not stored.
+	dropped bool
+}
+
+// rememberTx stores a prepared memory in tx, or merges it into the stored
+// memory it duplicates (the same text, or the near-duplicate found by
+// prepareMemory).
+func (s *Store) rememberTx(tx *engine.Tx, scope Scope, prefix []byte, p *preparedMemory, now time.Time) (remembered, error) {
+	m := p.m
+	hashKey := engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))
+	existing := p.near
+	switch b, err := tx.Get(hashKey); {
+	case err == nil:
+		existing = string(b)
+	case !errors.Is(err, engine.ErrNotFound):
+		return remembered{}, err
+	}
+	if existing != "" {
+		rec, err := tx.GetRecordIn(scope, spaceMemories, existing, true)
+		switch {
+		case err == nil:
+			old, err := decodeMemory(rec)
+			if err != nil {
+				return remembered{}, err
+			}
+			merged := mergeMemory(old, m)
+			r := remembered{id: existing, dropped: old.Text != m.Text}
+			return r, s.putMemory(tx, scope, prefix, &old, &merged, rec.Vector)
+		case !errors.Is(err, engine.ErrNotFound):
+			return remembered{}, err
+		}
+		// A hash key outliving its memory: store anew.
+	}
+	m.ID = s.db.NewID(now).String()
+	return remembered{id: m.ID, created: true}, s.putMemory(tx, scope, prefix, nil, &m, p.vec)
 }
 
 // mergeMemory folds a duplicate's fields into the stored memory.
@@ -430,45 +465,9 @@ func (s *Store) UpdateMemory(ctx context.Context, scope Scope, id string, m Memo
 	}
 	vec := vecs[0]
 	var newID string
-	err = s.db.Update(ctx, func(tx *engine.Tx) error {
-		rec, err := tx.GetRecordIn(scope, spaceMemories, id, false)
-		if err != nil {
-			return err
-		}
-		old, err := decodeMemory(rec)
-		if err != nil {
-			return err
-		}
-		nm := m
-		if nm.Kind == "" {
-			nm.Kind = old.Kind
-		}
-		if err := nm.normalize(scope.Agent, now); err != nil {
-			return err
-		}
-		nm.ID = s.db.NewID(now).String()
-		nm.Supersedes = id
-		newID = nm.ID
-		// Archive the old version, then retire it.
-		old.SupersededBy = nm.ID
-		b, _ := json.Marshal(old)
-		var ttl time.Duration
-		if !old.ExpiresAt.IsZero() {
-			ttl = max(time.Until(old.ExpiresAt), time.Second)
-			if err := tx.Delete(expiryKey(prefix, old.ExpiresAt, id)); err != nil {
-				return err
-			}
-		}
-		if err := tx.SetTTL(engine.Key(prefix, engine.NSMemoryArchive, oldID[:]), b, ttl); err != nil {
-			return err
-		}
-		if err := tx.DeleteRecordIn(scope, spaceMemories, id); err != nil {
-			return err
-		}
-		if err := deleteHash(tx, prefix, &old); err != nil {
-			return err
-		}
-		return s.putMemory(tx, scope, prefix, nil, &nm, vec)
+	err = s.db.Update(ctx, func(tx *engine.Tx) (err error) {
+		newID, err = s.updateMemoryTx(tx, scope, prefix, oldID, m, vec, now)
+		return err
 	})
 	if err != nil {
 		s.dropEmbedded(ctx, check.Text)
@@ -597,40 +596,9 @@ func (s *Store) DeleteMemory(ctx context.Context, scope Scope, id string) error 
 		return fmt.Errorf("%w: memory %q", ErrNotFound, id)
 	}
 	var texts []string
-	err = s.db.Update(ctx, func(tx *engine.Tx) error {
-		texts = texts[:0]
-		m, err := getMemory(tx, scope, prefix, id)
-		if err != nil {
-			return err
-		}
-		for first := true; ; first = false {
-			u, _ := ulid.ParseStrict(m.ID)
-			texts = append(texts, m.Text)
-			if first && m.SupersededBy == "" {
-				if err := tx.DeleteRecordIn(scope, spaceMemories, m.ID); err != nil {
-					return err
-				}
-				if err := deleteHash(tx, prefix, &m); err != nil {
-					return err
-				}
-			}
-			if err := tx.Delete(engine.Key(prefix, engine.NSMemoryArchive, u[:])); err != nil {
-				return err
-			}
-			if !m.ExpiresAt.IsZero() {
-				if err := tx.Delete(expiryKey(prefix, m.ExpiresAt, m.ID)); err != nil {
-					return err
-				}
-			}
-			if m.Supersedes == "" {
-				return nil
-			}
-			if m, err = getMemory(tx, scope, prefix, m.Supersedes); errors.Is(err, engine.ErrNotFound) {
-				return nil
-			} else if err != nil {
-				return err
-			}
-		}
+	err = s.db.Update(ctx, func(tx *engine.Tx) (err error) {
+		texts, err = deleteMemoryTx(tx, scope, prefix, id)
+		return err
 	})
 	if err != nil {
 		return err
@@ -798,4 +766,84 @@ func parseExpiryValue(v []byte) (space string, hash [32]byte, ok bool) {
 	}
 	copy(hash[:], v[i+1:])
 	return string(v[:i]), hash, true
+}
+
+// updateMemoryTx replaces the stored memory oldID by a new version made of
+// m (normalized, embedded as vec) in tx and returns the new version's id.
+func (s *Store) updateMemoryTx(tx *engine.Tx, scope Scope, prefix []byte, oldID ulid.ULID, m Memory, vec []float32, now time.Time) (string, error) {
+	id := oldID.String()
+	rec, err := tx.GetRecordIn(scope, spaceMemories, id, false)
+	if err != nil {
+		return "", err
+	}
+	old, err := decodeMemory(rec)
+	if err != nil {
+		return "", err
+	}
+	nm := m
+	if nm.Kind == "" {
+		nm.Kind = old.Kind
+	}
+	if err := nm.normalize(scope.Agent, now); err != nil {
+		return "", err
+	}
+	nm.ID = s.db.NewID(now).String()
+	nm.Supersedes = id
+	// Archive the old version, then retire it.
+	old.SupersededBy = nm.ID
+	b, _ := json.Marshal(old)
+	var ttl time.Duration
+	if !old.ExpiresAt.IsZero() {
+		ttl = max(time.Until(old.ExpiresAt), time.Second)
+		if err := tx.Delete(expiryKey(prefix, old.ExpiresAt, id)); err != nil {
+			return "", err
+		}
+	}
+	if err := tx.SetTTL(engine.Key(prefix, engine.NSMemoryArchive, oldID[:]), b, ttl); err != nil {
+		return "", err
+	}
+	if err := tx.DeleteRecordIn(scope, spaceMemories, id); err != nil {
+		return "", err
+	}
+	if err := deleteHash(tx, prefix, &old); err != nil {
+		return "", err
+	}
+	return nm.ID, s.putMemory(tx, scope, prefix, nil, &nm, vec)
+}
+
+// deleteMemoryTx deletes the memory id with all its versions in tx and
+// returns their texts, whose cached embeddings the caller erases.
+func deleteMemoryTx(tx *engine.Tx, scope Scope, prefix []byte, id string) (texts []string, err error) {
+	m, err := getMemory(tx, scope, prefix, id)
+	if err != nil {
+		return texts, err
+	}
+	for first := true; ; first = false {
+		u, _ := ulid.ParseStrict(m.ID)
+		texts = append(texts, m.Text)
+		if first && m.SupersededBy == "" {
+			if err := tx.DeleteRecordIn(scope, spaceMemories, m.ID); err != nil {
+				return texts, err
+			}
+			if err := deleteHash(tx, prefix, &m); err != nil {
+				return texts, err
+			}
+		}
+		if err := tx.Delete(engine.Key(prefix, engine.NSMemoryArchive, u[:])); err != nil {
+			return texts, err
+		}
+		if !m.ExpiresAt.IsZero() {
+			if err := tx.Delete(expiryKey(prefix, m.ExpiresAt, m.ID)); err != nil {
+				return texts, err
+			}
+		}
+		if m.Supersedes == "" {
+			return texts, nil
+		}
+		if m, err = getMemory(tx, scope, prefix, m.Supersedes); errors.Is(err, engine.ErrNotFound) {
+			return texts, nil
+		} else if err != nil {
+			return texts, err
+		}
+	}
 }

@@ -62,14 +62,17 @@ func (ss *Session) Append(ctx context.Context, msgs ...Message) error {
 	mu := ss.store.sessionLock(a.prefix)
 	mu.Lock()
 	defer mu.Unlock()
-	err = ss.store.db.Update(ctx, func(tx *engine.Tx) error {
-		_, err := ss.store.appendTx(tx, a)
+	var ids []ulid.ULID
+	err = ss.store.db.Update(ctx, func(tx *engine.Tx) (err error) {
+		ids, err = ss.store.appendTx(tx, a)
 		return err
 	})
 	if err != nil {
 		ss.store.dropEmbedded(ctx, a.episodeTexts()...)
+		return err
 	}
-	return err
+	ss.store.extractAppended(ctx, a, ids)
+	return nil
 }
 
 // preparedAppend is a batch of messages checked and encoded outside any
@@ -264,6 +267,12 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 		if callKey != nil {
 			answered[m.ToolCallID] = true
 			if err := tx.SetTTL(callKey, answeredCall(callValue, id), ttl); err != nil {
+				return nil, err
+			}
+		}
+		if s.extracts(m) {
+			// In this transaction: a crash cannot lose the job.
+			if err := tx.Set(queueKey(engine.NSExtractQueue, prefix, id), nil); err != nil {
 				return nil, err
 			}
 		}

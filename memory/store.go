@@ -138,6 +138,20 @@ type Options struct {
 	// kind's age, at the background sweep; zero ages (the default) keep
 	// everything until it is forgotten. See [Retention].
 	Retention Retention
+
+	// Extraction says when appended messages become memories, entities
+	// and facts: [ExtractAsync] (the default) in the background,
+	// [ExtractSync] before Append returns, or [ExtractOff]. See "Memory
+	// formation" in the package doc.
+	Extraction ExtractionMode
+
+	// Extractor forms memories from messages. Nil means [RuleExtractor],
+	// offline and rule-based; [NewOpenAIExtractor] asks a model.
+	Extractor Extractor
+
+	// ExtractToolResults queues tool results for extraction too; by
+	// default only user and assistant messages are.
+	ExtractToolResults bool
 }
 
 // maxTTL bounds a time to live: expiry times are stored as int64 Unix
@@ -170,6 +184,9 @@ func (o *Options) validate() error {
 	if o.SummaryTokens < 0 {
 		errs = append(errs, fmt.Errorf("SummaryTokens %d is negative", o.SummaryTokens))
 	}
+	if o.Extraction < ExtractAsync || o.Extraction > ExtractOff {
+		errs = append(errs, fmt.Errorf("unknown Extraction %d", int(o.Extraction)))
+	}
 	errs = append(errs, o.Retention.validate()...)
 	if _, err := graph.New(&graph.Options{SingleValued: o.SingleValued}); err != nil {
 		errs = append(errs, fmt.Errorf("SingleValued: %w", err))
@@ -198,6 +215,11 @@ type Store struct {
 	// sweep tracks the partitions that hold expiring data, for the
 	// background sweeper.
 	sweep sweeper
+
+	// extractor forms memories from messages; worker runs it (nil with
+	// ExtractOff).
+	extractor Extractor
+	worker    *worker
 
 	// sessionLocks serialize appends to one session inside this process, so
 	// that ids stay in append order and tool-call checks see every earlier
@@ -272,9 +294,15 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if s.opts.SummaryTokens == 0 {
 		s.opts.SummaryTokens = DefaultSummaryTokens
 	}
+	if s.extractor = o.Extractor; s.extractor == nil {
+		s.extractor = defaultExtractor()
+	}
 	if err := s.sweep.start(s, o.SweepInterval); err != nil {
 		_ = db.Close()
 		return nil, err
+	}
+	if o.Extraction != ExtractOff {
+		s.startWorker() // resumes what an earlier run left queued
 	}
 	return s, nil
 }
@@ -287,6 +315,9 @@ func isHashing(e embed.Embedder) bool {
 // Close closes the store, waiting for running calls. Calling it again
 // returns nil.
 func (s *Store) Close() error {
+	if s.worker != nil {
+		s.worker.stop() // what is still queued stays queued, on disk
+	}
 	s.sweep.stop()
 	return s.db.Close()
 }
@@ -458,6 +489,20 @@ func (s *Store) forgetLocked(ctx context.Context, scope Scope, level engine.Leve
 	// that name them still exist: a retry after a failure finds them again.
 	if err := s.forgetCachedEmbeddings(ctx, prefix); err != nil {
 		return err
+	}
+	if level == engine.LevelSession {
+		// What extraction drew from the session's messages lives in the
+		// user's partition.
+		if err := s.forgetExtracted(ctx, scope, prefix); err != nil {
+			return err
+		}
+	} else {
+		// The queue first, so no extraction of the scope commits after it.
+		for _, ns := range []engine.Namespace{engine.NSExtractQueue, engine.NSExtractParked} {
+			if _, err := s.db.ErasePrefix(ctx, engine.SystemKey(ns, prefix), nil); err != nil {
+				return err
+			}
+		}
 	}
 	if level == engine.LevelSession {
 		// The session's messages are episodes in the user's partition.

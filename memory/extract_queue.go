@@ -1,0 +1,742 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/engramdb/engram/engine"
+)
+
+// The extraction queue
+//
+// Append writes, in the transaction that stores a message, a queue entry
+// under the system key NSExtractQueue + session prefix + message id. The
+// worker reads the queue in key order, so each session's messages come in
+// append order, runs the Extractor over a batch of them outside any
+// transaction, and then, in one transaction, writes what each produced,
+// records it in the session's ledger (NSExtracted, for erasure) and
+// deletes the entries. A job whose entry is gone when that transaction
+// runs (done already, or its session forgotten) writes nothing, so
+// running a job twice writes nothing new. A crash before the commit
+// leaves every entry in place; a reopen resumes.
+
+// Limits of the extraction worker.
+const (
+	// extractBatch is how many jobs one transaction completes: with Sync
+	// durability each commit is an fsync, so a batch amortizes it.
+	extractBatch = 64
+	// ExtractMaxAttempts is how many times a job is tried before it is
+	// parked (see [Store.ExtractionQueue]).
+	ExtractMaxAttempts = 5
+	// extractBackoff is the wait after a job's first failure; it doubles
+	// with each further failure, up to extractBackoffMax.
+	extractBackoff    = 500 * time.Millisecond
+	extractBackoffMax = 30 * time.Second
+	// extractJobTimeout bounds one Extractor call.
+	extractJobTimeout = 2 * time.Minute
+	// maxJobError bounds the error text kept with a failed job.
+	maxJobError = 512
+)
+
+// queueKey returns the queue entry of message id of the session with
+// prefix.
+func queueKey(ns engine.Namespace, sessionPrefix []byte, id ulid.ULID) []byte {
+	return engine.SystemKey(ns, sessionPrefix, id[:])
+}
+
+// job is one message waiting for extraction.
+type job struct {
+	key    []byte // its queue entry
+	prefix []byte // its session's key prefix
+	scope  Scope
+	id     ulid.ULID
+	state  jobState
+}
+
+// jobState is the value of a queue or parked entry: how often the job
+// failed and the last error. A new job's entry is empty.
+type jobState struct {
+	Attempts int    `json:"a,omitempty"`
+	Error    string `json:"e,omitempty"`
+	At       int64  `json:"t,omitempty"` // of the last failure, Unix ns
+}
+
+func (st *jobState) encode() []byte {
+	if st.Attempts == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(st) // ints and a string always marshal
+	return b
+}
+
+func decodeJobState(b []byte) jobState {
+	var st jobState
+	if len(b) > 0 {
+		_ = json.Unmarshal(b, &st) // a damaged state counts as a new job
+	}
+	return st
+}
+
+// parseJob parses a queue (or parked) entry of namespace ns.
+func parseJob(ns engine.Namespace, key, val []byte) (job, bool) {
+	base := len(engine.SystemKey(ns))
+	if len(key) < base+len(ulid.ULID{})+4 {
+		return job{}, false
+	}
+	j := job{key: bytes.Clone(key), state: decodeJobState(val)}
+	j.prefix = j.key[base : len(key)-len(ulid.ULID{})]
+	copy(j.id[:], key[len(key)-len(ulid.ULID{}):])
+	sc, ok := scopeOfSession(j.prefix)
+	if !ok {
+		return job{}, false
+	}
+	j.scope = sc
+	return j, true
+}
+
+// scopeOfSession parses a session prefix (0x01 tenant 0x00 user 0x00
+// session 0x00).
+func scopeOfSession(p []byte) (Scope, bool) {
+	if len(p) == 0 {
+		return Scope{}, false
+	}
+	parts := strings.Split(string(p[1:]), "\x00")
+	if len(parts) != 4 || parts[3] != "" {
+		return Scope{}, false
+	}
+	sc := Scope{Tenant: parts[0], User: parts[1], Session: parts[2]}
+	if sc.Validate(engine.LevelSession) != nil || !bytes.Equal(sc.Prefix(engine.LevelSession), p) {
+		return Scope{}, false
+	}
+	return sc, true
+}
+
+// extracts reports whether m is queued for extraction: user and assistant
+// messages with text, and tool results when Options.ExtractToolResults.
+func (s *Store) extracts(m *Message) bool {
+	if s.opts.Extraction == ExtractOff || m.Content == "" {
+		return false
+	}
+	switch m.Role {
+	case RoleUser, RoleAssistant:
+		return true
+	case RoleTool:
+		return s.opts.ExtractToolResults
+	}
+	return false
+}
+
+// worker is the store's extraction worker: one goroutine that drains the
+// queue, owned by the Store and stopped by Close.
+type worker struct {
+	s      *Store
+	x      Extractor
+	ctx    context.Context
+	cancel context.CancelFunc
+	wake   chan struct{} // buffered: a pending nudge
+	done   chan struct{} // closed when the goroutine ends
+
+	mu struct {
+		sync.Mutex
+		// progress is closed (and replaced) after every pass, for Flush.
+		progress chan struct{}
+		// blocked holds the sessions (by prefix) whose next job failed,
+		// until when it may be tried again: their later jobs wait, so a
+		// session's messages are extracted in order.
+		blocked map[string]time.Time
+	}
+}
+
+func (s *Store) startWorker() {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &worker{s: s, x: s.extractor, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	w.mu.progress = make(chan struct{})
+	w.mu.blocked = map[string]time.Time{}
+	s.worker = w
+	go w.run()
+}
+
+// nudge tells the worker there may be new jobs.
+func (w *worker) nudge() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the worker, abandoning a batch not yet committed (its jobs
+// stay queued), and waits for it. Calling it again does nothing.
+func (w *worker) stop() {
+	w.cancel()
+	<-w.done
+}
+
+// progressed returns a channel closed at the end of the next pass.
+func (w *worker) progressed() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.progress
+}
+
+func (w *worker) run() {
+	defer close(w.done)
+	defer w.signal() // wake Flush callers for good
+	for {
+		next, err := w.pass()
+		w.signal()
+		if err != nil && w.ctx.Err() == nil {
+			w.s.warn("memory: extraction pass failed; retrying", "err", err)
+			next = time.Now().Add(backoff(1))
+		}
+		var timer *time.Timer
+		var fire <-chan time.Time
+		if !next.IsZero() {
+			timer = time.NewTimer(max(time.Until(next), time.Millisecond))
+			fire = timer.C
+		}
+		select {
+		case <-w.ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		case <-w.wake:
+		case <-fire:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+func (w *worker) signal() {
+	w.mu.Lock()
+	close(w.mu.progress)
+	w.mu.progress = make(chan struct{})
+	w.mu.Unlock()
+}
+
+// pass runs every job that is ready and returns when the next blocked
+// session may be retried (zero: none is blocked).
+func (w *worker) pass() (time.Time, error) {
+	for w.ctx.Err() == nil {
+		jobs, err := w.s.nextJobs(w.ctx, extractBatch, w.isBlocked)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if len(jobs) == 0 {
+			break
+		}
+		failed, err := w.s.runJobs(w.ctx, w.x, jobs)
+		if err != nil {
+			return time.Time{}, err
+		}
+		w.block(failed)
+	}
+	return w.nextRetry(), nil
+}
+
+func (w *worker) isBlocked(prefix []byte) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	until, ok := w.mu.blocked[string(prefix)]
+	if ok && !time.Now().Before(until) {
+		delete(w.mu.blocked, string(prefix))
+		return false
+	}
+	return ok
+}
+
+// block records the sessions whose job failed, with the backoff its
+// attempts earned.
+func (w *worker) block(failed []job) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, j := range failed {
+		w.mu.blocked[string(j.prefix)] = time.Now().Add(backoff(j.state.Attempts))
+	}
+}
+
+func (w *worker) nextRetry() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var next time.Time
+	for _, t := range w.mu.blocked {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	return next
+}
+
+// extractBackoffUnit is extractBackoff, shortened by tests.
+var extractBackoffUnit atomic.Int64
+
+func init() { extractBackoffUnit.Store(int64(extractBackoff)) }
+
+// backoff is the wait after a job's attempts-th failure.
+func backoff(attempts int) time.Duration {
+	d := time.Duration(extractBackoffUnit.Load())
+	for i := 1; i < attempts && d < extractBackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, extractBackoffMax)
+}
+
+// extractAppended hands the jobs of an append just committed to
+// extraction: the worker is nudged, or with ExtractSync they run now (the
+// caller holds the session's lock, so they run in order). A failure is
+// logged and left to the worker's retries; it never fails the append.
+func (s *Store) extractAppended(ctx context.Context, a *preparedAppend, ids []ulid.ULID) {
+	if s.worker == nil {
+		return
+	}
+	if s.opts.Extraction != ExtractSync {
+		s.worker.nudge()
+		return
+	}
+	scope := a.user
+	scope.Session = a.session
+	var jobs []job
+	for i, id := range ids {
+		if s.extracts(&a.msgs[i]) {
+			jobs = append(jobs, job{key: queueKey(engine.NSExtractQueue, a.prefix, id), prefix: a.prefix, scope: scope, id: id})
+		}
+	}
+	if len(jobs) == 0 {
+		return
+	}
+	failed, err := s.runJobs(ctx, s.extractor, jobs)
+	if err != nil {
+		s.warn("memory: extraction on append failed; the worker retries", "err", err)
+		s.worker.nudge()
+		return
+	}
+	if len(failed) > 0 {
+		s.worker.block(failed)
+		s.worker.nudge()
+	}
+}
+
+// nextJobs returns up to limit queued jobs in key order, leaving out the
+// sessions skip names.
+func (s *Store) nextJobs(ctx context.Context, limit int, skip func(prefix []byte) bool) ([]job, error) {
+	var jobs []job
+	base := engine.SystemKey(engine.NSExtractQueue)
+	err := s.db.View(ctx, func(tx *engine.Tx) error {
+		jobs = jobs[:0]
+		it := tx.NewIterator(engine.IterOptions{Prefix: base})
+		defer it.Close()
+		var val []byte
+		for it.Seek(base); it.Valid() && len(jobs) < limit; {
+			var err error
+			if val, err = it.Value(val[:0]); err != nil {
+				return err
+			}
+			j, ok := parseJob(engine.NSExtractQueue, it.Key(), val)
+			if !ok {
+				it.Next() // not ours to judge; left alone
+				continue
+			}
+			if skip != nil && skip(j.prefix) {
+				it.Seek(engine.PrefixEnd(engine.SystemKey(engine.NSExtractQueue, j.prefix)))
+				continue
+			}
+			jobs = append(jobs, j)
+			it.Next()
+		}
+		return nil
+	})
+	return jobs, err
+}
+
+// outcome is what running one job gave.
+type outcome struct {
+	in  *ExtractInput // nil when the message is gone
+	x   *Extraction
+	err error
+	// prepared holds the memories of x, checked and embedded.
+	prepared []*preparedMemory
+	// skip marks items of x that could not be written, by kind and index.
+	skip map[itemRef]bool
+}
+
+// runJobs extracts a batch of jobs and completes them in one transaction.
+// It returns the jobs that failed and were left queued for a retry.
+func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, error) {
+	outs := make([]outcome, len(jobs))
+	failedSession := map[string]bool{}
+	for i := range jobs {
+		j := &jobs[i]
+		if failedSession[string(j.prefix)] {
+			outs[i].err = errSkipped
+			continue
+		}
+		o := &outs[i]
+		in, err := s.jobInput(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		if in == nil {
+			continue // the message is gone: the job is dropped
+		}
+		o.in = in
+		o.x, o.err = callExtractor(ctx, x, in)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if o.err != nil {
+			failedSession[string(j.prefix)] = true
+			continue
+		}
+		s.checkExtraction(j, o)
+		if err := s.prepareExtraction(ctx, j, o); err != nil {
+			return nil, err
+		}
+	}
+	var failed []job
+	// Items that fail inside the transaction are marked and the
+	// transaction is tried again without them: each try drops one.
+	for try := 0; ; try++ {
+		var touched [][]byte
+		var bad *itemError
+		failed = failed[:0]
+		err := s.db.Update(ctx, func(tx *engine.Tx) error {
+			touched, bad, failed = touched[:0], nil, failed[:0]
+			ap := newApplier(s, tx)
+			for i := range jobs {
+				j, o := &jobs[i], &outs[i]
+				if errors.Is(o.err, errSkipped) {
+					continue
+				}
+				switch _, err := tx.Get(j.key); {
+				case errors.Is(err, engine.ErrNotFound):
+					continue // done already, or forgotten
+				case err != nil:
+					return err
+				}
+				if o.err != nil {
+					j.state.Attempts++
+					j.state.Error = truncateError(o.err)
+					j.state.At = time.Now().UnixNano()
+					if j.state.Attempts >= ExtractMaxAttempts {
+						if err := tx.Delete(j.key); err != nil {
+							return err
+						}
+						if err := tx.Set(queueKey(engine.NSExtractParked, j.prefix, j.id), j.state.encode()); err != nil {
+							return err
+						}
+						continue
+					}
+					if err := tx.Set(j.key, j.state.encode()); err != nil {
+						return err
+					}
+					failed = append(failed, *j)
+					continue
+				}
+				if o.in != nil {
+					if err := ap.apply(j, o); err != nil {
+						var ie *itemError
+						if errors.As(err, &ie) {
+							ie.job = i
+							bad = ie
+						}
+						return err
+					}
+				}
+				if err := tx.Delete(j.key); err != nil {
+					return err
+				}
+			}
+			touched = ap.roots()
+			return nil
+		})
+		if bad != nil && try < 64 {
+			o := &outs[bad.job]
+			if o.skip == nil {
+				o.skip = map[itemRef]bool{}
+			}
+			o.skip[bad.ref] = true
+			s.warn("memory: extracted item not written", "tenant", jobs[bad.job].scope.Tenant, "user", jobs[bad.job].scope.User,
+				"message", jobs[bad.job].id.String(), "item", bad.ref.String(), "err", bad.err)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range touched {
+			s.nameCache.invalidate(r)
+		}
+		break
+	}
+	for i := range jobs {
+		if o := &outs[i]; o.err != nil && !errors.Is(o.err, errSkipped) {
+			s.warn("memory: extraction failed", "tenant", jobs[i].scope.Tenant, "user", jobs[i].scope.User,
+				"session", jobs[i].scope.Session, "message", jobs[i].id.String(), "attempt", jobs[i].state.Attempts, "err", o.err)
+		}
+	}
+	return failed, nil
+}
+
+// errSkipped marks a job left queued because an earlier job of its session
+// failed in the same batch.
+var errSkipped = errors.New("memory: an earlier message of the session failed extraction")
+
+func truncateError(err error) string {
+	msg := err.Error()
+	if len(msg) > maxJobError {
+		msg = strings.ToValidUTF8(msg[:maxJobError], "")
+	}
+	return msg
+}
+
+// callExtractor runs x on in, turning a panic into an error and bounding
+// its time.
+func callExtractor(ctx context.Context, x Extractor, in *ExtractInput) (out *Extraction, err error) {
+	ctx, cancel := context.WithTimeout(ctx, extractJobTimeout)
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("memory: extractor panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	out, err = x.Extract(ctx, in)
+	if err == nil && out == nil {
+		out = &Extraction{}
+	}
+	return out, err
+}
+
+// jobInput reads the message of a job and the messages before it; nil
+// when the message is gone (expired or erased).
+func (s *Store) jobInput(ctx context.Context, j *job) (*ExtractInput, error) {
+	msgPrefix := engine.Key(j.prefix, engine.NSMessage)
+	var in *ExtractInput
+	err := s.db.View(ctx, func(tx *engine.Tx) error {
+		in = nil
+		b, err := tx.Get(engine.Key(j.prefix, engine.NSMessage, j.id[:]))
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			return nil
+		case err != nil:
+			return err
+		}
+		m := Message{ID: j.id.String()}
+		if _, err := decodeRecord(b, &m); err != nil {
+			s.warn("memory: extraction skips an unreadable message", "message", m.ID, "err", err)
+			return nil
+		}
+		in = &ExtractInput{Scope: j.scope, Message: m, User: j.scope.User}
+		switch {
+		case m.Name != "":
+			in.Speaker = m.Name
+		case m.Role == RoleUser:
+			in.Speaker = j.scope.User
+		}
+		it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, Reverse: true})
+		defer it.Close()
+		var val []byte
+		for it.Seek(engine.Key(j.prefix, engine.NSMessage, engine.PrevID(j.id).Bytes())); it.Valid() && len(in.Previous) < ExtractContextMessages; it.Next() {
+			if val, err = it.Value(val[:0]); err != nil {
+				return err
+			}
+			var id ulid.ULID
+			copy(id[:], it.Key()[len(msgPrefix):])
+			pm := Message{ID: id.String()}
+			if _, err := decodeRecord(val, &pm); err != nil {
+				continue
+			}
+			in.Previous = append(in.Previous, pm)
+		}
+		// Oldest first.
+		for a, b := 0, len(in.Previous)-1; a < b; a, b = a+1, b-1 {
+			in.Previous[a], in.Previous[b] = in.Previous[b], in.Previous[a]
+		}
+		return nil
+	})
+	if err != nil || in == nil {
+		return nil, err
+	}
+	in.Known = &known{s: s, user: Scope{Tenant: j.scope.Tenant, User: j.scope.User}}
+	return in, nil
+}
+
+// warn logs to Options.Logger, when set.
+func (s *Store) warn(msg string, args ...any) {
+	if s.opts.Logger != nil {
+		s.opts.Logger.Warn(msg, args...)
+	}
+}
+
+// Flush waits until every message appended before the call has been
+// through extraction: its memories, entities and facts are written and
+// indexed, or the job was parked after failing [ExtractMaxAttempts]
+// times (a job waiting between tries is waited for). With [ExtractOff] it
+// returns at once. It returns ctx's error if ctx ends first, and
+// [ErrClosed] if the store is closed meanwhile.
+func (s *Store) Flush(ctx context.Context) error {
+	if s.worker == nil {
+		return nil
+	}
+	var pending [][]byte
+	err := s.db.View(ctx, func(tx *engine.Tx) error {
+		pending = pending[:0]
+		base := engine.SystemKey(engine.NSExtractQueue)
+		it := tx.NewIterator(engine.IterOptions{Prefix: base, KeysOnly: true})
+		defer it.Close()
+		for it.Seek(base); it.Valid(); it.Next() {
+			pending = append(pending, bytes.Clone(it.Key()))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for len(pending) > 0 {
+		wait := s.worker.progressed()
+		s.worker.nudge()
+		err := s.db.View(ctx, func(tx *engine.Tx) error {
+			left := pending[:0]
+			for _, k := range pending {
+				switch _, err := tx.Get(k); {
+				case err == nil:
+					left = append(left, k)
+				case !errors.Is(err, engine.ErrNotFound):
+					return err
+				}
+			}
+			pending = left
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.worker.done:
+			return ErrClosed
+		case <-wait:
+		}
+	}
+	return nil
+}
+
+// QueueInfo is the state of the extraction queue ([Store.ExtractionQueue]).
+type QueueInfo struct {
+	// Pending is how many messages wait for extraction, Retrying how many
+	// of them failed at least once.
+	Pending, Retrying int
+	// Parked are the jobs that failed [ExtractMaxAttempts] times, oldest
+	// message first (at most 100).
+	Parked []ParkedJob
+	// ParkedTotal is how many jobs are parked.
+	ParkedTotal int
+}
+
+// ParkedJob is an extraction job that failed too often.
+type ParkedJob struct {
+	Scope     Scope     // the message's session
+	MessageID string    // the message
+	Attempts  int       // tries made
+	Error     string    // the last error
+	At        time.Time // of the last failure
+}
+
+// ExtractionQueue reports the extraction queue across the store: what
+// waits and what was parked. Parked jobs stay until their session is
+// forgotten or [Store.RetryParked] queues them again.
+func (s *Store) ExtractionQueue(ctx context.Context) (QueueInfo, error) {
+	var q QueueInfo
+	err := s.db.View(ctx, func(tx *engine.Tx) error {
+		q = QueueInfo{}
+		for _, ns := range []engine.Namespace{engine.NSExtractQueue, engine.NSExtractParked} {
+			base := engine.SystemKey(ns)
+			it := tx.NewIterator(engine.IterOptions{Prefix: base})
+			var val []byte
+			for it.Seek(base); it.Valid(); it.Next() {
+				var err error
+				if val, err = it.Value(val[:0]); err != nil {
+					it.Close()
+					return err
+				}
+				j, ok := parseJob(ns, it.Key(), val)
+				if !ok {
+					continue
+				}
+				if ns == engine.NSExtractQueue {
+					q.Pending++
+					if j.state.Attempts > 0 {
+						q.Retrying++
+					}
+					continue
+				}
+				q.ParkedTotal++
+				if len(q.Parked) < 100 {
+					q.Parked = append(q.Parked, ParkedJob{Scope: j.scope, MessageID: j.id.String(), Attempts: j.state.Attempts,
+						Error: j.state.Error, At: time.Unix(0, j.state.At).UTC()})
+				}
+			}
+			it.Close()
+		}
+		return nil
+	})
+	return q, err
+}
+
+// RetryParked queues the parked extraction jobs again, with their tries
+// counted afresh, and returns how many.
+func (s *Store) RetryParked(ctx context.Context) (int, error) {
+	n := 0
+	base := engine.SystemKey(engine.NSExtractParked)
+	for {
+		moved := 0
+		err := s.db.Update(ctx, func(tx *engine.Tx) error {
+			moved = 0
+			it := tx.NewIterator(engine.IterOptions{Prefix: base, KeysOnly: true})
+			var keys [][]byte
+			for it.Seek(base); it.Valid() && len(keys) < 256; it.Next() {
+				keys = append(keys, bytes.Clone(it.Key()))
+			}
+			it.Close()
+			for _, k := range keys {
+				j, ok := parseJob(engine.NSExtractParked, k, nil)
+				if !ok {
+					continue
+				}
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+				if err := tx.Set(queueKey(engine.NSExtractQueue, j.prefix, j.id), nil); err != nil {
+					return err
+				}
+				moved++
+			}
+			return nil
+		})
+		if err != nil {
+			return n, err
+		}
+		n += moved
+		if moved == 0 {
+			break
+		}
+	}
+	if n > 0 && s.worker != nil {
+		s.worker.nudge()
+	}
+	return n, nil
+}
