@@ -139,4 +139,6 @@ func defaultExtractor() Extractor { return nopExtractor{} }
 
 type nopExtractor struct{}
 
-func (nopExtractor) Extract(context.Context, *ExtractInput) (*Extraction, error) { return &Extraction{}, nil }
+func (nopExtractor) Extract(context.Context, *ExtractInput) (*Extraction, error) {
+	return &Extraction{}, nil
+}
