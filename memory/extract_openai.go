@@ -776,6 +776,9 @@ func (refs *extractRefs) check(r *extractReply, speaker string) *Extraction {
 			continue
 		}
 		obj, hasObj := name(deref(inv.Object))
+		if !hasObj && strings.TrimSpace(deref(inv.Object)) != "" {
+			continue // an object it cannot name: not "any object"
+		}
 		for _, f := range refs.shown {
 			if graph.Fold(f.Subject) == graph.Fold(subj) && graph.Fold(f.Predicate) == graph.Fold(pred) &&
 				(!hasObj || graph.Fold(f.Object) == graph.Fold(obj)) && !slices.Contains(ids, f.ID) {

@@ -332,7 +332,7 @@ func TestOpenAIExtractorDropsBadItems(t *testing.T) {
 		{"unknown ids", "alice", `{
 			"update": [{"id": "m2", "text": "x"}, {"id": "` + oaiOtherID + `", "text": "y"}, {"id": "", "text": "z"}],
 			"delete": ["m7", "` + oaiOtherID + `", {"id": "f1"}],
-			"invalidate": [{"id": "f9"}, {"id": "m1"}, {"id": "` + oaiOtherID + `"}, {"subject": "Bob", "predicate": "renewal_owner"}, {"subject": "alice", "predicate": "renewal_owner", "object": "Bob"}]}`,
+			"invalidate": [{"id": "f9"}, {"id": "m1"}, {"id": "` + oaiOtherID + `"}, {"subject": "Bob", "predicate": "renewal_owner"}, {"subject": "alice", "predicate": "renewal_owner", "object": "Bob"}, {"subject": "alice", "predicate": "renewal_owner", "object": "\u0007"}]}`,
 			&memory.Extraction{}},
 		{"real ids of what was shown", "alice", `{
 			"delete": [{"id": "` + oaiMemoryID + `"}],
