@@ -1,21 +1,16 @@
 package memory
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
-
-	"github.com/engramdb/engram/embed"
 )
 
 // DefaultSummaryPrompt is the system prompt of an [OpenAISummarizer] whose
@@ -43,34 +38,10 @@ var (
 	ErrEmptySummary = fmt.Errorf("%w: reply holds no summary", ErrSummarization)
 )
 
-// StatusError is returned by [OpenAISummarizer.Summarize] when the server
-// answers with a status other than 2xx. It wraps [ErrSummarization]; use
-// errors.As to read the status, to tell a bad key (401) from a rate limit
-// (429) or an outage (5xx).
-type StatusError struct {
-	// StatusCode is the HTTP status of the reply.
-	StatusCode int
-	// Body is the start of the reply's body, at most 512 bytes, trimmed,
-	// with the API key replaced by "[redacted]" should the server echo it.
-	Body string
-}
-
-// Error returns the status and the start of the body.
-func (e *StatusError) Error() string {
-	if e.Body == "" {
-		return fmt.Sprintf("%v: server replied %d %s", ErrSummarization, e.StatusCode, http.StatusText(e.StatusCode))
-	}
-	return fmt.Sprintf("%v: server replied %d %s: %s", ErrSummarization, e.StatusCode, http.StatusText(e.StatusCode), e.Body)
-}
-
-// Unwrap returns [ErrSummarization].
-func (e *StatusError) Unwrap() error { return ErrSummarization }
-
 // Limits of the OpenAI summarizer.
 const (
 	defaultSummaryTimeout = time.Minute
 	maxSummaryReply       = 4 << 20 // bytes read of a reply; a summary is a few KiB
-	maxStatusBody         = 512     // bytes of an error reply kept in StatusError
 	maxTranscriptPart     = 2000    // bytes of one tool call or tool result sent
 )
 
@@ -125,11 +96,7 @@ type OpenAISummarizerOptions struct {
 //
 // An OpenAISummarizer is safe for concurrent use.
 type OpenAISummarizer struct {
-	endpoint string // BaseURL + "/chat/completions"
-	apiKey   string
-	model    string
-	client   *http.Client
-	timeout  time.Duration // 0: none
+	chat     chatClient
 	prompt   string
 	encoding string
 }
@@ -142,16 +109,7 @@ func NewOpenAISummarizer(opts *OpenAISummarizerOptions) (*OpenAISummarizer, erro
 	if opts != nil {
 		o = *opts
 	}
-	var errs []error
-	base := strings.TrimRight(o.BaseURL, "/")
-	if base == "" {
-		errs = append(errs, errors.New("BaseURL is required"))
-	} else if _, err := embed.ParseBaseURL(base); err != nil {
-		errs = append(errs, err)
-	}
-	if o.Model == "" {
-		errs = append(errs, errors.New("Model is required"))
-	}
+	chat, errs := newChatClient(o.BaseURL, o.APIKey, o.Model, o.HTTPClient, o.Timeout, defaultSummaryTimeout)
 	encoding := cmp.Or(o.Encoding, DefaultEncoding)
 	if !knownEncoding(encoding) {
 		errs = append(errs, fmt.Errorf("Encoding %q is not one of %v", o.Encoding, encodings))
@@ -160,19 +118,9 @@ func NewOpenAISummarizer(opts *OpenAISummarizerOptions) (*OpenAISummarizer, erro
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
 	s := &OpenAISummarizer{
-		endpoint: base + "/chat/completions",
-		apiKey:   o.APIKey,
-		model:    o.Model,
-		client:   cmp.Or(o.HTTPClient, http.DefaultClient),
-		timeout:  o.Timeout,
+		chat:     chat,
 		prompt:   cmp.Or(o.Prompt, DefaultSummaryPrompt),
 		encoding: encoding,
-	}
-	switch {
-	case s.timeout == 0:
-		s.timeout = defaultSummaryTimeout
-	case s.timeout < 0:
-		s.timeout = 0
 	}
 	return s, nil
 }
@@ -231,7 +179,7 @@ func (s *OpenAISummarizer) Summarize(ctx context.Context, prev string, msgs []Me
 	user.WriteString(cmp.Or(transcript, "(none)"))
 	fmt.Fprintf(&user, "\n\nThe summary must fit in %d tokens.", maxTokens)
 	body, err := json.Marshal(chatRequest{
-		Model: s.model,
+		Model: s.chat.model,
 		Messages: []chatMessage{
 			{Role: string(RoleSystem), Content: s.prompt},
 			{Role: string(RoleUser), Content: user.String()},
@@ -242,19 +190,15 @@ func (s *OpenAISummarizer) Summarize(ctx context.Context, prev string, msgs []Me
 		return "", fmt.Errorf("%w: encode request: %w", ErrSummarization, err)
 	}
 
-	reqCtx := ctx
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		reqCtx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
-	reply, err := s.post(reqCtx, body)
+	reqCtx, cancel := s.chat.withTimeout(ctx)
+	defer cancel()
+	reply, err := s.chat.post(reqCtx, body, ErrSummarization, ErrMalformedSummary, maxSummaryReply)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
 			return "", fmt.Errorf("memory: summarize: %w", ctx.Err())
 		case reqCtx.Err() != nil:
-			return "", fmt.Errorf("%w: no reply within %v: %w", ErrSummarization, s.timeout, reqCtx.Err())
+			return "", fmt.Errorf("%w: no reply within %v: %w", ErrSummarization, s.chat.timeout, reqCtx.Err())
 		}
 		return "", err
 	}
@@ -265,7 +209,7 @@ func (s *OpenAISummarizer) Summarize(ctx context.Context, prev string, msgs []Me
 	}
 	if len(resp.Choices) == 0 {
 		if resp.Error != nil && resp.Error.Message != "" {
-			return "", fmt.Errorf("%w: server error: %s", ErrEmptySummary, s.redact(snippet(resp.Error.Message)))
+			return "", fmt.Errorf("%w: server error: %s", ErrEmptySummary, s.chat.redact(snippet(resp.Error.Message)))
 		}
 		return "", fmt.Errorf("%w: no choices", ErrEmptySummary)
 	}
@@ -274,64 +218,6 @@ func (s *OpenAISummarizer) Summarize(ctx context.Context, prev string, msgs []Me
 		return "", fmt.Errorf("%w: empty content", ErrEmptySummary)
 	}
 	return fitTokens(enc, out, maxTokens), nil
-}
-
-// post sends body and returns the reply's body when its status is 2xx.
-// Errors other than a done context wrap ErrSummarization.
-func (s *OpenAISummarizer) post(ctx context.Context, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSummarization, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if s.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+s.apiKey)
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		// net/http strips a password from the URL it reports; the key
-		// travels in a header and is never part of the error.
-		return nil, fmt.Errorf("%w: %w", ErrSummarization, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody))
-		return nil, &StatusError{StatusCode: resp.StatusCode, Body: s.redact(snippet(string(b)))}
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxSummaryReply+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: read reply: %w", ErrSummarization, err)
-	}
-	if len(b) > maxSummaryReply {
-		return nil, fmt.Errorf("%w: reply is over %d bytes", ErrMalformedSummary, maxSummaryReply)
-	}
-	return b, nil
-}
-
-// redact replaces the API key in text a server sent back.
-func (s *OpenAISummarizer) redact(text string) string {
-	if s.apiKey == "" {
-		return text
-	}
-	return strings.ReplaceAll(text, s.apiKey, "[redacted]")
-}
-
-// snippet bounds text a server sent for an error message: at most
-// maxStatusBody bytes, valid UTF-8, trimmed.
-func snippet(text string) string {
-	return strings.TrimSpace(strings.ToValidUTF8(cutBytes(text, maxStatusBody), ""))
-}
-
-// cutBytes returns at most n bytes of s, not splitting a character.
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // renderTranscript writes the messages as lines "speaker: text", oldest
