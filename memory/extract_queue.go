@@ -429,6 +429,9 @@ func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, er
 					j.state.Attempts++
 					j.state.Error = truncateError(o.err)
 					j.state.At = time.Now().UnixNano()
+					if permanent(o.err) {
+						j.state.Attempts = max(j.state.Attempts, ExtractMaxAttempts)
+					}
 					if j.state.Attempts >= ExtractMaxAttempts {
 						if err := tx.Delete(j.key); err != nil {
 							return err
@@ -486,6 +489,23 @@ func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, er
 		}
 	}
 	return failed, nil
+}
+
+// permanent reports whether an extraction error cannot go away by
+// trying again: a refusal, or a server that says the request or its key
+// is wrong. Such a job is parked at once.
+func permanent(err error) bool {
+	if errors.Is(err, ErrExtractionRefused) {
+		return true
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		switch se.StatusCode {
+		case 400, 401, 403, 404, 422:
+			return true
+		}
+	}
+	return false
 }
 
 // errSkipped marks a job left queued because an earlier job of its session

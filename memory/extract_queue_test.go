@@ -494,3 +494,20 @@ func TestExtractionKill9(t *testing.T) {
 	}
 	t.Logf("%d acknowledged messages, %d extracted", len(acked), len(per))
 }
+
+// TestExtractionPermanentFailure: a refusal or a bad key parks the job at
+// once instead of retrying it.
+func TestExtractionPermanentFailure(t *testing.T) {
+	for _, fail := range []error{ErrExtractionRefused, &StatusError{StatusCode: 401}} {
+		fx := &fakeExtractor{fail: func(*ExtractInput) error { return fail }}
+		st := openMem(t, &Options{Extractor: fx})
+		mustAppend(t, st.Session(testScope), user("hello"))
+		if err := st.Flush(bg); err != nil {
+			t.Fatal(err)
+		}
+		q, err := st.ExtractionQueue(bg)
+		if err != nil || q.ParkedTotal != 1 || fx.calls.Load() != 1 {
+			t.Errorf("%v: queue %+v after %d calls (%v), want parked after one", fail, q, fx.calls.Load(), err)
+		}
+	}
+}
