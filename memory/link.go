@@ -140,6 +140,10 @@ func words(text string) []span {
 	return out
 }
 
+// firstPerson holds the words by which a query's author names themself:
+// "I'm" and "I've" split into "I" and a suffix (see words).
+var firstPerson = map[string]bool{"i": true, "me": true, "my": true, "mine": true, "myself": true}
+
 // link finds the entities a text names, in one pass: at each word it tries
 // the longest run of words (up to the longest name in the set) whose folded
 // text is a name or alias, takes the longest match and continues after it.
@@ -147,13 +151,36 @@ func words(text string) []span {
 // not matter) and must be at least two characters long. It returns the
 // display names of the entities, each once, in order of first mention.
 func (ns *nameSet) link(text string) []string {
+	names, _ := ns.linkAs(text, "")
+	return names
+}
+
+// linkAs is link for a text written by the user whose own entity is self
+// (a display name, or "" for none): the first-person words "I", "me", "my",
+// "mine" and "myself" name self. It returns the entities, each once, in
+// order of first mention, and the spans of text that named them (every
+// mention, in order), so that the rest of the text can be weighed apart.
+func (ns *nameSet) linkAs(text, self string) ([]string, []span) {
 	if len(ns.names) == 0 {
-		return nil
+		return nil, nil
 	}
 	ws := words(text)
 	var out []string
+	var at []span
 	seen := map[string]bool{}
+	mention := func(display string, s span) {
+		if !seen[display] {
+			seen[display] = true
+			out = append(out, display)
+		}
+		at = append(at, s)
+	}
 	for i := 0; i < len(ws); {
+		if self != "" && firstPerson[graph.Fold(text[ws[i].start:ws[i].end])] {
+			mention(self, ws[i])
+			i++
+			continue
+		}
 		matched := 0
 		for n := min(ns.maxWords, len(ws)-i); n >= 1; n-- {
 			cand := text[ws[i].start:ws[i+n-1].end]
@@ -161,15 +188,12 @@ func (ns *nameSet) link(text string) []string {
 				continue
 			}
 			if display, ok := ns.names[graph.Fold(cand)]; ok {
-				if !seen[display] {
-					seen[display] = true
-					out = append(out, display)
-				}
+				mention(display, span{ws[i].start, ws[i+n-1].end})
 				matched = n
 				break
 			}
 		}
 		i += max(matched, 1)
 	}
-	return out
+	return out, at
 }
