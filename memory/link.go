@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engramdb/engram/graph"
+	"github.com/engramdb/engram/index"
 )
 
 // maxLinkWords bounds the words of a name that entity linking matches:
@@ -144,6 +145,29 @@ func words(text string) []span {
 // "I'm" and "I've" split into "I" and a suffix (see words).
 var firstPerson = map[string]bool{"i": true, "me": true, "my": true, "mine": true, "myself": true}
 
+// requestWords are the words of asking for what is known rather than of
+// what it is about: "Tell me about Dana", "What do you know about Dana?",
+// "Give me the details on Dana". They are not content terms of a query
+// (see contentTerms), and a first-person word right after one ("tell me",
+// "remind me") is the one asked, not a mention of the user. General
+// English, not drawn from any benchmark's questions.
+var requestWords = map[string]bool{
+	"tell": true, "know": true, "remind": true, "remember": true, "recall": true,
+	"show": true, "give": true, "describe": true, "detail": true, "details": true,
+	"info": true, "information": true, "anything": true, "everything": true, "something": true,
+}
+
+// requestTerms are requestWords as BM25 terms (stemmed).
+var requestTerms = func() map[string]bool {
+	m := map[string]bool{}
+	for w := range requestWords {
+		for _, t := range index.Analyze(w) {
+			m[t] = true
+		}
+	}
+	return m
+}()
+
 // link finds the entities a text names, in one pass: at each word it tries
 // the longest run of words (up to the longest name in the set) whose folded
 // text is a name or alias, takes the longest match and continues after it.
@@ -177,7 +201,9 @@ func (ns *nameSet) linkAs(text, self string) ([]string, []span) {
 	}
 	for i := 0; i < len(ws); {
 		if self != "" && firstPerson[graph.Fold(text[ws[i].start:ws[i].end])] {
-			mention(self, ws[i])
+			if i == 0 || !requestWords[graph.Fold(text[ws[i-1].start:ws[i-1].end])] {
+				mention(self, ws[i])
+			}
 			i++
 			continue
 		}
