@@ -187,7 +187,8 @@ type Item struct {
 
 // Trace records how a Recall chose its context.
 type Trace struct {
-	// Entities are the graph entities the query named.
+	// Entities are the graph entities the query named, in order of first
+	// mention; the user's own entity when it said "I", "me" or "my".
 	Entities []string
 	// Lists are the ranked lists fused, by name ("memories.vector",
 	// "memories.bm25", "shared.vector", "shared.bm25", "episodes.vector",
