@@ -134,12 +134,15 @@ func LoadLocomo(path string) ([]LocomoSample, error) {
 }
 
 // locomoQuery returns the Recall query of a mode, or false for an unknown
-// mode.
+// mode. TopK is twice the largest k: memories and facts that come from a
+// turn already ranked give no new turn, and the items past them must still
+// fill the top k turns (see rankedTurns).
 func locomoQuery(mode string) (memory.Query, bool) {
-	q := memory.Query{TopK: slices.Max(LocomoKs), MaxTokens: 1 << 20, MaxMessages: 1}
+	q := memory.Query{TopK: 2 * slices.Max(LocomoKs), MaxTokens: 1 << 20, MaxMessages: 1}
 	switch mode {
 	case "default":
-		q.Sources = []memory.Source{memory.SourceMemories, memory.SourceEpisodes, memory.SourceGraph}
+		// Sources nil: what a Query draws on by default (memories,
+		// episodes and the graph).
 	case "bm25":
 		q.Sources, q.Retrieval = []memory.Source{memory.SourceEpisodes}, memory.RetrievalLexical
 	case "vector":
@@ -212,9 +215,17 @@ type LocomoOptions struct {
 
 // RunLocomo ingests each sample into a fresh store and scores evidence
 // recall@k of every mode over the questions of categories 1 to 4: for each
-// question, the share of its evidence turns among the top k episodes
-// Recall ranks (from a new session of the same user), averaged over the
+// question, the share of its evidence turns among the top k turns Recall
+// ranks (from a new session of the same user), averaged over the
 // questions. Questions without evidence are left out.
+//
+// Every kind of item points at turns: an episode is a turn; a memory
+// points at the turns of the messages in its Source, and a fact at the
+// turn of the message in its Source (what extraction writes; memories
+// and facts with other sources point nowhere). The ranked turns are the
+// candidates' turns in the Recall's final order, each turn once, at the
+// rank of its first appearance: a memory and the message it came from
+// take one place of the top k, not two. See rankedTurns.
 func RunLocomo(ctx context.Context, samples []LocomoSample, opts LocomoOptions) ([]LocomoRow, error) {
 	modes := opts.Modes
 	if len(modes) == 0 {
@@ -328,20 +339,50 @@ func RunLocomo(ctx context.Context, samples []LocomoSample, opts LocomoOptions) 
 	return rows, nil
 }
 
-// rankedTurns returns the dia ids of the episodes a Recall ranked, best
-// first: its trace's episode candidates in final order, whether or not
-// they fit the context, except those dropped as duplicates or out of range.
+// rankedTurns returns the dia ids of the turns a Recall ranked, best
+// first, each once at the rank of its first appearance: its trace's
+// candidates in final order, whether or not they fit the context, except
+// those dropped as duplicates or for the query's filters. An episode is
+// the turn of its message; a memory or a fact in the context (rec.Items)
+// gives the turns of the message ids in its Source, in order. A memory or
+// fact dropped before the context was filled ("top k") was never read, so
+// its sources are unknown: it gives no turn, and RunLocomo asks for twice
+// the largest k items so that those counted are enough.
 func rankedTurns(rec *memory.Recollection, dia map[string]string) []string {
+	type key struct {
+		src memory.Source
+		id  string
+	}
+	items := make(map[key]*memory.Item, len(rec.Items))
+	for i := range rec.Items {
+		it := &rec.Items[i]
+		items[key{it.Source, it.ID}] = it
+	}
 	var out []string
-	for _, c := range rec.Trace.Candidates {
-		if c.Source != memory.SourceEpisodes {
-			continue
+	seen := map[string]bool{}
+	add := func(msg string) {
+		if d, ok := dia[msg]; ok && !seen[d] {
+			seen[d] = true
+			out = append(out, d)
 		}
+	}
+	for _, c := range rec.Trace.Candidates {
 		if c.Reason != "" && c.Reason != "top k" && c.Reason != "budget" {
 			continue
 		}
-		if d, ok := dia[c.ID]; ok {
-			out = append(out, d)
+		if c.Source == memory.SourceEpisodes {
+			add(c.ID)
+			continue
+		}
+		it := items[key{c.Source, c.ID}]
+		switch {
+		case it == nil:
+		case it.Memory != nil:
+			for _, src := range it.Memory.Source {
+				add(src)
+			}
+		case it.Fact != nil:
+			add(it.Fact.Source)
 		}
 	}
 	return out

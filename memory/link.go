@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engramdb/engram/graph"
+	"github.com/engramdb/engram/index"
 )
 
 // maxLinkWords bounds the words of a name that entity linking matches:
@@ -140,6 +141,33 @@ func words(text string) []span {
 	return out
 }
 
+// firstPerson holds the words by which a query's author names themself:
+// "I'm" and "I've" split into "I" and a suffix (see words).
+var firstPerson = map[string]bool{"i": true, "me": true, "my": true, "mine": true, "myself": true}
+
+// requestWords are the words of asking for what is known rather than of
+// what it is about: "Tell me about Dana", "What do you know about Dana?",
+// "Give me the details on Dana". They are not content terms of a query
+// (see contentTerms), and a first-person word right after one ("tell me",
+// "remind me") is the one asked, not a mention of the user. General
+// English, not drawn from any benchmark's questions.
+var requestWords = map[string]bool{
+	"tell": true, "know": true, "remind": true, "remember": true, "recall": true,
+	"show": true, "give": true, "describe": true, "detail": true, "details": true,
+	"info": true, "information": true, "anything": true, "everything": true, "something": true,
+}
+
+// requestTerms are requestWords as BM25 terms (stemmed).
+var requestTerms = func() map[string]bool {
+	m := map[string]bool{}
+	for w := range requestWords {
+		for _, t := range index.Analyze(w) {
+			m[t] = true
+		}
+	}
+	return m
+}()
+
 // link finds the entities a text names, in one pass: at each word it tries
 // the longest run of words (up to the longest name in the set) whose folded
 // text is a name or alias, takes the longest match and continues after it.
@@ -147,13 +175,38 @@ func words(text string) []span {
 // not matter) and must be at least two characters long. It returns the
 // display names of the entities, each once, in order of first mention.
 func (ns *nameSet) link(text string) []string {
+	names, _ := ns.linkAs(text, "")
+	return names
+}
+
+// linkAs is link for a text written by the user whose own entity is self
+// (a display name, or "" for none): the first-person words "I", "me", "my",
+// "mine" and "myself" name self. It returns the entities, each once, in
+// order of first mention, and the spans of text that named them (every
+// mention, in order), so that the rest of the text can be weighed apart.
+func (ns *nameSet) linkAs(text, self string) ([]string, []span) {
 	if len(ns.names) == 0 {
-		return nil
+		return nil, nil
 	}
 	ws := words(text)
 	var out []string
+	var at []span
 	seen := map[string]bool{}
+	mention := func(display string, s span) {
+		if !seen[display] {
+			seen[display] = true
+			out = append(out, display)
+		}
+		at = append(at, s)
+	}
 	for i := 0; i < len(ws); {
+		if self != "" && firstPerson[graph.Fold(text[ws[i].start:ws[i].end])] {
+			if i == 0 || !requestWords[graph.Fold(text[ws[i-1].start:ws[i-1].end])] {
+				mention(self, ws[i])
+			}
+			i++
+			continue
+		}
 		matched := 0
 		for n := min(ns.maxWords, len(ws)-i); n >= 1; n-- {
 			cand := text[ws[i].start:ws[i+n-1].end]
@@ -161,15 +214,12 @@ func (ns *nameSet) link(text string) []string {
 				continue
 			}
 			if display, ok := ns.names[graph.Fold(cand)]; ok {
-				if !seen[display] {
-					seen[display] = true
-					out = append(out, display)
-				}
+				mention(display, span{ws[i].start, ws[i+n-1].end})
 				matched = n
 				break
 			}
 		}
 		i += max(matched, 1)
 	}
-	return out
+	return out, at
 }
