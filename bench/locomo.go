@@ -269,6 +269,11 @@ func RunLocomo(ctx context.Context, samples []LocomoSample, opts LocomoOptions) 
 		}
 		began := time.Now()
 		dia, err := IngestLocomo(ctx, store, "locomo", s)
+		if err == nil {
+			// Memories and facts are formed in the background: wait for
+			// them, as an agent's next session would find them.
+			err = store.Flush(ctx)
+		}
 		if err != nil {
 			store.Close()
 			return nil, err

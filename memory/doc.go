@@ -81,15 +81,60 @@
 //	       facts valid now within Hops
 //
 // Every message a user or assistant writes is also indexed, with its
-// session and date, as an episode of the user's past: with
-// [SourceEpisodes], Recall finds what the user said in other sessions.
-// Entities are linked by matching every name and alias of the user's graph
-// against the query in one pass, on word boundaries. The result's Trace
-// lists every candidate with its rank in each list, its fused score, and
-// whether it was kept or why not.
+// session and date, as an episode of the user's past. A default [Query]
+// draws on memories, episodes and the graph, so what the user said in one
+// session is recalled in the next (messages in the current session's
+// window are not recalled again); set Query.Sources to narrow it or to add
+// [SourceShared]. Entities are linked by matching every name and alias of
+// the user's graph against the query in one pass, on word boundaries; the
+// first-person words "I", "me", "my", "mine" and "myself" link the user's
+// own entity (the one named by Scope.User, or with it as an alias), so
+// "Who owns my renewal?" reaches the user's renewal_owner fact. The facts
+// reached are ranked by how many of the query's other terms they share,
+// then by hops and recency; those that share none weigh a tenth as much.
+// The result's Trace lists every candidate with its rank in each list, its
+// fused score, and whether it was kept or why not.
 //
 //	rec, err := store.Recall(ctx, memory.Query{Scope: scope, Text: "Who owns my renewal?"})
 //	chat := rec.ChatMessages() // a dated system preamble, then the window
+//
+// # Memory formation
+//
+// The store forms memories from the conversation by itself. Every user and
+// assistant message appended (tool results too with
+// Options.ExtractToolResults) is queued for extraction in the transaction
+// that stores it, so a crash loses no job; a worker owned by the store
+// drains the queue in order within each session and runs an [Extractor]
+// over each message, with the few messages before it and read access to
+// what the user's memories and graph already hold ([Known]). What it
+// returns (memories, entities, facts, corrections) is written in one
+// transaction with the job's removal, each item with Source set to the
+// message's id, so running a job twice writes nothing new and forgetting
+// the message's session takes it out of the user's memories and graph.
+//
+//	message ─▶ Append: message + queue entry, one transaction
+//	                    │
+//	           worker: Extractor(message, previous, Known) ─▶ memories, entities, facts + ledger, one transaction
+//
+// Options.Extraction picks [ExtractAsync] (the default: Append does not
+// wait), [ExtractSync] (Append returns after extraction) or [ExtractOff].
+// [Store.Flush] waits until what was appended before it has been
+// extracted. An extractor's failure never fails an Append: the job is
+// retried with backoff, logged to Options.Logger, and parked after
+// [ExtractMaxAttempts] tries (at once for a refusal or a bad key), where
+// [Store.ExtractionQueue] shows it and [Store.RetryParked] queues it
+// again. [Store.Close] leaves what is still queued on disk; the next Open
+// resumes it. Messages brought in by [Store.ImportMessages] are not
+// queued: an export carries the memories and graph formed from them.
+//
+// The default extractor, [RuleExtractor], is offline and rule-based: it
+// finds entity mentions, the speaker as an entity, relation patterns
+// ("my X is Y", "I work at Y", "I live in Y"), preferences and standing
+// instructions, dated events, and corrections, and prefers saying nothing
+// to saying something wrong. [NewOpenAIExtractor] asks a model over an
+// OpenAI-compatible chat API (OpenAI, Ollama, vLLM) and decides, as mem0
+// does, whether each memory is new, an update or a deletion of one the
+// user already has.
 //
 // # Privacy
 //
