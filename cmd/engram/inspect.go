@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -35,7 +36,14 @@ Counts are of stored records: messages, current memories (and their earlier
 versions), graph entities and facts (closed ones included). Bytes are the
 keys and values a scope holds, before compression: its share of the store,
 not of the files. Counting reads every record of the scopes shown, so it
-takes a while on a large store.`,
+takes a while on a large store.
+
+Every view ends with the extraction queue: how many appended messages wait
+for extraction (and how many of them failed at least once and are retrying),
+and the jobs parked after failing too often (at once for a model's refusal),
+with their session, message id, attempts and last error; with --tenant or
+--user, the parked jobs of that scope. engram extract retry queues parked
+jobs again. inspect itself extracts nothing.`,
 		Example: `  engram inspect --dir ./data
   engram inspect --dir ./data --tenant acme
   engram inspect --dir ./data --tenant acme --user alice --json`,
@@ -64,6 +72,28 @@ type storeReport struct {
 	Sessions  []sess `json:"sessions,omitempty"`
 	// TotalUsage sums the tenants (or the tenant's users and shared data).
 	TotalUsage *memory.Usage `json:"total,omitempty"`
+	// Extraction is the extraction queue.
+	Extraction queueReport `json:"extraction"`
+}
+
+// queueReport is the extraction queue: the counts are the whole store's,
+// Parked the jobs of the scope shown (at most the 100 oldest of the store).
+type queueReport struct {
+	Pending     int         `json:"pending"`
+	Retrying    int         `json:"retrying"`
+	ParkedTotal int         `json:"parked_total"`
+	Parked      []parkedJob `json:"parked"`
+}
+
+// parkedJob is one parked extraction job.
+type parkedJob struct {
+	Tenant    string    `json:"tenant"`
+	User      string    `json:"user"`
+	Session   string    `json:"session"`
+	MessageID string    `json:"message_id"`
+	Attempts  int       `json:"attempts"`
+	Error     string    `json:"error"`
+	At        time.Time `json:"at"`
 }
 
 // row is one tenant or user and what it holds.
@@ -102,6 +132,9 @@ func runInspect(cmd *cobra.Command, o inspectOptions) (err error) {
 		err = inspectTenant(ctx, st, o.store.tenant, &rep)
 	default:
 		err = inspectStore(ctx, st, &rep)
+	}
+	if err == nil {
+		err = inspectQueue(ctx, st, o.store.scope(), &rep.Extraction)
 	}
 	if err != nil {
 		return fmt.Errorf("inspect: %w", err)
@@ -209,9 +242,65 @@ func inspectUser(ctx context.Context, st *memory.Store, scope memory.Scope, rep 
 	}
 }
 
+// inspectQueue reports the extraction queue, with the parked jobs of
+// scope (all of them for a scope with no tenant).
+func inspectQueue(ctx context.Context, st *memory.Store, scope memory.Scope, q *queueReport) error {
+	info, err := st.ExtractionQueue(ctx)
+	if err != nil {
+		return err
+	}
+	*q = queueReport{Pending: info.Pending, Retrying: info.Retrying, ParkedTotal: info.ParkedTotal, Parked: []parkedJob{}}
+	for _, j := range info.Parked {
+		if scope.Tenant != "" && j.Scope.Tenant != scope.Tenant || scope.User != "" && j.Scope.User != scope.User {
+			continue
+		}
+		q.Parked = append(q.Parked, parkedJob{Tenant: j.Scope.Tenant, User: j.Scope.User, Session: j.Scope.Session,
+			MessageID: j.MessageID, Attempts: j.Attempts, Error: j.Error, At: j.At})
+	}
+	return nil
+}
+
+// writeQueue prints the extraction queue.
+func writeQueue(w io.Writer, q *queueReport) error {
+	fmt.Fprintf(w, "\nExtraction queue (whole store): %d pending (%d retrying), %d parked\n", q.Pending, q.Retrying, q.ParkedTotal)
+	if len(q.Parked) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PARKED SESSION\tMESSAGE\tATTEMPTS\tLAST FAILURE\tERROR")
+	for _, j := range q.Parked {
+		fmt.Fprintf(tw, "%s/%s/%s\t%s\t%d\t%s\t%s\n", j.Tenant, j.User, j.Session, j.MessageID, j.Attempts, j.At.Format(time.RFC3339), oneLine(j.Error, 100))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if q.ParkedTotal > len(q.Parked) {
+		fmt.Fprintf(w, "(%d other parked jobs not shown)\n", q.ParkedTotal-len(q.Parked))
+	}
+	fmt.Fprintln(w, "engram extract retry --dir DIR queues them again.")
+	return nil
+}
+
+// oneLine returns s on one line, cut to at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}
+
 func bytesText(n int64) string { return humanize.IBytes(uint64(max(n, 0))) }
 
 func writeInspect(w io.Writer, rep *storeReport) error {
+	if err := writeUsage(w, rep); err != nil {
+		return err
+	}
+	return writeQueue(w, &rep.Extraction)
+}
+
+// writeUsage prints what the store, tenant or user holds.
+func writeUsage(w io.Writer, rep *storeReport) error {
 	enc := "not encrypted"
 	if rep.Encrypted {
 		enc = "encrypted"

@@ -32,6 +32,7 @@ type mcpOptions struct {
 	dir, tenant, user, session string
 	open                       openFlags
 	privacy                    privacyFlags
+	extract                    extractFlags
 }
 
 func newMCPCmd() *cobra.Command {
@@ -77,6 +78,7 @@ Register it in Claude Desktop's claude_desktop_config.json:
 	cmd.Flags().StringVar(&o.session, "session", mcpserver.DefaultSession, "the conversation append_message, get_window, recall and forget work on")
 	o.open.register(cmd.Flags(), true)
 	o.privacy.register(cmd.Flags())
+	o.extract.register(cmd.Flags())
 	return cmd
 }
 
@@ -95,6 +97,9 @@ func runMCP(ctx context.Context, o mcpOptions, in io.Reader, out io.Writer) (err
 		return fmt.Errorf("mcp: %w", err)
 	}
 	o.privacy.apply(&opts)
+	if err := o.extract.apply(&opts); err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
 	store, err := memory.Open(o.dir, &opts)
 	if err != nil {
 		return fmt.Errorf("mcp: %w", openError(o.dir, err))

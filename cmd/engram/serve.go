@@ -35,6 +35,7 @@ type serveOptions struct {
 	singleValued    []string
 	open            openFlags
 	privacy         privacyFlags
+	extract         extractFlags
 
 	// ready, when set, is called with the address the server listens on
 	// once it accepts connections (a test seam).
@@ -82,6 +83,7 @@ requests in flight finish (up to --shutdown-timeout), then closes the store.`,
 	f.StringVar(&o.tokens, "tokens", "", "the tokens file: JSON mapping bearer tokens to tenants (mode 0600); default: DIR/"+defaultTokensFile+", created on the first run with a token for tenant "+defaultTokensTenant)
 	o.open.register(f, true)
 	o.privacy.register(f)
+	o.extract.register(f)
 	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body; larger ones get 413")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long shutdown waits for requests in flight")
 	f.StringVar(&o.metrics, "metrics", "public", "who may read /metrics: public, token (any valid token) or off")
@@ -131,6 +133,9 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		return err
 	}
 	o.privacy.apply(storeOpts)
+	if err := o.extract.apply(storeOpts); err != nil {
+		return err
+	}
 	store, err := memory.Open(o.dir, storeOpts)
 	if err != nil {
 		return openError(o.dir, err)

@@ -110,8 +110,11 @@ func (f *storeFlags) openStore(mode openMode) (*memory.Store, error) {
 			return nil, err
 		}
 	}
-	// The command runs for moments: no background sweep of expired data.
-	opts := &memory.Options{SweepInterval: -1}
+	// The command runs for moments: no background sweep of expired data,
+	// and no extraction: reading or administering a store must not run an
+	// extractor (perhaps a paid model) as a side effect. What is queued
+	// stays queued, on disk, for the next serve or mcp.
+	opts := &memory.Options{SweepInterval: -1, Extraction: memory.ExtractOff}
 	if err := f.open.apply(opts); err != nil {
 		return nil, err
 	}
