@@ -28,6 +28,42 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendExtraction compares Append with extraction in the
+// background (the default) against extraction off, on disk with Sync
+// durability; the target is async within 10% of off at p50 (see
+// engram bench extract, which interleaves the two and reports
+// percentiles). The messages vary so that extraction writes something.
+func BenchmarkAppendExtraction(b *testing.B) {
+	texts := []string{
+		"My renewal owner is Dana; please check account 3942 before Friday.",
+		"I prefer email over phone calls.",
+		"Last Saturday I went hiking with my sister Jane.",
+		"I work at Acme Corp in Lisbon.",
+	}
+	for _, mode := range []ExtractionMode{ExtractOff, ExtractAsync} {
+		b.Run(mode.String(), func(b *testing.B) {
+			st, err := Open(b.TempDir(), &Options{Extraction: mode})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			sess := st.Session(testScope)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := sess.Append(bg, user(texts[i%len(texts)])); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.StopTimer()
+			if err := st.Flush(bg); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
 // BenchmarkWindow builds a window over a 10,000-message session (a system
 // prompt, user and assistant turns, tool calls with results). Its peer,
 // read-all, pages through the whole session as a store without a window

@@ -42,6 +42,9 @@ const (
 	// with each further failure, up to extractBackoffMax.
 	extractBackoff    = 500 * time.Millisecond
 	extractBackoffMax = 30 * time.Second
+	// extractGather is how long the worker lets appends gather before a
+	// pass, unless Flush is waiting.
+	extractGather = 10 * time.Millisecond
 	// extractJobTimeout bounds one Extractor call.
 	extractJobTimeout = 2 * time.Minute
 	// maxJobError bounds the error text kept with a failed job.
@@ -144,6 +147,7 @@ type worker struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wake   chan struct{} // buffered: a pending nudge
+	hurry  chan struct{} // buffered: a nudge from Flush, which waits
 	done   chan struct{} // closed when the goroutine ends
 
 	mu struct {
@@ -159,7 +163,7 @@ type worker struct {
 
 func (s *Store) startWorker() {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &worker{s: s, x: s.extractor, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	w := &worker{s: s, x: s.extractor, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1), done: make(chan struct{})}
 	w.mu.progress = make(chan struct{})
 	w.mu.blocked = map[string]time.Time{}
 	s.worker = w
@@ -170,6 +174,14 @@ func (s *Store) startWorker() {
 func (w *worker) nudge() {
 	select {
 	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// hurryUp tells the worker someone waits for the queue.
+func (w *worker) hurryUp() {
+	select {
+	case w.hurry <- struct{}{}:
 	default:
 	}
 }
@@ -211,6 +223,17 @@ func (w *worker) run() {
 			}
 			return
 		case <-w.wake:
+			// Let a burst of appends gather, so that one commit (one
+			// fsync, with Sync durability) completes many jobs instead
+			// of each append paying for a second one.
+			gather := time.NewTimer(extractGather)
+			select {
+			case <-gather.C:
+			case <-w.hurry:
+			case <-w.ctx.Done():
+			}
+			gather.Stop()
+		case <-w.hurry:
 		case <-fire:
 		}
 		if timer != nil {
@@ -624,7 +647,7 @@ func (s *Store) Flush(ctx context.Context) error {
 	}
 	for len(pending) > 0 {
 		wait := s.worker.progressed()
-		s.worker.nudge()
+		s.worker.hurryUp()
 		err := s.db.View(ctx, func(tx *engine.Tx) error {
 			left := pending[:0]
 			for _, k := range pending {
