@@ -247,13 +247,11 @@ func (r *ruleRun) sentence(s *ruleSentence) {
 		r.mentions(toks)
 	}
 	if s.question || len(toks) == 0 || inSet(ruleQuestionStart, toks[0].l) {
-		// Appositions hold in questions too ("Did my sister Jane call?").
-		if !s.question || !ruleHypothetical(toks) {
-			r.appositions(toks, s)
-		}
 		return
 	}
-	r.appositions(toks, s)
+	// Appositions hold in reported speech too ("she said my sister Jane
+	// called"), so they run before the guard.
+	r.appositions(toks)
 	if s.guarded {
 		return
 	}
@@ -734,7 +732,7 @@ func (r *ruleRun) possessive(toks []ruleTok, i, neg int) {
 
 // appositions handles "my X, Y,", "my X Y" (for relations to people and
 // pets) and "Y, my X,".
-func (r *ruleRun) appositions(toks []ruleTok, s *ruleSentence) {
+func (r *ruleRun) appositions(toks []ruleTok) {
 	if r.speaker == "" || ruleHypothetical(toks) {
 		return
 	}

@@ -259,7 +259,8 @@ func (z *ruleTokenizer) punct(r rune, c string, after int) {
 	case '.', '!', '?', '…':
 		if r == '.' && len(z.cur) > 0 {
 			last := z.cur[len(z.cur)-1]
-			if last.k == rtWord && inSet(ruleAbbrev, last.l) {
+			if last.k == rtWord && (inSet(ruleAbbrev, last.l) ||
+				last.l == "no" && len(z.cur) > 1 && inSet(ruleIDNouns, z.cur[len(z.cur)-2].l)) {
 				z.add(ruleTok{s: s, l: s, k: rtPunct})
 				return
 			}
