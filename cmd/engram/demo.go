@@ -29,15 +29,18 @@ func newDemoCmd() *cobra.Command {
 		Use:   "demo",
 		Short: "Play a support conversation, show the window, then Recall in a new session",
 		Long: `demo plays a customer-support conversation into a store: the user gives her
-name and her renewal owner, the assistant calls tools, more turns follow, and
-the user finally asks "Who owns my renewal?". It prints the window a model
-would be given for that question under a message and token budget, with the
-token count of every message and why each one was kept or trimmed.
+name and her renewal owner, the assistant calls tools, the user states a
+preference and a dated event, and finally asks "Who owns my renewal?". It
+prints the window a model would be given for that question under a message
+and token budget, with the token count of every message and why each one was
+kept or trimmed.
 
-Along the way it stores the renewal owner as a graph fact (in the same
-transaction as its message) and the invoice address as a memory. Then the
-user returns in a new session with a follow-up, and demo prints what Recall
-gives the model, and the trace of every candidate it considered.
+Nothing is stored by hand: the store's offline extractor forms memories,
+entities and facts from the messages as they are appended. demo waits for
+it (Flush) and prints what it produced, each memory and fact with the id of
+the message it came from. Then the user returns in a new session, and demo
+prints what Recall, with its default sources, gives the model there, and
+the trace of every candidate it considered.
 
 The store lives in a temporary directory that is removed afterwards, unless
 --dir names one to keep.`,
@@ -70,8 +73,8 @@ func demoConversation() []memory.Message {
 		{Role: memory.RoleAssistant, ToolCalls: []memory.ToolCall{{ID: "call_2", Name: "quote_seats", Arguments: args(`{"account":"3942","add":5}`)}}},
 		{Role: memory.RoleTool, ToolCallID: "call_2", Name: "quote_seats", Content: `{"price_per_seat":12,"currency":"EUR","monthly_total":60}`},
 		{Role: memory.RoleAssistant, Content: "Five more seats would add EUR 60 a month from the renewal date."},
-		{Role: memory.RoleUser, Content: "Great. Please send future invoices to billing@alice.example."},
-		{Role: memory.RoleAssistant, Content: "Done: future invoices go to billing@alice.example."},
+		{Role: memory.RoleUser, Content: "Last Friday I met Dana at the Lisbon office. I prefer email over phone calls."},
+		{Role: memory.RoleAssistant, Content: "Noted: email it is."},
 		{Role: memory.RoleUser, Content: "Who owns my renewal?"},
 	}
 }
@@ -84,7 +87,9 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (err error) {
 		}
 		defer os.RemoveAll(dir)
 	}
-	store, err := memory.Open(dir, &memory.Options{SingleValued: []string{"renewal_owner"}})
+	// Default options: the offline rule extractor runs in the background
+	// on every user and assistant message appended.
+	store, err := memory.Open(dir, nil)
 	if err != nil {
 		return err
 	}
@@ -94,19 +99,12 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (err error) {
 	if err := store.Forget(ctx, demoUser); err != nil { // a kept --dir replays from scratch
 		return err
 	}
-	// The conversation, with what an agent would extract from it as it
-	// goes: the renewal owner as a graph fact, written in the same
-	// transaction as the message it came from, and the invoice address as
-	// a memory.
-	conv := demoConversation()
-	var b memory.Batch
-	b.Append(demoScope, conv[:4]...)
-	b.Relate(demoScope, memory.Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana"})
-	b.Append(demoScope, conv[4:]...)
-	if _, err := store.Write(ctx, &b); err != nil {
+	// The conversation, as an agent appends it: no Remember, no Relate.
+	if err := sess.Append(ctx, demoConversation()...); err != nil {
 		return err
 	}
-	if _, err := store.Remember(ctx, demoScope, memory.Memory{Kind: memory.KindPreference, Text: "Alice wants invoices sent to billing@alice.example"}); err != nil {
+	// Extraction runs in the background; Flush waits for it.
+	if err := store.Flush(ctx); err != nil {
 		return err
 	}
 	log, err := sess.Messages(ctx, memory.MessagesOptions{})
@@ -120,6 +118,9 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (err error) {
 	fmt.Fprintf(w, "Engram demo: store in %s\n", dir)
 	fmt.Fprintf(w, "Session %s/%s/%s holds %d messages, %d tokens (o200k_base).\n\n",
 		demoScope.Tenant, demoScope.User, demoScope.Session, len(log), total)
+	if err := printExtracted(ctx, w, store, log); err != nil {
+		return err
+	}
 
 	opts := memory.WindowOptions{MaxMessages: o.maxMessages, MaxTokens: o.maxTokens}
 	window, err := sess.Window(ctx, opts)
@@ -155,7 +156,7 @@ var (
 )
 
 // demoFollowUpQuestion opens a new session days later.
-const demoFollowUpQuestion = "Hi, it's Alice again. Who owns my renewal, and where do my invoices go?"
+const demoFollowUpQuestion = "Hi, it's Alice again. Who owns my renewal?"
 
 // demoRecall asks the follow-up in a new session and prints what Recall
 // gives the model, and its trace.
@@ -164,12 +165,10 @@ func demoRecall(ctx context.Context, w io.Writer, store *memory.Store) error {
 	if err := follow.Append(ctx, memory.Message{Role: memory.RoleUser, Content: demoFollowUpQuestion}); err != nil {
 		return err
 	}
-	rec, err := store.Recall(ctx, memory.Query{
-		Scope:   demoFollowUp,
-		Text:    demoFollowUpQuestion,
-		Sources: []memory.Source{memory.SourceMemories, memory.SourceEpisodes, memory.SourceGraph},
-		TopK:    8, MaxTokens: 600,
-	})
+	// Recall's default sources: the user's memories, earlier sessions'
+	// messages (episodes) and the graph, entered through the entities the
+	// text names, the user's own by "my".
+	rec, err := store.Recall(ctx, memory.Query{Scope: demoFollowUp, Text: demoFollowUpQuestion, TopK: 8, MaxTokens: 600})
 	if err != nil {
 		return err
 	}
@@ -180,6 +179,60 @@ func demoRecall(ctx context.Context, w io.Writer, store *memory.Store) error {
 	}
 	fmt.Fprintf(w, "Trace (entities named: %s; %v):\n", strings.Join(rec.Trace.Entities, ", "), rec.Trace.Took.Round(10*time.Microsecond))
 	return writeTrace(w, &rec.Trace, 12)
+}
+
+// printExtracted prints what extraction formed from the conversation
+// log: the user's graph entities, the facts and memories, each with the
+// message it came from (its number in the log and its id).
+func printExtracted(ctx context.Context, w io.Writer, store *memory.Store, log []memory.Message) error {
+	at := map[string]int{}
+	for i, m := range log {
+		at[m.ID] = i + 1
+	}
+	source := func(ids ...string) string {
+		var out []string
+		for _, id := range ids {
+			if n, ok := at[id]; ok {
+				out = append(out, fmt.Sprintf("#%d %s", n, id))
+			} else {
+				out = append(out, id)
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	g, err := store.ReadGraph(ctx, demoUser, memory.ReadGraphOptions{})
+	if err != nil {
+		return err
+	}
+	facts, err := store.Facts(ctx, demoUser, memory.FactQuery{})
+	if err != nil {
+		return err
+	}
+	mems, err := store.Memories(ctx, demoUser, memory.MemoriesOptions{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Extraction formed from it (offline rules, no Remember or Relate): %d entities, %d facts, %d memories\n",
+		len(g.Entities), len(facts), len(mems))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, e := range g.Entities {
+		aliases := ""
+		if len(e.Aliases) > 0 {
+			aliases = " (also " + strings.Join(e.Aliases, ", ") + ")"
+		}
+		fmt.Fprintf(tw, "  entity\t%s [%s]%s\t\n", e.Name, e.Type, aliases)
+	}
+	for _, f := range facts {
+		fmt.Fprintf(tw, "  fact\t%s —%s→ %s\tfrom message %s\n", f.Subject, f.Predicate, f.Object, source(f.Source))
+	}
+	for _, m := range mems {
+		fmt.Fprintf(tw, "  memory\t(%s) %s\tfrom message %s\n", m.Kind, m.Text, source(m.Source...))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
 }
 
 // writeTrace prints a Recall trace as a table, at most limit candidates.

@@ -32,12 +32,22 @@ func TestDemo(t *testing.T) {
 		"[dropped with its tool pair]", // the tight window shows the pairing rule
 		"[system, always kept]",
 		`"Who owns my renewal?" is answered inside the window`,
-		// Recall in a new session brings the first one back, with a trace.
+		// Extraction, not the demo, formed the fact and the memories, each
+		// from its message.
+		"no Remember or Relate",
+		"entity  Dana [person]",
+		"fact    alice —renewal_owner→ Dana",
+		"from message #4 ",
+		"memory  (preference) alice prefers email over phone calls",
+		"memory  (episode) alice met Dana at the Lisbon office",
+		"from message #12 ",
+		// Recall in a new session, with its default sources, brings the
+		// fact back through the user's own entity ("my"), with a trace.
 		`A new session, "follow-up"`,
-		"- Alice —renewal owner→ Dana",
-		"(preference) Alice wants invoices sent to billing@alice.example",
+		"- alice —renewal owner→ Dana",
+		"(preference) alice prefers email over phone calls",
 		"My name is Alice. My renewal owner is Dana.",
-		"Trace (entities named: Alice;",
+		"Trace (entities named: alice;",
 		"no: in window",
 	} {
 		if !strings.Contains(out, want) {
