@@ -34,7 +34,7 @@ func newBenchCmd() *cobra.Command {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newBenchANNCmd(), newBenchLocomoCmd(), newBenchRecallCmd(), newBenchLoadCmd())
+	cmd.AddCommand(newBenchANNCmd(), newBenchLocomoCmd(), newBenchRecallCmd(), newBenchLoadCmd(), newBenchExtractCmd())
 	return cmd
 }
 
