@@ -21,6 +21,7 @@ type benchLocomoOptions struct {
 	modes        string
 	jsonPath     string
 	vectorWeight float64
+	extract      string
 }
 
 func newBenchLocomoCmd() *cobra.Command {
@@ -38,9 +39,11 @@ the questions, per category and overall ("all").
 Modes: default (Recall's defaults with earlier messages turned on: memories,
 episodes and the graph, vector and BM25 fused), bm25, vector and hybrid
 (earlier messages only, by BM25, by vector, or both), graph (earlier
-messages and the graph). Offline ingestion extracts no facts, so the graph
-adds nothing to LoCoMo unless facts are written. The embedder is the
-offline default.`,
+messages and the graph). Ingestion goes through the extraction pipeline
+(the offline rule extractor), and Recall is asked once it has drained, so
+the default and graph modes draw on the memories and facts extracted from
+the conversation; --extract off ingests the messages alone, to compare. The
+embedder is the offline default.`,
 		Example: `  engram bench locomo --data ../shared/data/locomo/locomo-sample.json
   engram bench locomo --data locomo10.json --mode default,bm25,vector --json locomo.json`,
 		Args: cobra.NoArgs,
@@ -52,6 +55,7 @@ offline default.`,
 	f.StringVar(&o.data, "data", "", "the LoCoMo JSON file")
 	f.StringVar(&o.modes, "mode", "default", "comma-separated modes: "+strings.Join(bench.LocomoModes, ", ")+", or all")
 	f.Float64Var(&o.vectorWeight, "vector-weight", 0, "memory.Options.VectorWeight: the weight of vector search in hybrid fusion (0: the default, none with the offline embedder)")
+	f.StringVar(&o.extract, "extract", "async", "extraction while ingesting: async (the default pipeline, drained before the questions), sync or off (messages only)")
 	f.StringVar(&o.jsonPath, "json", "", `write the rows as a JSON array ({"mode", "category", "k", "recall", "questions"}) to this file`)
 	return cmd
 }
@@ -74,6 +78,10 @@ func runBenchLocomo(ctx context.Context, stdout, stderr io.Writer, o benchLocomo
 	if len(modes) == 0 {
 		return errors.New("bench locomo: --mode names no mode")
 	}
+	mode, err := parseExtractMode(o.extract)
+	if err != nil {
+		return fmt.Errorf("bench locomo: %w", err)
+	}
 	samples, err := bench.LoadLocomo(o.data)
 	if err != nil {
 		return fmt.Errorf("bench locomo: %w", err)
@@ -82,7 +90,7 @@ func runBenchLocomo(ctx context.Context, stdout, stderr io.Writer, o benchLocomo
 		Modes:    modes,
 		Progress: stderr,
 		Store: func() (*memory.Store, error) {
-			return memory.Open("", &memory.Options{VectorWeight: o.vectorWeight, SweepInterval: -1})
+			return memory.Open("", &memory.Options{VectorWeight: o.vectorWeight, SweepInterval: -1, Extraction: mode})
 		},
 	})
 	if err != nil {

@@ -231,6 +231,9 @@ func TestBenchLocomo(t *testing.T) {
 	if _, err := runCLI(t, "bench", "locomo"); err == nil {
 		t.Error("no --data should fail")
 	}
+	if _, err := runCLI(t, "bench", "locomo", "--data", data, "--extract", "later"); err == nil || !strings.Contains(err.Error(), "--extract") {
+		t.Errorf("an unknown --extract: %v", err)
+	}
 }
 
 func TestBenchRecallSmall(t *testing.T) {
