@@ -40,7 +40,8 @@ its fused score and why it was kept or dropped; --json prints the messages,
 the recalled items and the trace as JSON, as POST /v1/recall writes them.
 
 Recall also folds messages that left a session's window into its rolling
-summary, so it may write to the store.`,
+summary, so it may write to the store. It never extracts: the store is
+opened with extraction off, and what is queued stays queued.`,
 		Example: `  engram recall --dir ./data --tenant acme --user alice "Who owns my renewal?"
   engram recall --dir ./data --tenant acme --user alice --session renewal \
       --sources memories,episodes,graph --top-k 5 --trace "Where do my invoices go?"`,
@@ -56,8 +57,8 @@ summary, so it may write to the store.`,
 	f.IntVar(&o.maxMessages, "max-messages", memory.DefaultRecallMessages, "message budget of the session's window")
 	f.IntVar(&o.topK, "top-k", memory.DefaultTopK, "recalled items (memories, episodes and facts) at most")
 	f.IntVar(&o.hops, "hops", memory.DefaultHops, "graph distance from the entities the text names")
-	f.StringSliceVar(&o.sources, "sources", []string{string(memory.SourceMemories), string(memory.SourceGraph)},
-		"what to recall from: memories, shared (the tenant's shared memories), episodes, graph (comma-separated)")
+	f.StringSliceVar(&o.sources, "sources", nil,
+		"what to recall from: memories, shared (the tenant's shared memories), episodes, graph (comma-separated; default: Recall's, memories, episodes and graph)")
 	f.BoolVar(&o.trace, "trace", false, "print the trace of every candidate as a table")
 	f.BoolVar(&o.json, "json", false, "print the messages, the recalled items and the trace as JSON")
 	var names []string
@@ -94,9 +95,11 @@ func runRecall(cmd *cobra.Command, text string, o recallOptions) (err error) {
 	if strings.TrimSpace(text) == "" {
 		return errors.New("recall: the text is empty")
 	}
-	sources, err := parseSources(o.sources)
-	if err != nil {
-		return err
+	var sources []memory.Source // nil: Recall's defaults
+	if cmd.Flags().Changed("sources") {
+		if sources, err = parseSources(o.sources); err != nil {
+			return err
+		}
 	}
 	for _, b := range []struct {
 		name string

@@ -25,6 +25,13 @@ func TestRecallCommand(t *testing.T) {
 			t.Errorf("recall output lacks %q:\n%s", want, out)
 		}
 	}
+	// Without --sources, Recall's defaults: episodes too, so the renewal
+	// session's message reaches the billing session.
+	out = mustRun(t, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--session", "billing", "--trace", "Who owns my renewal?")
+	if !strings.Contains(out, "My renewal owner is Dana.") || !strings.Contains(out, "episodes") {
+		t.Errorf("recall with the default sources lacks the earlier session's message:\n%s", out)
+	}
+
 	// JSON: the messages, then the items and the trace in the shape of
 	// wire.Recall, as the HTTP API and the MCP recall tool write them.
 	out = mustRun(t, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--json", "account number")
