@@ -18,3 +18,18 @@ func (h *Handler) compact(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
+
+// flush waits until every message appended before the request has been
+// extracted (POST /v1/admin/flush): memory formation runs in the
+// background, and a client that appends and then recalls at once (a test,
+// a benchmark, a demo) may want what extraction forms from its messages.
+// Store-wide, not per tenant: it may wait for other tenants' messages too,
+// and tells nothing about them. A client that goes away stops the wait,
+// not the extraction.
+func (h *Handler) flush(w http.ResponseWriter, r *http.Request) error {
+	if err := h.store.Flush(r.Context()); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -2,12 +2,15 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"io/fs"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/engramdb/engram/memory"
 )
@@ -66,4 +69,35 @@ func holding(t *testing.T, dir, needle string) []string {
 		t.Fatal(err)
 	}
 	return hits
+}
+
+// slowExtractor takes a while over every message and counts them.
+type slowExtractor struct{ done atomic.Int32 }
+
+func (x *slowExtractor) Extract(ctx context.Context, _ *memory.ExtractInput) (*memory.Extraction, error) {
+	select {
+	case <-time.After(20 * time.Millisecond):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	x.done.Add(1)
+	return &memory.Extraction{}, nil
+}
+
+// TestAdminFlush appends messages, which returns before they are
+// extracted, then waits for their extraction with POST /v1/admin/flush.
+func TestAdminFlush(t *testing.T) {
+	x := &slowExtractor{}
+	s := newTestServer(t, &memory.Options{Extractor: x, SweepInterval: -1}, nil)
+	s.must(201, "POST", "/v1/users/alice/sessions/s1/messages", tokenAcme, map[string]any{"messages": []map[string]string{
+		{"role": "user", "content": "My renewal owner is Dana."},
+		{"role": "assistant", "content": "Noted."},
+		{"role": "user", "content": "I prefer email over phone calls."},
+	}})
+	s.must(401, "POST", "/v1/admin/flush", "", nil)
+	s.must(204, "POST", "/v1/admin/flush", tokenAcme, nil)
+	if n := x.done.Load(); n != 3 {
+		t.Errorf("after POST /v1/admin/flush, %d of 3 messages were extracted", n)
+	}
+	s.must(204, "POST", "/v1/admin/flush", tokenGlobex, nil) // nothing left: at once
 }

@@ -231,6 +231,7 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 
 		{method: "POST", path: "/v1/recall", access: tenant, body: true, serve: h.recall},
 		{method: "POST", path: "/v1/admin/compact", access: tenant, serve: h.compact},
+		{method: "POST", path: "/v1/admin/flush", access: tenant, serve: h.flush},
 	}
 	switch metricsAccess {
 	case MetricsPublic:
