@@ -38,8 +38,11 @@ func (f *extractFlags) register(fs *pflag.FlagSet) {
 		"the environment variable holding the extraction API key, if any (a key is never a flag: flags show in the process list)")
 }
 
-// parseExtractMode reads an --extract value.
+// parseExtractMode reads an --extract value; "" means async, the default.
 func parseExtractMode(s string) (memory.ExtractionMode, error) {
+	if s == "" {
+		return memory.ExtractAsync, nil
+	}
 	for _, m := range []memory.ExtractionMode{memory.ExtractAsync, memory.ExtractSync, memory.ExtractOff} {
 		if s == m.String() {
 			return m, nil
