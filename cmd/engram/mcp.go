@@ -56,6 +56,10 @@ serve it with engram serve, which offers the same tools at /mcp over
 streamable HTTP: the tenant is the bearer token's, the user and session come
 from the X-Engram-User and X-Engram-Session headers ("default" when absent).
 
+Messages appended (append_message) become memories, entities and facts in
+the background (--extract async, the default), by the offline rule
+extractor or a chat model (--extract-model, --extract-base-url).
+
 Register it in Claude Desktop's claude_desktop_config.json:
 
   {

@@ -71,7 +71,14 @@ run creates it (mode 0600) with one random token for tenant "default"; it
 says on stderr where the file is (read the token with
 jq -r '.tokens[0].token' DIR/tokens.json). Access logs (one line per request, never a token) go to
 stderr. On SIGINT or SIGTERM serve stops accepting connections, lets the
-requests in flight finish (up to --shutdown-timeout), then closes the store.`,
+requests in flight finish (up to --shutdown-timeout), then closes the store.
+
+The store forms memories, entities and facts from the messages it is given
+(--extract async, the default: an append returns before; POST
+/v1/admin/flush waits for it), with the offline rule extractor, or with a
+chat model over an OpenAI-compatible API (--extract-model,
+--extract-base-url; the key from the variable --extract-api-key-env names).
+engram inspect shows the extraction queue and the jobs parked after failing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)

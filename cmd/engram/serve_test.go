@@ -366,6 +366,8 @@ func TestServeFlags(t *testing.T) {
 		{"bad metrics", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--metrics", "everyone"}, "--metrics"},
 		{"bad log format", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--log-format", "xml"}, "--log-format"},
 		{"bad durability", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--durability", "maybe"}, "--durability"},
+		{"bad extract", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--extract", "later"}, "--extract"},
+		{"extract model without URL", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--extract-model", "llama3.2"}, "--extract-base-url"},
 		{"bad body limit", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--max-body-bytes", "0"}, "--max-body-bytes"},
 		{"missing tokens file", []string{"serve", "--dir", t.TempDir(), "--tokens", filepath.Join(t.TempDir(), "none.json")}, "no such file"},
 		{"address in use", nil, "address already in use"},
