@@ -236,9 +236,12 @@ func (db *DB) run(ctx context.Context, update bool, fn func(*Txn) error) error {
 // error from visit stops the deletion and is returned.
 //
 // Each batch commits on its own: if DeletePrefix fails part way, the keys
-// already deleted stay deleted and calling it again finishes the job.
+// already deleted stay deleted and calling it again finishes the job. A
+// batch that conflicts with a concurrent writer is run again (so visit
+// may see a key more than once).
 func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, visit func(key, value []byte) error) (deleted int, err error) {
 	const batch = 512
+	conflicts := 0
 	for {
 		var n int
 		err := db.Update(ctx, func(tx *Txn) error {
@@ -267,6 +270,12 @@ func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, visit func(key, v
 			n = len(keys)
 			return nil
 		})
+		if errors.Is(err, ErrConflict) && conflicts < maxDeleteConflicts {
+			// A concurrent writer touched a key of the batch: the batch
+			// wrote nothing, and running it again is safe.
+			conflicts++
+			continue
+		}
 		deleted += n
 		if err != nil {
 			return deleted, err
@@ -276,6 +285,10 @@ func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, visit func(key, v
 		}
 	}
 }
+
+// maxDeleteConflicts bounds how often DeletePrefix runs a batch again
+// after a conflict with a concurrent writer.
+const maxDeleteConflicts = 64
 
 // Size returns the bytes the LSM tree's tables and the value log take on
 // disk, read from the directory at the call (see [DiskUsage]); an

@@ -691,3 +691,40 @@ func TestLoggerRouted(t *testing.T) {
 		}
 	}
 }
+
+// TestDeletePrefixConcurrentWriter: DeletePrefix finishes while another
+// goroutine keeps writing keys under the prefix, instead of failing with
+// ErrConflict (a store's extraction worker writes while Forget erases).
+func TestDeletePrefixConcurrentWriter(t *testing.T) {
+	db, err := Open("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	prefix := []byte("p/")
+	for i := range 2000 {
+		if err := db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte(fmt.Sprintf("p/%05d", i)), []byte("v")) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte(fmt.Sprintf("p/%05d", i%2000)), []byte("w")) })
+		}
+	}()
+	_, err = db.DeletePrefix(ctx, prefix, nil)
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatalf("DeletePrefix with a concurrent writer: %v", err)
+	}
+}

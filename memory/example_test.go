@@ -87,9 +87,9 @@ func ExampleStore_Recall() {
 	chat := rec.ChatMessages() // a dated system preamble holding the items, then Friday's window
 	fmt.Println(len(chat), chat[0].Role)
 	// Output:
-	// memories  Alice wants to be contacted by email, not phone
 	// graph     Alice —renewal owner→ Dana
 	// episodes  Noted: Dana owns your renewal, and we will email you.
+	// memories  Alice wants to be contacted by email, not phone
 	// episodes  My renewal owner is Dana. Please email me, no phone calls.
 	// 1 system
 }

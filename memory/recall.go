@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -190,10 +191,10 @@ type Trace struct {
 	// Entities are the graph entities the query named, in order of first
 	// mention; the user's own entity when it said "I", "me" or "my".
 	Entities []string
-	// Lists are the ranked lists fused, by name ("memories.vector",
-	// "memories.bm25", "shared.vector", "shared.bm25", "episodes.vector",
-	// "episodes.bm25", "graph", "graph.other"), with how many candidates
-	// each gave. When the query has terms beyond the entities it names,
+	// Lists are the ranked lists fused, by name ("vector" and "bm25",
+	// each over memories, shared memories and episodes together, merged
+	// by score; "graph" and "graph.other"), with how many candidates each
+	// gave. When the query has terms beyond the entities it names,
 	// "graph" holds the facts that share at least one of them, most
 	// shared first, and "graph.other" the rest at a tenth of the weight;
 	// otherwise "graph" holds every fact reached, nearest first.
@@ -381,6 +382,14 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	// 20): fusion can then promote an item that is second-tier in two
 	// lists over one that is first-tier in one.
 	depth := max(2*q.TopK, 20)
+	// Memories, shared memories and episodes are searched apart, but
+	// their hits are merged by score into one vector and one BM25 list:
+	// the scores share a scale (one embedder, one analyzer), and ranks
+	// taken list by list would give the best of a handful of memories the
+	// weight of the best of thousands of episodes. Measured on LoCoMo with
+	// memories formed from the conversation: R@1 fell from 0.323 to 0.173
+	// with a list per source, and stayed at 0.323 merged.
+	var byVector, byText []sourcedHit
 	for _, src := range []Source{SourceMemories, SourceShared, SourceEpisodes} {
 		if !slices.Contains(q.Sources, src) || strings.TrimSpace(q.Text) == "" {
 			continue
@@ -394,9 +403,8 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 			if err != nil {
 				return nil, err
 			}
-			f.addHits(string(src)+".vector", src, hits)
-			if q.Retrieval == RetrievalHybrid {
-				f.weights[string(src)+".vector"] = s.vectorWeight
+			for _, h := range hits {
+				byVector = append(byVector, sourcedHit{src, h})
 			}
 		}
 		if q.Retrieval != RetrievalVector {
@@ -404,9 +412,18 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 			if err != nil {
 				return nil, err
 			}
-			f.addHits(string(src)+".bm25", src, hits)
+			for _, h := range hits {
+				byText = append(byText, sourcedHit{src, h})
+			}
 		}
 	}
+	if useVector {
+		f.addMerged("vector", byVector)
+		if q.Retrieval == RetrievalHybrid {
+			f.weights["vector"] = s.vectorWeight
+		}
+	}
+	f.addMerged("bm25", byText)
 	if slices.Contains(q.Sources, SourceGraph) {
 		if err := s.graphCandidates(ctx, user, &q, f, &rec.Trace); err != nil {
 			return nil, err
@@ -645,15 +662,22 @@ func (f *fusion) rankIn(c *Candidate, list string, rank int, score float64) {
 	f.lists[list]++
 }
 
-// addHits adds one ranked list of hits (ids and scores; records are read
-// later by a hydrator).
-func (f *fusion) addHits(list string, src Source, hits []engine.Hit) {
-	for i, h := range hits {
-		c := f.candidate(h.ID, src)
-		if h.Text != "" && !c.hydrated {
-			c.fill(h.Record)
+// sourcedHit is a search hit and the source it came from.
+type sourcedHit struct {
+	src Source
+	hit engine.Hit
+}
+
+// addMerged adds the hits of several sources as one list, best score
+// first (ties in the order given).
+func (f *fusion) addMerged(list string, hits []sourcedHit) {
+	slices.SortStableFunc(hits, func(a, b sourcedHit) int { return cmp.Compare(b.hit.Score, a.hit.Score) })
+	for i, sh := range hits {
+		c := f.candidate(sh.hit.ID, sh.src)
+		if sh.hit.Text != "" && !c.hydrated {
+			c.fill(sh.hit.Record)
 		}
-		f.rankIn(c, list, i+1, float64(h.Score))
+		f.rankIn(c, list, i+1, float64(sh.hit.Score))
 	}
 }
 

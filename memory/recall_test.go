@@ -725,8 +725,8 @@ func TestRecallShared(t *testing.T) {
 		if !strings.Contains(rec.Preamble, "Shared memories:\n- [") || strings.Contains(rec.Preamble, "Globex") {
 			t.Fatalf("%s: preamble %q", u, rec.Preamble)
 		}
-		if rec.Trace.Lists["shared.bm25"] == 0 {
-			t.Fatalf("%s: lists %v", u, rec.Trace.Lists)
+		if !slices.ContainsFunc(rec.Trace.Candidates, func(c Candidate) bool { return c.Source == SourceShared && c.Ranks["bm25"] > 0 }) {
+			t.Fatalf("%s: no shared candidate ranked by bm25: %+v", u, rec.Trace.Candidates)
 		}
 	}
 	if err := s.DeleteMemory(bg, acme, shared); err != nil {
@@ -840,4 +840,13 @@ func TestRecallItemScores(t *testing.T) {
 			t.Errorf("%s item %q: score %v, fused %v", it.Source, it.Text, it.Score, fused[it.ID])
 		}
 	}
+}
+
+// addHits adds one ranked list of hits of one source, in the order given.
+func (f *fusion) addHits(list string, src Source, hits []engine.Hit) {
+	var sh []sourcedHit
+	for _, h := range hits {
+		sh = append(sh, sourcedHit{src, h})
+	}
+	f.addMerged(list, sh)
 }
