@@ -220,7 +220,7 @@ func printExtracted(ctx context.Context, w io.Writer, store *memory.Store, log [
 		if len(e.Aliases) > 0 {
 			aliases = " (also " + strings.Join(e.Aliases, ", ") + ")"
 		}
-		fmt.Fprintf(tw, "  entity\t%s [%s]%s\t\n", e.Name, e.Type, aliases)
+		fmt.Fprintf(tw, "  entity\t%s [%s]%s\n", e.Name, e.Type, aliases)
 	}
 	for _, f := range facts {
 		fmt.Fprintf(tw, "  fact\t%s —%s→ %s\tfrom message %s\n", f.Subject, f.Predicate, f.Object, source(f.Source))
