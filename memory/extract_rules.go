@@ -103,6 +103,13 @@ func (RuleExtractor) Extract(ctx context.Context, in *ExtractInput) (*Extraction
 	if len(r.speaker) > graph.MaxNameLength {
 		r.speaker = ""
 	}
+	if r.user {
+		// Names the user's graph already holds: nothing new to write,
+		// but the mention is part of what the message says.
+		for _, n := range r.known.Entities(text) {
+			r.entity(n, "", "")
+		}
+	}
 	for i := range sents {
 		r.sentence(&sents[i])
 		if r.err != nil {
@@ -516,13 +523,24 @@ stepdaughter stepsister stepbrother classmate hero idol inspiration`)
 var rulePets = ruleWords(`dog cat puppy kitten pet hamster parrot horse rabbit bunny bird fish turtle snake
 lizard ferret goldfish pony tortoise`)
 
-// slotType returns the entity type of the value of a relation head.
+// rulePlaceHeads and ruleOrgHeads are relation heads whose value is a
+// place or an organization.
+var (
+	rulePlaceHeads = ruleWords("hometown city country town state neighborhood neighbourhood birthplace address")
+	ruleOrgHeads   = ruleWords("company employer school university college bank team club church gym agency firm")
+)
+
+// ruleSlotType returns the entity type of the value of a relation head.
 func ruleSlotType(head string) string {
 	switch {
 	case inSet(rulePersonRoles, head):
 		return "person"
 	case inSet(rulePets, head):
 		return "animal"
+	case inSet(rulePlaceHeads, head):
+		return "place"
+	case inSet(ruleOrgHeads, head):
+		return "organization"
 	}
 	return ""
 }
@@ -872,8 +890,8 @@ func (r *ruleRun) value(toks []ruleTok, i int, initial bool) (ruleVal, bool) {
 			return ruleVal{}, false // "the Acme account": a name as a modifier
 		}
 		name := ruleJoin(toks[at:end])
-		canon := r.canon(name)
-		return ruleVal{end: end, name: canon, known: canon != name || r.isKnown(name)}, true
+		canon, known := r.lookup(name)
+		return ruleVal{end: end, name: canon, known: known}, true
 	}
 	// A lower-case name the graph knows: "I work at acme".
 	if t.k != rtWord || inSet(ruleFunctionWords, t.l) || len(t.l) < 2 || len(t.l) > maxRuleTokenBytes {
@@ -932,18 +950,20 @@ also any now either then or nor is was are were has had have will would can coul
 var rulePronouns = ruleWords("it that this these those them him her he she they you yours mine his hers theirs one")
 
 // canon returns the graph's name for name when the user's graph knows it
-// by that name or by an alias.
+// by that name or by an alias ("Dana" → "Dana Scully"), and whether it
+// does. A longer name is not mapped to a shorter one: "Dana Smith" is not
+// "Dana".
 func (r *ruleRun) canon(name string) string {
-	names := r.known.Entities(name)
-	if len(names) == 1 && (strings.EqualFold(names[0], name) || strings.Count(name, " ") <= strings.Count(names[0], " ")) {
-		return names[0]
-	}
-	return name
+	c, _ := r.lookup(name)
+	return c
 }
 
-func (r *ruleRun) isKnown(name string) bool {
+func (r *ruleRun) lookup(name string) (string, bool) {
 	names := r.known.Entities(name)
-	return len(names) == 1 && strings.EqualFold(names[0], name)
+	if len(names) == 1 && (strings.EqualFold(names[0], name) || strings.Count(name, " ") <= strings.Count(names[0], " ")) {
+		return names[0], true
+	}
+	return name, false
 }
 
 // ruleNameSpan reads a capitalised name of at most max words at toks[i]

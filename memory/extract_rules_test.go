@@ -195,7 +195,11 @@ func TestRuleExtractorRelations(t *testing.T) {
 		{"I lead the Phoenix project.", nil},
 		{"Bob leads Apollo.", []string{"F Bob|leads|Apollo"}},
 		{"I work at Google as an engineer.", []string{"F alice|works_at|Google", "S works_at"}},
-		{"I work for acme.", []string{"F alice|works_at|Acme", "S works_at"}},
+		{"I work at acme.", []string{"F alice|works_at|Acme", "S works_at"}},
+		{"I work for IBM.", []string{"F alice|works_at|IBM", "S works_at"}},
+		{"I work for Globex Corp.", []string{"F alice|works_at|Globex Corp", "S works_at"}},
+		{"I work for Dana.", nil}, // a boss, not an employer
+		{"My hometown is Boston.", []string{"F alice|hometown|Boston", "S hometown"}},
 		{"I'm working at Initech now.", []string{"F alice|works_at|Initech", "S works_at"}},
 		{"I live in New York.", []string{"F alice|lives_in|New York", "S lives_in"}},
 		{"I live in the US.", []string{"F alice|lives_in|US", "S lives_in"}},
@@ -249,6 +253,7 @@ func TestRuleExtractorPreferences(t *testing.T) {
 		{"I love you.", nil},
 		{"I love the colors!", nil},
 		{"I'd love a coffee.", nil},
+		{"I hate to say it, but you are right.", nil},
 		{"I would like to live in Paris.", nil},
 		{"Please send me the report.", nil},
 		{"Please don't forget the file.", nil},
@@ -277,6 +282,7 @@ func TestRuleExtractorEpisodes(t *testing.T) {
 		{"I moved to San Francisco last year.", []string{"F alice|lives_in|San Francisco", "S lives_in", "M episode|alice moved to San Francisco (in 2022)"}},
 		// not events
 		{"I thought about it.", nil},
+		{"I'm so happy, I went to the park yesterday.", []string{"M episode|alice went to the park (on Sunday 7 May 2023)"}},
 		{"I was so happy yesterday.", nil},
 		{"I'm going to Paris next week.", nil},
 		{"Tomorrow I will go hiking.", nil},

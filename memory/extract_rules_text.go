@@ -93,14 +93,17 @@ func inSet(set map[string]struct{}, w string) bool {
 // tokenizer accumulates the sentences of one text.
 type ruleTokenizer struct {
 	sents []ruleSentence
-	cur   []ruleTok
+	cur   []ruleTok // the current sentence, at the end of buf when it fits
+	buf   []ruleTok // the tokens of the closed sentences
 	space bool
 }
 
 // tokenize splits text into sentences of tokens. It is linear in the
 // length of text.
 func ruleTokenize(text string) []ruleSentence {
-	z := ruleTokenizer{space: true}
+	z := ruleTokenizer{space: true, buf: make([]ruleTok, 0, len(text)/4+4)}
+	z.cur = z.buf[:0]
+	z.sents = make([]ruleSentence, 0, len(text)/64+1)
 	i := 0
 	for i < len(text) {
 		r, n := utf8.DecodeRuneInString(text[i:])
@@ -145,7 +148,12 @@ func (z *ruleTokenizer) end(question bool) {
 		}
 	}
 	z.sents = append(z.sents, s)
-	z.cur = nil
+	// One allocation for the tokens of every sentence: cur grows in buf's
+	// spare capacity unless it outgrew it.
+	if spare := z.buf[len(z.buf):cap(z.buf)]; len(spare) > 0 && &spare[0] == &z.cur[0] {
+		z.buf = z.buf[:len(z.buf)+len(z.cur)]
+	}
+	z.cur = z.buf[len(z.buf):len(z.buf):cap(z.buf)]
 }
 
 func (z *ruleTokenizer) add(t ruleTok) {
