@@ -16,9 +16,9 @@ import (
 // preference or event, and text that does not look like English yields
 // nothing at all.
 //
-// What it finds in a user message (and in an assistant message whose
-// Speaker is set, first-person patterns only; tool and system messages
-// yield nothing):
+// What it finds in a user message (in an assistant message only when its
+// Speaker is set, and then only what the speaker says in the first
+// person; tool and system messages yield nothing):
 //
 //   - the speaker as an entity: "I", "me" and "my" stand for
 //     ExtractInput.Speaker, and "My name is Alice", "I'm Alice" or "call
@@ -31,7 +31,8 @@ import (
 //     relation to a person keeps the relation's name ("I have a daughter
 //     named Emma": daughter); one to a thing or an animal is has_<thing>;
 //   - mentions worth an entity even with no relation: e-mail addresses,
-//     URLs and identifiers ("account 3942", "order #A-77");
+//     URLs and identifiers ("account 3942", "order #A-77"), and the
+//     names of the user's graph that the message names (Known.Entities);
 //   - preferences and standing instructions ("I prefer", "I love", "I
 //     never", "please don't", "my favorite X is Y") as [KindPreference]
 //     memories in the third person ("alice prefers email over phone");
@@ -52,9 +53,22 @@ import (
 //     Known.Facts only when exactly one fact fits.
 //
 // Names already in the user's graph (ExtractInput.Known) are linked to
-// their canonical names; other names must be capitalised. Only the
-// first 16 KiB of a message are read. A RuleExtractor has no state: the
-// zero value is ready to use and safe for concurrent use.
+// their canonical names ("Dana" → "Dana Scully" when Dana is an alias);
+// other names must be capitalised, so "i work at google" yields nothing.
+// Entity types are set only when the pattern makes them clear: "person"
+// for the speaker of a user message and for the value of a relation to
+// a person (manager, sister, friend, ...), "animal" for pets, "place"
+// after lives_in, "organization" after works_at, and "email", "url" and
+// "identifier" for those mentions.
+//
+// Limits: English only; one clause pattern at a time, so "I live in
+// Boston and work at Acme" yields only lives_in; lists are taken only
+// after a plural relation ("my kids are Tom and Jerry"); "we" and "our"
+// make no facts (only events, as "alice and others"); pronouns other
+// than "it" / "the X" in corrections are not resolved, and
+// ExtractInput.Previous is not read. Only the first 16 KiB of a message
+// are read. A RuleExtractor has no state: the zero value is ready to
+// use and safe for concurrent use.
 type RuleExtractor struct{}
 
 var _ Extractor = RuleExtractor{}
@@ -296,7 +310,7 @@ var ruleHypo = ruleWords("if unless imagine imagined suppose supposing pretend w
 var ruleQuestionStart = ruleWords(`is are am was were do does did can could would will should shall have has had
 who what where when why how which whose whom`)
 
-// word returns the lower-case word at i, or "" (a number, a mark, out of
+// ruleWord returns the lower-case word at i, or "" (a number, a mark, out of
 // range).
 func ruleWord(toks []ruleTok, i int) string {
 	if i < 0 || i >= len(toks) || toks[i].k != rtWord {
@@ -460,7 +474,7 @@ func rulePred(toks []ruleTok) (pred, head string, plural, ok bool) {
 		head = syn
 	}
 	words[len(words)-1] = head
-	if inSet(ruleNotRelations, head) || inSet(ruleNotRelations, words[0]) {
+	if inSet(ruleNotRelations, head) || inSet(ruleNotRelations, words[0]) || inSet(ruleSecrets, head) || inSet(ruleSecrets, words[0]) {
 		return "", "", false, false
 	}
 	return strings.Join(words, "_"), head, plural, true
@@ -500,6 +514,10 @@ hope wish opinion advice answer day life heart mind bet honor honour treat apolo
 priority focus passion story experience understanding impression feeling take vote choice pick mistake job work
 role title name way style type kind sort love time place excuse aim dream intention issue worry fear
 guess bad pleasure god gosh goodness word`)
+
+// ruleSecrets are relations whose values must not be remembered.
+var ruleSecrets = ruleWords(`password passcode passphrase pin ssn cvv cvc secret token key api_key
+social_security_number security_code otp`)
 
 // rulePluralValued are relation heads that people usually have several
 // of: "my friend is Dana" adds a friend rather than replacing one.
@@ -605,6 +623,11 @@ func (r *ruleRun) myXIsY(toks []ruleTok, i, neg int) {
 		return
 	}
 	single := !plural && !inSet(rulePluralValued, head) && !inSet(rulePets, head)
+	for _, v := range vals {
+		if v.typ != "" && v.typ != "date" && ruleSlotType(head) != "" {
+			return // "my son is 5": an age, not a name
+		}
+	}
 	for _, v := range vals {
 		typ := v.typ
 		if typ == "" {
@@ -854,8 +877,8 @@ func (r *ruleRun) value(toks []ruleTok, i int, initial bool) (ruleVal, bool) {
 	case rtURL:
 		return ruleVal{end: i + 1, name: t.s, typ: "url"}, len(t.s) <= 200
 	case rtNum, rtIdent:
-		if len(t.s) > 40 {
-			return ruleVal{}, false
+		if len(t.s) > 40 || (i+1 < len(toks) && toks[i+1].k != rtPunct && !inSet(ruleAfterValue, toks[i+1].l)) {
+			return ruleVal{}, false // "5 years old"
 		}
 		return ruleVal{end: i + 1, name: t.s, typ: "identifier"}, true
 	case rtPunct:
@@ -986,8 +1009,14 @@ func ruleNameSpan(toks []ruleTok, i, max int) (int, bool) {
 	if words == 0 {
 		return i, false
 	}
+	if l := toks[i].l; inSet(ruleFunctionWords, l) && strings.ToUpper(toks[i].s) != toks[i].s {
+		return i, false // "The CEO", "My Mom"
+	}
 	if words == 1 {
 		l := toks[i].l
+		if ruleNationality(l) {
+			return i, false // "my boss is Canadian"
+		}
 		if _, ok := ruleWeekdays[l]; ok {
 			return i, false
 		}
@@ -1006,7 +1035,8 @@ var ruleNameJoins = ruleWords("of de da van von del la le")
 // ruleNotNames are capitalised words that are not names.
 var ruleNotNames = ruleWords(`ok okay hi hello hey thanks thank yes yeah yep no nope lol omg god gosh wow
 internet christmas easter halloween thanksgiving english sorry please dear sir madam mr mrs ms dr
-tv pc ai btw fyi asap`)
+tv pc ai btw fyi asap home back done ready fine good great tired busy sick excited happy hungry new
+sure glad in out on off`)
 
 // ruleCommonStart are words that start sentences and are not names.
 var ruleCommonStart = ruleWords(`yesterday today tomorrow tonight everyone everybody someone somebody anyone

@@ -409,7 +409,7 @@ func (r *ruleRun) instruction(toks []ruleTok, i int) {
 
 // ruleOneOff are verbs of requests that are not standing instructions
 // ("please don't forget the file").
-var ruleOneOff = ruleWords("forget worry hesitate mind panic bother stop")
+var ruleOneOff = ruleWords("forget worry hesitate mind panic bother stop be")
 
 // favorite handles "my favorite X is Y".
 func (r *ruleRun) favorite(toks []ruleTok, i int) {
