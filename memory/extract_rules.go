@@ -335,7 +335,7 @@ func (r *ruleRun) mentions(toks []ruleTok) {
 			if j >= 0 && (toks[j].l == "#" || toks[j].l == "." || toks[j].l == ":") {
 				j--
 			}
-			if j >= 0 && (toks[j].l == "number" || toks[j].l == "no" || toks[j].l == "id") {
+			if j >= 0 && (toks[j].l == "number" || toks[j].l == "no." || toks[j].l == "id") {
 				j--
 			}
 			if n := ruleWord(toks, j); inSet(ruleIDNouns, n) && len(t.s) <= 40 {
@@ -1035,7 +1035,7 @@ var ruleNameJoins = ruleWords("of de da van von del la le")
 // ruleNotNames are capitalised words that are not names.
 var ruleNotNames = ruleWords(`ok okay hi hello hey thanks thank yes yeah yep no nope lol omg god gosh wow
 internet christmas easter halloween thanksgiving english sorry please dear sir madam mr mrs ms dr
-tv pc ai btw fyi asap home back done ready fine good great tired busy sick excited happy hungry new
+tv pc ai btw fyi asap mr. mrs. ms. dr. st. prof. home back done ready fine good great tired busy sick excited happy hungry new
 sure glad in out on off`)
 
 // ruleCommonStart are words that start sentences and are not names.

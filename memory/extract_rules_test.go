@@ -181,6 +181,9 @@ func TestRuleExtractorRelations(t *testing.T) {
 		// Y is my X
 		{"Dana is my manager.", []string{"F alice|manager|Dana Scully", "S manager"}},
 		{"Jane is my sister.", []string{"F alice|sister|Jane"}},
+		{"My landlord is Mr. Thompson and he never fixes anything.", []string{"F alice|landlord|Mr. Thompson", "S landlord"}},
+		{"Sarah is my therapist and she's great.", []string{"F alice|therapist|Sarah", "S therapist"}},
+		{"My team lead is Priya Sharma.", []string{"F alice|team_lead|Priya Sharma", "S team_lead"}},
 		{"Honestly, Eve is my best friend.", []string{"F alice|best_friend|Eve"}},
 		// possessives
 		{"Dana's manager is Eve.", []string{"F Dana Scully|manager|Eve", "S manager"}},
@@ -222,6 +225,7 @@ func TestRuleExtractorAliases(t *testing.T) {
 		{"I am Roberta, from Acme.", []string{"A alice|Roberta"}},
 		{"Call me Al.", []string{"A alice|Al"}},
 		{"I go by Ally.", []string{"A alice|Ally"}},
+		{"I'm Dr. Patel, the new resident.", []string{"A alice|Dr. Patel"}},
 		{"My name is Alice.", nil}, // the speaker's own name
 		{"I'm tired.", nil},
 		{"I'm Canadian.", nil},
@@ -280,6 +284,8 @@ func TestRuleExtractorEpisodes(t *testing.T) {
 		{"Last Fri I finally took my kids to a pottery workshop.", []string{"M episode|alice finally took alice's kids to a pottery workshop (on Friday 5 May 2023)"}},
 		{"I was at the concert last night.", []string{"M episode|alice was at the concert (on Sunday 7 May 2023)"}},
 		{"I saw Bob on Friday.", []string{"M episode|alice saw Bob (on Friday 5 May 2023)"}},
+		{"I saw Dr. Lee on Tuesday about my knee.", []string{"M episode|alice saw Dr. Lee about alice's knee (on Tuesday 2 May 2023)"}},
+		{"In 2019 I ran the Boston Marathon.", []string{"M episode|alice ran the Boston Marathon (in 2019)"}},
 		{"I joined a gym.", []string{"M episode|alice joined a gym (mentioned on 8 May 2023)"}},
 		{"I moved to San Francisco last year.", []string{"F alice|lives_in|San Francisco", "S lives_in", "M episode|alice moved to San Francisco (in 2022)"}},
 		// not events
@@ -340,6 +346,7 @@ func TestRuleExtractorMentions(t *testing.T) {
 		{"Where is order #A-77?", []string{"E order #A-77|identifier"}},
 		{"See https://example.com/x, or write to bob@example.org.", []string{"E https://example.com/x|url", "E bob@example.org|email"}},
 		{"Ticket no. 12 is still open", []string{"E ticket 12|identifier"}},
+		{"Invoice number 7 is late", []string{"E invoice 7|identifier"}},
 		{"I counted 3942 sheep.", nil},
 	})
 }
@@ -388,6 +395,12 @@ func TestRuleExtractorMustNot(t *testing.T) {
 		{"Dana owns Acme, right?", nil},
 		{"Let me know if Dana owns Acme.", nil},
 		{"They live in Boston.", nil},
+		{"I work at St. Mary's Hospital.", nil},
+		{"The new manager is Tom.", nil},
+		{"Our CEO is Linda.", nil},
+		{"His name is Bob.", nil},
+		{"I had a dog named Buddy.", nil},
+		{"I'm allergic to peanuts.", nil},
 		{"I used to live in Boston.", nil},
 		{"I want to live in Boston.", nil},
 		{"I'm Home!", nil},

@@ -266,10 +266,13 @@ func (z *ruleTokenizer) punct(r rune, c string, after int) {
 	switch r {
 	case '.', '!', '?', '…':
 		if r == '.' && len(z.cur) > 0 {
-			last := z.cur[len(z.cur)-1]
-			if last.k == rtWord && (inSet(ruleAbbrev, last.l) ||
+			last := &z.cur[len(z.cur)-1]
+			if last.k == rtWord && !z.space && (inSet(ruleAbbrev, last.l) ||
 				last.l == "no" && len(z.cur) > 1 && inSet(ruleIDNouns, z.cur[len(z.cur)-2].l)) {
-				z.add(ruleTok{s: s, l: s, k: rtPunct})
+				// "Dr. Lee", "St. Mary", "ticket no. 12": the period
+				// belongs to the word.
+				last.s += "."
+				last.l += "."
 				return
 			}
 		}
