@@ -50,7 +50,8 @@ import (
 //     rulePluralValued). An explicit negation ("I no longer work at
 //     Acme", "my manager is not Dana", "Dana no longer owns it") becomes
 //     an Extraction.Invalidate; "it" or "the renewal" is resolved through
-//     Known.Facts only when exactly one fact fits.
+//     Known.Facts only when exactly one fact fits, or for "it" when the
+//     two previous messages name the thing of exactly one of them.
 //
 // Names already in the user's graph (ExtractInput.Known) are linked to
 // their canonical names ("Dana" → "Dana Scully" when Dana is an alias);
@@ -65,9 +66,8 @@ import (
 // Boston and work at Acme" yields only lives_in; lists are taken only
 // after a plural relation ("my kids are Tom and Jerry"); "we" and "our"
 // make no facts (only events, as "alice and others"); pronouns other
-// than "it" / "the X" in corrections are not resolved, and
-// ExtractInput.Previous is not read. Only the first 16 KiB of a message
-// are read. A RuleExtractor has no state: the zero value is ready to
+// than "it" / "the X" in corrections are not resolved, and Previous is
+// read only for that "it". Only the first 16 KiB of a message are read. A RuleExtractor has no state: the zero value is ready to
 // use and safe for concurrent use.
 type RuleExtractor struct{}
 
@@ -527,6 +527,15 @@ grandchild grandson granddaughter grandparent grandmother grandfather grandma gr
 pet dog cat client customer student classmate contact report skill language stepsister stepbrother stepson
 stepdaughter stepchild fan follower member partner_in_crime`)
 
+// ruleSingleValued reports whether the relation named by a singular
+// head holds one value at a time: every relation but those people have
+// several of (rulePluralValued) and pets (has_dog: one may have two).
+// The rule depends on the head alone, so every pattern that makes the
+// relation agrees on it.
+func ruleSingleValued(head string) bool {
+	return !inSet(rulePluralValued, head) && !inSet(rulePets, head)
+}
+
 // rulePersonRoles are relation heads whose value is a person.
 var rulePersonRoles = ruleWords(`manager boss supervisor lead leader mentor owner contact rep representative
 wife husband partner spouse girlfriend boyfriend fiance fiancee mother father parent sister brother sibling
@@ -622,7 +631,7 @@ func (r *ruleRun) myXIsY(toks []ruleTok, i, neg int) {
 	if len(vals) == 0 || (!plural && len(vals) > 1) {
 		return
 	}
-	single := !plural && !inSet(rulePluralValued, head) && !inSet(rulePets, head)
+	single := !plural && ruleSingleValued(head)
 	for _, v := range vals {
 		if v.typ != "" && v.typ != "date" && ruleSlotType(head) != "" {
 			return // "my son is 5": an age, not a name
@@ -719,7 +728,7 @@ func (r *ruleRun) yIsMyX(toks []ruleTok, i, neg int) {
 		r.invalidate(Fact{Subject: subj, Predicate: ruleRelation(pred, head), Object: v.name})
 		return
 	}
-	r.fact(subj, ruleRelation(pred, head), v.name, subjType, typ, 0.9, !inSet(rulePluralValued, head) && !inSet(rulePets, head))
+	r.fact(subj, ruleRelation(pred, head), v.name, subjType, typ, 0.9, ruleSingleValued(head))
 }
 
 // possessive handles "N's X is Y" with toks[i] == "'s".
@@ -768,7 +777,7 @@ func (r *ruleRun) possessive(toks []ruleTok, i, neg int) {
 	if inSet(rulePersonRoles, head) {
 		subjType = "person"
 	}
-	r.fact(n.name, ruleRelation(pred, head), vals[0].name, subjType, typ, 0.85, !inSet(rulePluralValued, head) && !inSet(rulePets, head))
+	r.fact(n.name, ruleRelation(pred, head), vals[0].name, subjType, typ, 0.85, ruleSingleValued(head))
 }
 
 // appositions handles "my X, Y,", "my X Y" (for relations to people and
@@ -805,7 +814,7 @@ func (r *ruleRun) appositions(toks []ruleTok) {
 			continue // "my sister, Jane and Bob" is a list
 		}
 		name := r.canon(ruleJoin(toks[at:end]))
-		r.fact(r.speaker, ruleRelation(pred, head), name, r.speakerType(), ruleSlotType(head), 0.8, false)
+		r.fact(r.speaker, ruleRelation(pred, head), name, r.speakerType(), ruleSlotType(head), 0.8, ruleSingleValued(head))
 	}
 	// "Dana, my manager, ..."
 	for i := 0; i+3 < len(toks); i++ {
@@ -832,7 +841,7 @@ func (r *ruleRun) appositions(toks []ruleTok) {
 			continue
 		}
 		name := r.canon(ruleJoin(toks[start:end]))
-		r.fact(r.speaker, ruleRelation(pred, head), name, r.speakerType(), ruleSlotType(head), 0.8, false)
+		r.fact(r.speaker, ruleRelation(pred, head), name, r.speakerType(), ruleSlotType(head), 0.8, ruleSingleValued(head))
 	}
 }
 

@@ -235,8 +235,65 @@ func (r *ruleRun) negatedRelation(toks []ruleTok, subj string, vr ruleVerbRel, a
 			n++
 		}
 	}
+	if n > 1 && noun == "" {
+		// "it": the thing the last messages talked about, if only one of
+		// the candidates was named there.
+		found, n = r.recent(facts, subj, vr)
+	}
 	if n == 1 {
 		r.invalidate(Fact{ID: found.ID, Subject: found.Subject, Predicate: found.Predicate, Object: found.Object})
+	}
+}
+
+// recent returns the one fact among the subj-vr candidates of facts whose
+// thing ("Acme" of (Dana, owns, Acme), "renewal" of (alice,
+// renewal_owner, Dana)) the two messages before this one name, and how
+// many do.
+func (r *ruleRun) recent(facts []Fact, subj string, vr ruleVerbRel) (*Fact, int) {
+	var prev strings.Builder
+	for k := len(r.in.Previous) - 1; k >= 0 && k >= len(r.in.Previous)-2; k-- {
+		c := r.in.Previous[k].Content
+		if len(c) > 4096 {
+			c = c[:4096]
+		}
+		prev.WriteString(strings.ToLower(c))
+		prev.WriteByte(' ')
+	}
+	text := " " + prev.String()
+	var found *Fact
+	n := 0
+	for k := range facts {
+		f := &facts[k]
+		var thing string
+		switch {
+		case strings.EqualFold(f.Subject, subj) && f.Predicate == vr.pred:
+			thing = strings.ToLower(f.Object)
+		case strings.EqualFold(f.Object, subj) && strings.HasSuffix(f.Predicate, "_"+vr.role):
+			thing = strings.ReplaceAll(strings.TrimSuffix(f.Predicate, "_"+vr.role), "_", " ")
+		default:
+			continue
+		}
+		if thing != "" && ruleContainsWord(text, thing) {
+			found = f
+			n++
+		}
+	}
+	return found, n
+}
+
+// ruleContainsWord reports whether text holds w as whole words.
+func ruleContainsWord(text, w string) bool {
+	for i := 0; ; {
+		k := strings.Index(text[i:], w)
+		if k < 0 {
+			return false
+		}
+		k += i
+		before, after := k == 0 || !ruleAlnumAt(text, k-1), k+len(w) >= len(text) || !ruleAlnumAt(text, k+len(w))
+		if before && after {
+			return true
+		}
+		i = k + 1
 	}
 }
 

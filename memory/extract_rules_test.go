@@ -190,7 +190,9 @@ func TestRuleExtractorRelations(t *testing.T) {
 		{"Eve is Dana's manager.", []string{"F Dana Scully|manager|Eve", "S manager"}},
 		// appositions
 		{"My sister, Jane, lives nearby.", []string{"F alice|sister|Jane"}},
-		{"Dana, my boss, is great.", []string{"F alice|boss|Dana Scully"}},
+		{"I live with my boyfriend, Jake, in Austin.", []string{"F alice|boyfriend|Jake", "S boyfriend"}},
+		{"My cat Luna hates the vacuum.", []string{"F alice|has_cat|Luna"}},
+		{"Dana, my boss, is great.", []string{"F alice|boss|Dana Scully", "S boss"}},
 		{"My friend Dana is coming over.", []string{"F alice|friend|Dana Scully"}},
 		// verbs
 		{"Dana owns Acme.", []string{"F Dana Scully|owns|Acme"}},
@@ -329,6 +331,28 @@ func TestRuleExtractorCorrections(t *testing.T) {
 		{"Dana no longer owns it.", nil},
 		{"Dana doesn't own the account anymore.", nil},
 	})
+}
+
+func TestRuleExtractorCorrectionFromPrevious(t *testing.T) {
+	for _, c := range []struct {
+		prev string
+		want []string
+	}{
+		{"Who handles the renewal now?", []string{"X alice|renewal_owner|Dana Scully"}},
+		{"What happened to Acme?", []string{"X Dana Scully|owns|Acme"}},
+		{"Acme's renewal is due.", nil}, // both named: ambiguous
+		{"Hello!", nil},
+	} {
+		in := ruleInput("Dana no longer owns it.")
+		in.Previous = []Message{{Role: RoleUser, Content: "Good morning."}, {Role: RoleAssistant, Content: c.prev}}
+		x, err := RuleExtractor{}.Extract(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ruleLines(x); !slices.Equal(got, c.want) {
+			t.Errorf("after %q: got %q, want %q", c.prev, got, c.want)
+		}
+	}
 }
 
 func TestRuleExtractorCorrectionKnownError(t *testing.T) {
