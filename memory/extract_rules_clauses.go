@@ -1,0 +1,765 @@
+package memory
+
+import (
+	"strings"
+
+	"github.com/engramdb/engram/graph"
+)
+
+// Verb relations, preferences and events of the rule extractor.
+
+// ruleAdverbs may stand between a subject and its verb.
+var ruleAdverbs = ruleWords(`still now currently also actually just recently officially finally really
+absolutely totally definitely especially genuinely truly generally usually always never rarely seldom
+often sometimes kind sort of all both already once even then first honestly literally`)
+
+// ruleParticiples follow "have" in the verb relations: "I've moved to".
+var ruleParticiples = ruleWords("moved relocated")
+
+// ruleVerbRel describes a relation verb: its predicate, the form after
+// "I" and after a name, the preposition it needs, and its object's type.
+type ruleVerbRel struct {
+	pred, base, third, prep, objType string
+	role                             string // the noun of its subject: owns → owner
+}
+
+var ruleVerbRels = []ruleVerbRel{
+	{pred: "owns", base: "own", third: "owns", role: "owner"},
+	{pred: "manages", base: "manage", third: "manages", role: "manager"},
+	{pred: "leads", base: "lead", third: "leads", role: "lead"},
+	{pred: "heads", base: "head", third: "heads", role: "head"},
+	{pred: "works_at", base: "work", third: "works", prep: "at for", objType: "organization"},
+	{pred: "lives_in", base: "live", third: "lives", prep: "in", objType: "place"},
+}
+
+// verbs finds "X owns Y", "I work at Y", "I live in Y", "I moved to Y",
+// "I have a dog named Z" and their negations ("I no longer work at Y",
+// "Dana doesn't own it anymore").
+func (r *ruleRun) verbs(toks []ruleTok, neg int) {
+	for i := 0; i < len(toks) && r.err == nil; i++ {
+		var subj, subjType string
+		var at int
+		first := false
+		switch {
+		case ruleWord(toks, i) == "i":
+			if r.speaker == "" {
+				continue
+			}
+			subj, subjType, at, first = r.speaker, r.speakerType(), i+1, true
+		case r.user && toks[i].k == rtWord && toks[i].cap && (i == 0 || toks[i-1].k == rtPunct || inSet(ruleGreetings, toks[i-1].l)):
+			if i == 0 && inSet(ruleCommonStart, toks[0].l) {
+				continue
+			}
+			e, ok := ruleNameSpan(toks, i, 4)
+			if !ok {
+				continue
+			}
+			subj, at = r.canon(ruleJoin(toks[i:e])), e
+			i = e - 1
+		default:
+			continue
+		}
+		r.verbClause(toks, subj, subjType, at, first, neg)
+	}
+}
+
+// verbClause reads the verb phrase after a subject at toks[at].
+func (r *ruleRun) verbClause(toks []ruleTok, subj, subjType string, at int, first bool, neg int) {
+	negated := false
+	for at < len(toks) && toks[at].k == rtWord {
+		switch w := toks[at].l; {
+		case w == "no" && ruleWord(toks, at+1) == "longer":
+			negated = true
+			at += 2
+			continue
+		case (w == "do" || w == "does" || w == "am" || w == "is") && ruleWord(toks, at+1) == "not":
+			negated = true
+			at += 2
+			continue
+		case w == "am" || w == "is":
+			at++
+			continue
+		case (w == "have" || w == "has") && inSet(ruleParticiples, ruleWord(toks, at+1)):
+			at++
+			continue
+		case inSet(ruleAdverbs, w) && w != "never":
+			at++
+			continue
+		}
+		break
+	}
+	v := ruleWord(toks, at)
+	if v == "" {
+		return
+	}
+	if !negated && neg >= 0 && neg < at {
+		return
+	}
+	// "I moved to Berlin", "I relocated to Berlin", "I'm based in Berlin".
+	if !negated && first && ((v == "moved" || v == "relocated") && ruleWord(toks, at+1) == "to" ||
+		v == "based" && ruleWord(toks, at+1) == "in") {
+		vals := r.values(toks, at+2, false)
+		if len(vals) == 1 && vals[0].typ == "" {
+			r.fact(subj, "lives_in", vals[0].name, subjType, "place", 0.9, true)
+		}
+		return
+	}
+	// "I have a dog named Max", "I've got a cat called Luna".
+	if !negated && first && (v == "have" || v == "got") {
+		if v == "have" && ruleWord(toks, at+1) == "got" {
+			at++
+		}
+		r.hasNamed(toks, subj, subjType, at+1)
+		return
+	}
+	for _, vr := range ruleVerbRels {
+		form := vr.third
+		if first || (negated && (ruleWord(toks, at-1) == "not" || ruleWord(toks, at-1) == "longer")) {
+			form = vr.base
+		}
+		if negated && !first && ruleWord(toks, at-1) == "longer" {
+			form = vr.third
+		}
+		if v != form && v != vr.base+"ing" && !(vr.base == "live" && v == "living") {
+			continue
+		}
+		obj := at + 1
+		if vr.prep != "" {
+			if !strings.Contains(vr.prep, ruleWord(toks, obj)) || ruleWord(toks, obj) == "" {
+				return
+			}
+			obj++
+		}
+		if negated {
+			r.negatedRelation(toks, subj, vr, obj)
+			return
+		}
+		vals := r.values(toks, obj, false)
+		if len(vals) != 1 || (vals[0].typ != "" && vals[0].typ != "identifier") {
+			return
+		}
+		if vr.prep != "" && vals[0].typ != "" {
+			return // "I work at 9"
+		}
+		if vr.pred == "works_at" && ruleWord(toks, obj-1) == "for" && !r.organization(toks[obj:vals[0].end], vals[0]) {
+			return // "I work for Dana": a boss, not an employer
+		}
+		typ := vr.objType
+		if vals[0].typ != "" {
+			typ = vals[0].typ
+		}
+		r.fact(subj, vr.pred, vals[0].name, subjType, typ, 0.9, vr.prep != "")
+		return
+	}
+}
+
+// organization reports whether the object of "work for" names an
+// organization rather than a person: an organization word ("Acme Corp"),
+// an acronym ("IBM"), or a graph entity that something works at.
+func (r *ruleRun) organization(toks []ruleTok, v ruleVal) bool {
+	for _, t := range toks {
+		if inSet(ruleOrgWords, t.l) || (len(t.s) >= 2 && strings.ToUpper(t.s) == t.s && t.k == rtWord) {
+			return true
+		}
+	}
+	if !v.known {
+		return false
+	}
+	facts, err := r.known.Facts(r.ctx, []string{v.name}, 32)
+	if err != nil {
+		r.err = err
+		return false
+	}
+	for _, f := range facts {
+		if strings.EqualFold(f.Object, v.name) && f.Predicate == "works_at" {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleOrgWords mark a name as an organization's.
+var ruleOrgWords = ruleWords(`inc corp corporation llc ltd limited company co group bank university college
+labs lab systems technologies technology solutions foundation institute agency department ministry council
+hospital school studio studios partners capital media games software airlines motors consulting holdings
+industries international services`)
+
+// negatedRelation handles the object of a negated relation verb: a name
+// ("I no longer work at Acme"), or "it", "the renewal", "my account"
+// resolved through Known.Facts.
+func (r *ruleRun) negatedRelation(toks []ruleTok, subj string, vr ruleVerbRel, at int) {
+	if v, ok := r.value(toks, at, false); ok && v.typ != "pronoun" {
+		if ruleNotList(toks, v.end) {
+			r.invalidate(Fact{Subject: subj, Predicate: vr.pred, Object: v.name})
+		}
+		return
+	}
+	if vr.role == "" {
+		return
+	}
+	noun := ""
+	switch w := ruleWord(toks, at); w {
+	case "it", "that", "this":
+		if e := ruleWord(toks, at+1); e != "" && e != "anymore" && e != "any" && e != "now" && e != "and" && e != "but" {
+			if w == "it" {
+				return
+			}
+			noun = e // "that account"
+		}
+	case "the", "my", "our":
+		noun = ruleWord(toks, at+1)
+		if noun == "" || inSet(ruleFunctionWords, noun) {
+			return
+		}
+	default:
+		return
+	}
+	facts, err := r.known.Facts(r.ctx, []string{subj}, 32)
+	if err != nil {
+		r.err = err
+		return
+	}
+	var found *Fact
+	n := 0
+	for k := range facts {
+		f := &facts[k]
+		ok := false
+		switch {
+		case strings.EqualFold(f.Subject, subj) && f.Predicate == vr.pred:
+			ok = noun == "" || strings.Contains(graph.Fold(f.Object), noun)
+		case strings.EqualFold(f.Object, subj) && (f.Predicate == vr.role || strings.HasSuffix(f.Predicate, "_"+vr.role)):
+			ok = noun == "" || strings.Contains(f.Predicate, noun)
+		}
+		if ok {
+			found = f
+			n++
+		}
+	}
+	if n > 1 && noun == "" {
+		// "it": the thing the last messages talked about, if only one of
+		// the candidates was named there.
+		found, n = r.recent(facts, subj, vr)
+	}
+	if n == 1 {
+		r.invalidate(Fact{ID: found.ID, Subject: found.Subject, Predicate: found.Predicate, Object: found.Object})
+	}
+}
+
+// recent returns the one fact among the subj-vr candidates of facts whose
+// thing ("Acme" of (Dana, owns, Acme), "renewal" of (alice,
+// renewal_owner, Dana)) the two messages before this one name, and how
+// many do.
+func (r *ruleRun) recent(facts []Fact, subj string, vr ruleVerbRel) (*Fact, int) {
+	var prev strings.Builder
+	for k := len(r.in.Previous) - 1; k >= 0 && k >= len(r.in.Previous)-2; k-- {
+		c := r.in.Previous[k].Content
+		if len(c) > 4096 {
+			c = c[:4096]
+		}
+		prev.WriteString(strings.ToLower(c))
+		prev.WriteByte(' ')
+	}
+	text := " " + prev.String()
+	var found *Fact
+	n := 0
+	for k := range facts {
+		f := &facts[k]
+		var thing string
+		switch {
+		case strings.EqualFold(f.Subject, subj) && f.Predicate == vr.pred:
+			thing = strings.ToLower(f.Object)
+		case strings.EqualFold(f.Object, subj) && strings.HasSuffix(f.Predicate, "_"+vr.role):
+			thing = strings.ReplaceAll(strings.TrimSuffix(f.Predicate, "_"+vr.role), "_", " ")
+		default:
+			continue
+		}
+		if thing != "" && ruleContainsWord(text, thing) {
+			found = f
+			n++
+		}
+	}
+	return found, n
+}
+
+// ruleContainsWord reports whether text holds w as whole words.
+func ruleContainsWord(text, w string) bool {
+	for i := 0; ; {
+		k := strings.Index(text[i:], w)
+		if k < 0 {
+			return false
+		}
+		k += i
+		before, after := k == 0 || !ruleAlnumAt(text, k-1), k+len(w) >= len(text) || !ruleAlnumAt(text, k+len(w))
+		if before && after {
+			return true
+		}
+		i = k + 1
+	}
+}
+
+// hasNamed handles "a dog named Max" after "I have".
+func (r *ruleRun) hasNamed(toks []ruleTok, subj, subjType string, at int) {
+	if w := ruleWord(toks, at); w != "a" && w != "an" {
+		return
+	}
+	pe, ok := rulePhrase(toks, at+1)
+	if !ok || pe-at > 3 {
+		return
+	}
+	nw := ruleWord(toks, pe)
+	if nw != "named" && nw != "called" {
+		return
+	}
+	pred, head, plural, ok := rulePred(toks[at+1 : pe])
+	if !ok || plural {
+		return
+	}
+	end, ok := ruleNameSpan(toks, pe+1, 3)
+	if !ok || (end < len(toks) && toks[end].l == "'s") {
+		return
+	}
+	if !inSet(rulePersonRoles, head) {
+		pred = "has_" + pred
+	}
+	r.fact(subj, pred, r.canon(ruleJoin(toks[pe+1:end])), subjType, ruleSlotType(head), 0.9, false)
+}
+
+// rulePrefVerbs map a preference verb to its third person.
+var rulePrefVerbs = map[string]string{
+	"prefer": "prefers", "love": "loves", "like": "likes", "enjoy": "enjoys", "adore": "adores",
+	"hate": "hates", "dislike": "dislikes", "detest": "detests", "loathe": "loathes",
+}
+
+// rulePrefBlock are first words of an object that make a preference about
+// the conversation rather than the speaker ("I love that", "I like your
+// idea").
+var rulePrefBlock = ruleWords(`it that this these those them you him her how what when where your yours
+everything everyone anything something the_idea being`)
+
+// ruleToBlock are verbs after "I hate to" / "I love to" that speak
+// about the conversation, not a preference.
+var ruleToBlock = ruleWords("say admit tell ask bother interrupt break hear see know")
+
+// ruleHabits are adverbs that make "I <adverb> <verb>" a standing habit.
+var ruleHabits = ruleWords("always never usually rarely seldom generally")
+
+// preferences finds preferences, habits and standing instructions.
+func (r *ruleRun) preferences(toks []ruleTok) {
+	if r.speaker == "" {
+		return
+	}
+	for i := 0; i < len(toks); i++ {
+		switch ruleWord(toks, i) {
+		case "i":
+			r.preference(toks, i)
+		case "my":
+			r.favorite(toks, i)
+		case "is":
+			r.favoriteAfter(toks, i)
+		case "please", "always", "never":
+			if r.user && (i == 0 || toks[i-1].k == rtPunct) {
+				r.instruction(toks, i)
+			}
+		}
+	}
+}
+
+// preference handles "I prefer / love / don't like / always / never ...".
+func (r *ruleRun) preference(toks []ruleTok, i int) {
+	for k := 0; k < i; k++ {
+		if toks[k].k == rtWord && inSet(ruleNeg, toks[k].l) {
+			return
+		}
+	}
+	j := i + 1
+	var adv []string
+	habit := ""
+	for j < len(toks) && toks[j].k == rtWord && inSet(ruleAdverbs, toks[j].l) && len(adv) < 3 {
+		if inSet(ruleHabits, toks[j].l) {
+			habit = toks[j].l
+		}
+		adv = append(adv, toks[j].l)
+		j++
+	}
+	negated := false
+	if ruleWord(toks, j) == "do" && ruleWord(toks, j+1) == "not" {
+		negated, j = true, j+2
+	}
+	v := ruleWord(toks, j)
+	var verb string
+	importance := 0.5
+	switch {
+	case rulePrefVerbs[v] != "" && !(habit != "" && !negated):
+		verb = rulePrefVerbs[v]
+		if negated {
+			verb = "does not " + v
+		}
+		if v == "prefer" {
+			importance = 0.6
+		}
+	case v == "can" && ruleWord(toks, j+1) == "not" && ruleWord(toks, j+2) == "stand" && !negated:
+		verb, j = "cannot stand", j+2
+	case habit != "" && !negated && ruleBaseVerb(v):
+		verb, importance = ruleThird(v), 0.6
+	default:
+		return
+	}
+	rest, end := ruleRest(toks, j+1)
+	if len(rest) == 0 || inSet(rulePrefBlock, rest[0].l) || end-j > 20 {
+		return
+	}
+	if (v == "love" || v == "like") && !negated && (rest[0].l == "the" || rest[0].l == "all") {
+		// "I love the colors": a reaction to something shown, more
+		// often than a standing preference.
+		return
+	}
+	if rest[0].l == "to" && (len(rest) < 2 || inSet(ruleToBlock, rest[1].l)) {
+		return // "I hate to say it"
+	}
+	var b strings.Builder
+	b.WriteString(r.speaker)
+	for _, a := range adv {
+		b.WriteByte(' ')
+		b.WriteString(a)
+	}
+	b.WriteByte(' ')
+	b.WriteString(verb)
+	r.say(&b, rest)
+	r.memory(KindPreference, b.String(), importance)
+}
+
+// instruction handles "please don't ...", "please always ...", "never
+// ..." at the start of a clause.
+func (r *ruleRun) instruction(toks []ruleTok, i int) {
+	j := i
+	if toks[j].l == "please" {
+		j++
+	}
+	var ask string
+	switch {
+	case ruleWord(toks, j) == "do" && ruleWord(toks, j+1) == "not" && ruleWord(toks, j+2) == "ever":
+		ask, j = "asks never to", j+3
+	case ruleWord(toks, j) == "do" && ruleWord(toks, j+1) == "not" && toks[i].l == "please":
+		ask, j = "asks not to", j+2
+	case ruleWord(toks, j) == "never":
+		ask, j = "asks never to", j+1
+	case ruleWord(toks, j) == "always":
+		ask, j = "asks to always", j+1
+	default:
+		return
+	}
+	v := ruleWord(toks, j)
+	if !ruleBaseVerb(v) || inSet(ruleOneOff, v) {
+		return
+	}
+	rest, end := ruleRest(toks, j)
+	if end-j > 20 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(r.speaker)
+	b.WriteByte(' ')
+	b.WriteString(ask)
+	r.say(&b, rest)
+	r.memory(KindPreference, b.String(), 0.7)
+}
+
+// ruleOneOff are verbs of requests that are not standing instructions
+// ("please don't forget the file").
+var ruleOneOff = ruleWords("forget worry hesitate mind panic bother stop be")
+
+// favorite handles "my favorite X is Y".
+func (r *ruleRun) favorite(toks []ruleTok, i int) {
+	f := ruleWord(toks, i+1)
+	if f != "favorite" && f != "favourite" && f != "fav" {
+		return
+	}
+	pe, ok := rulePhrase(toks, i+2)
+	if !ok || (ruleWord(toks, pe) != "is" && ruleWord(toks, pe) != "are") {
+		return
+	}
+	rest, end := ruleRest(toks, pe+1)
+	if len(rest) == 0 || end-pe > 12 || inSet(rulePrefBlock, rest[0].l) || inSet(ruleNeg, rest[0].l) {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(r.speaker)
+	b.WriteString("'s favorite ")
+	for k := i + 2; k < pe; k++ {
+		if k > i+2 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(toks[k].l)
+	}
+	b.WriteByte(' ')
+	b.WriteString(toks[pe].l)
+	r.say(&b, rest)
+	r.memory(KindPreference, b.String(), 0.5)
+}
+
+// favoriteAfter handles "Y is my favorite X" with toks[i] == "is".
+func (r *ruleRun) favoriteAfter(toks []ruleTok, i int) {
+	if ruleWord(toks, i+1) != "my" {
+		return
+	}
+	f := ruleWord(toks, i+2)
+	if f != "favorite" && f != "favourite" && f != "fav" {
+		return
+	}
+	pe, ok := rulePhrase(toks, i+3)
+	if !ok || !ruleEndsClause(toks, pe) || i > 6 || i == 0 {
+		return
+	}
+	if inSet(rulePrefBlock, toks[0].l) || inSet(ruleCommonStart, toks[0].l) || toks[0].k == rtPunct {
+		return
+	}
+	for k := 0; k < i; k++ {
+		if toks[k].k == rtPunct || inSet(ruleNeg, toks[k].l) {
+			return
+		}
+	}
+	var b strings.Builder
+	b.WriteString(r.speaker)
+	b.WriteString("'s favorite ")
+	for k := i + 3; k < pe; k++ {
+		if k > i+3 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(toks[k].l)
+	}
+	b.WriteString(" is")
+	r.say(&b, toks[:i])
+	r.memory(KindPreference, b.String(), 0.5)
+}
+
+// ruleRest returns the tokens from i to the end of the clause.
+func ruleRest(toks []ruleTok, i int) ([]ruleTok, int) {
+	j := i
+	for j < len(toks) {
+		t := toks[j]
+		if t.k == rtPunct && t.s != "'" && t.s != "-" && t.s != "&" && t.s != "/" && t.s != "%" && t.s != "$" && t.s != "#" && t.s != "+" {
+			break
+		}
+		if t.k == rtWord && j > i && inSet(ruleRestStop, t.l) {
+			break
+		}
+		j++
+	}
+	if i > len(toks) {
+		return nil, i
+	}
+	return toks[i:j], j
+}
+
+var ruleRestStop = ruleWords("but because although though since")
+
+// ruleBaseVerb reports whether w may be a verb's base form.
+func ruleBaseVerb(w string) bool {
+	if w == "" || len(w) > 20 {
+		return false
+	}
+	switch w {
+	case "do", "have", "go", "get", "make", "take", "use":
+		return true
+	}
+	return !inSet(ruleFunctionWords, w) && !inSet(ruleAdverbs, w) && !inSet(ruleIrregularPast, w) &&
+		!strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "ing") &&
+		(!strings.HasSuffix(w, "ly") || inSet(ruleLyVerbs, w)) &&
+		!inSet(ruleNotVerbs, w)
+}
+
+var ruleLyVerbs = ruleWords("reply apply rely supply fly multiply comply imply ally")
+
+var ruleNotVerbs = ruleWords("able sure happy glad late early right wrong ready here there again been gone done seen gotten")
+
+// ruleThird conjugates a base-form verb in the third person singular.
+func ruleThird(v string) string {
+	switch v {
+	case "have":
+		return "has"
+	case "do", "go":
+		return v + "es"
+	case "be":
+		return "is"
+	}
+	switch {
+	case strings.HasSuffix(v, "s"), strings.HasSuffix(v, "x"), strings.HasSuffix(v, "z"),
+		strings.HasSuffix(v, "ch"), strings.HasSuffix(v, "sh"):
+		return v + "es"
+	case len(v) > 1 && strings.HasSuffix(v, "y") && !strings.ContainsRune("aeiou", rune(v[len(v)-2])):
+		return v[:len(v)-1] + "ies"
+	}
+	return v + "s"
+}
+
+// say writes toks after a space, with the first person put in the third:
+// "I" and "me" become the speaker, "my" the speaker's, "we" the speaker
+// and others.
+func (r *ruleRun) say(b *strings.Builder, toks []ruleTok) {
+	out := make([]ruleTok, 0, len(toks))
+	subject := false
+	for _, t := range toks {
+		if t.k == rtWord {
+			sub := ""
+			switch t.l {
+			case "i", "me", "myself":
+				sub = r.speaker
+			case "my", "mine":
+				sub = r.speaker + "'s"
+			case "we", "us", "ourselves":
+				sub = r.speaker + " and others"
+			case "our", "ours":
+				sub = r.speaker + "'s"
+			}
+			if sub != "" {
+				out = append(out, ruleTok{s: sub, l: sub, k: rtWord, sp: true})
+				subject = t.l == "i"
+				continue
+			}
+			if subject {
+				switch t.l {
+				case "am":
+					t.s = "is"
+				case "have":
+					t.s = "has"
+				case "do":
+					t.s = "does"
+				}
+			}
+		}
+		subject = false
+		out = append(out, t)
+	}
+	if len(out) > 0 {
+		out[0].sp = true
+	}
+	ruleRender(b, out)
+}
+
+// ruleIrregularPast are irregular past-tense verbs.
+var ruleIrregularPast = ruleWords(`went saw met got took made ran won bought brought built began came did drew
+drove ate fell felt fought found flew forgot gave grew had heard held kept knew led left lent lost meant
+paid put read rode rang rose said sang sat sold sent set shook shot showed shut slept spent spoke stood
+stole swam swung taught told thought threw understood woke wore wrote became caught chose dug fed hung hid
+hit hurt laid let lit quit rang sank shone sought split spread sprang stuck stung struck swore swept tore
+wept wound`)
+
+// ruleNotEvents are past-tense verbs of thought or state, not events.
+var ruleNotEvents = ruleWords(`thought felt knew meant wanted needed liked loved hated hoped wondered guessed
+realized realised seemed used supposed did had said told heard understood believed remembered forgot
+preferred enjoyed appreciated missed expected imagined assumed figured noticed decided wished`)
+
+// ruleEventVerbs are past-tense verbs that make an event worth keeping
+// even without a time: "I joined a gym".
+var ruleEventVerbs = ruleWords(`went visited started began finished completed bought adopted moved joined
+attended graduated married signed traveled travelled booked won ran hiked painted wrote published launched
+built took met learned learnt played volunteered donated organized organised hosted celebrated quit retired
+applied received baked cooked climbed camped swam flew drove performed competed lost opened created designed
+planted fixed repaired sold rented upgraded switched renewed cancelled canceled ordered paid shipped returned
+got gave made taught studied passed failed entered left found saw watched read visited tried hired fired
+recorded released launched raised saved donated`)
+
+// episode turns a first-person past-tense sentence into an event memory.
+func (r *ruleRun) episode(s *ruleSentence) {
+	if r.speaker == "" {
+		return
+	}
+	toks := s.toks
+	for si := 0; si < len(toks); si++ {
+		w := ruleWord(toks, si)
+		if w != "i" && w != "we" {
+			continue
+		}
+		when, future, dated := ruleFindWhen(s, r.in.Message.Time)
+		if future {
+			return
+		}
+		// The subject must start a clause: "Yesterday I went", "so I
+		// went", not the relative clause of "the book I read".
+		if si > 0 && toks[si-1].k != rtPunct && !inSet(ruleEpisodeLead, toks[si-1].l) && !(dated && when.end == si) {
+			continue
+		}
+		vi := si + 1
+		for vi < len(toks) && toks[vi].k == rtWord && inSet(ruleAdverbs, toks[vi].l) {
+			vi++
+		}
+		perfect := false
+		if v := ruleWord(toks, vi); v == "have" || v == "had" {
+			vi++
+			perfect = true
+			for vi < len(toks) && toks[vi].k == rtWord && inSet(ruleAdverbs, toks[vi].l) {
+				vi++
+			}
+		}
+		v := ruleWord(toks, vi)
+		past := inSet(ruleIrregularPast, v) || v == "was" || v == "were" || v == "been" ||
+			(strings.HasSuffix(v, "ed") && len(v) > 4 && !inSet(ruleNotPastEd, v))
+		if !past || inSet(ruleNotEvents, v) || (perfect && v == "been" && ruleWord(toks, vi+1) != "to") {
+			continue
+		}
+		end := vi + 1
+		for end < len(toks) && !(toks[end].k == rtPunct && strings.Contains(";:()—–", toks[end].s)) && !(toks[end].k == rtWord && inSet(ruleRestStop, toks[end].l)) {
+			end++
+		}
+		for k := si; k < end; k++ {
+			if toks[k].k == rtWord && inSet(ruleNeg, toks[k].l) {
+				return
+			}
+		}
+		if end-vi < 2 || end-si > 40 {
+			return
+		}
+		if v == "was" || v == "were" {
+			// "I was at the concert last night": an event only with a time
+			// and a place.
+			if p := ruleWord(toks, vi+1); !dated || (p != "at" && p != "in" && p != "on" && p != "with") {
+				return
+			}
+		}
+		clause := make([]ruleTok, 0, end-si)
+		for k := si; k < end; k++ {
+			if dated && k >= when.start && k < when.end {
+				continue
+			}
+			clause = append(clause, toks[k])
+		}
+		for len(clause) > 0 && (clause[len(clause)-1].k == rtPunct || inSet(ruleApprox, clause[len(clause)-1].l)) {
+			clause = clause[:len(clause)-1]
+		}
+		if len(clause) < 3 || inSet(rulePreps, clause[len(clause)-1].l) {
+			return // "the parade I went to ...": the object is elsewhere
+		}
+		if obj := ruleWord(toks, vi+1); !dated && (end-si > 25 || inSet(rulePronouns, obj) && (ruleEndsClause(toks, vi+2) || inSet(rulePreps, ruleWord(toks, vi+2)) || inSet(ruleRestStop, ruleWord(toks, vi+2)) || ruleWord(toks, vi+2) == "after")) {
+			return // "I painted it": nothing to remember without the context
+		}
+		var b strings.Builder
+		r.say(&b, clause)
+		text := strings.TrimSpace(b.String())
+		switch {
+		case dated && when.resolved != "":
+			r.memory(KindEpisode, text+" ("+when.resolved+")", 0.5)
+		case dated:
+			r.memory(KindEpisode, text+" ("+when.phrase+")", 0.5)
+		case inSet(ruleEventVerbs, v) && !perfect:
+			if t := r.in.Message.Time; !t.IsZero() {
+				text += " (mentioned on " + t.Format(ruleDateFormat) + ")"
+			}
+			r.memory(KindEpisode, text, 0.4)
+		}
+		return
+	}
+}
+
+// ruleEpisodeLead may come before the subject of an event.
+var ruleEpisodeLead = ruleWords(`and but so then also yeah yes oh well actually honestly recently finally
+yesterday today tonight earlier lately`)
+
+// ruleApprox are words left dangling by removing a time expression
+// ("about two years ago").
+var ruleApprox = ruleWords("about around roughly almost nearly over like approximately some")
+
+// rulePreps are prepositions a clause cannot end with.
+var rulePreps = ruleWords("to at in on with for from of about into by")
+
+// ruleNotPastEd are words ending in "ed" that are not past tenses.
+var ruleNotPastEd = ruleWords("need needed indeed embed exceed proceed succeed speed breed bleed freed shred")
