@@ -54,9 +54,8 @@ func ExampleStore_Recall() {
 	}
 	defer store.Close()
 
-	// Monday: Alice names her renewal owner. The agent stores a memory
-	// and a graph fact as it goes.
-	alice := memory.Scope{Tenant: "acme", User: "alice"}
+	// Monday: Alice names her renewal owner and how to reach her. The
+	// store forms memories and graph facts from what she says.
 	monday := memory.Scope{Tenant: "acme", User: "alice", Session: "monday"}
 	err = store.Session(monday).Append(ctx,
 		memory.Message{Role: memory.RoleUser, Content: "My renewal owner is Dana. Please email me, no phone calls."},
@@ -65,18 +64,14 @@ func ExampleStore_Recall() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := store.Remember(ctx, alice, memory.Memory{Kind: memory.KindPreference, Text: "Alice wants to be contacted by email, not phone"}); err != nil {
-		log.Fatal(err)
-	}
-	if _, err := store.Relate(ctx, alice, memory.Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana"}); err != nil {
+	if err := store.Flush(ctx); err != nil { // wait for memory formation
 		log.Fatal(err)
 	}
 
 	// Friday, a new session: Recall brings Monday back.
 	rec, err := store.Recall(ctx, memory.Query{
-		Scope:   memory.Scope{Tenant: "acme", User: "alice", Session: "friday"},
-		Text:    "Who owns the renewal for Alice, and should we phone or email?",
-		Sources: []memory.Source{memory.SourceMemories, memory.SourceEpisodes, memory.SourceGraph},
+		Scope: memory.Scope{Tenant: "acme", User: "alice", Session: "friday"},
+		Text:  "Who owns my renewal, and should we phone or email?",
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -87,9 +82,8 @@ func ExampleStore_Recall() {
 	chat := rec.ChatMessages() // a dated system preamble holding the items, then Friday's window
 	fmt.Println(len(chat), chat[0].Role)
 	// Output:
-	// graph     Alice —renewal owner→ Dana
+	// graph     alice —renewal owner→ Dana
 	// episodes  Noted: Dana owns your renewal, and we will email you.
-	// memories  Alice wants to be contacted by email, not phone
 	// episodes  My renewal owner is Dana. Please email me, no phone calls.
 	// 1 system
 }

@@ -135,7 +135,7 @@ func (x *Extraction) Empty() bool {
 
 // defaultExtractor is the extractor of a store whose Options.Extractor is
 // nil.
-func defaultExtractor() Extractor { return nopExtractor{} }
+func defaultExtractor() Extractor { return RuleExtractor{} }
 
 type nopExtractor struct{}
 

@@ -16,9 +16,9 @@ import (
 // preference or event, and text that does not look like English yields
 // nothing at all.
 //
-// What it finds in a user message (and in an assistant message whose
-// Speaker is set, first-person patterns only; tool and system messages
-// yield nothing):
+// What it finds in a user message (in an assistant message only when its
+// Speaker is set, and then only what the speaker says in the first
+// person; tool and system messages yield nothing):
 //
 //   - the speaker as an entity: "I", "me" and "my" stand for
 //     ExtractInput.Speaker, and "My name is Alice", "I'm Alice" or "call
@@ -31,7 +31,8 @@ import (
 //     relation to a person keeps the relation's name ("I have a daughter
 //     named Emma": daughter); one to a thing or an animal is has_<thing>;
 //   - mentions worth an entity even with no relation: e-mail addresses,
-//     URLs and identifiers ("account 3942", "order #A-77");
+//     URLs and identifiers ("account 3942", "order #A-77"), and the
+//     names of the user's graph that the message names (Known.Entities);
 //   - preferences and standing instructions ("I prefer", "I love", "I
 //     never", "please don't", "my favorite X is Y") as [KindPreference]
 //     memories in the third person ("alice prefers email over phone");
@@ -49,12 +50,25 @@ import (
 //     rulePluralValued). An explicit negation ("I no longer work at
 //     Acme", "my manager is not Dana", "Dana no longer owns it") becomes
 //     an Extraction.Invalidate; "it" or "the renewal" is resolved through
-//     Known.Facts only when exactly one fact fits.
+//     Known.Facts only when exactly one fact fits, or for "it" when the
+//     two previous messages name the thing of exactly one of them.
 //
 // Names already in the user's graph (ExtractInput.Known) are linked to
-// their canonical names; other names must be capitalised. Only the
-// first 16 KiB of a message are read. A RuleExtractor has no state: the
-// zero value is ready to use and safe for concurrent use.
+// their canonical names ("Dana" → "Dana Scully" when Dana is an alias);
+// other names must be capitalised, so "i work at google" yields nothing.
+// Entity types are set only when the pattern makes them clear: "person"
+// for the speaker of a user message and for the value of a relation to
+// a person (manager, sister, friend, ...), "animal" for pets, "place"
+// after lives_in, "organization" after works_at, and "email", "url" and
+// "identifier" for those mentions.
+//
+// Limits: English only; one clause pattern at a time, so "I live in
+// Boston and work at Acme" yields only lives_in; lists are taken only
+// after a plural relation ("my kids are Tom and Jerry"); "we" and "our"
+// make no facts (only events, as "alice and others"); pronouns other
+// than "it" / "the X" in corrections are not resolved, and Previous is
+// read only for that "it". Only the first 16 KiB of a message are read. A RuleExtractor has no state: the zero value is ready to
+// use and safe for concurrent use.
 type RuleExtractor struct{}
 
 var _ Extractor = RuleExtractor{}
@@ -102,6 +116,13 @@ func (RuleExtractor) Extract(ctx context.Context, in *ExtractInput) (*Extraction
 	}
 	if len(r.speaker) > graph.MaxNameLength {
 		r.speaker = ""
+	}
+	if r.user {
+		// Names the user's graph already holds: nothing new to write,
+		// but the mention is part of what the message says.
+		for _, n := range r.known.Entities(text) {
+			r.entity(n, "", "")
+		}
 	}
 	for i := range sents {
 		r.sentence(&sents[i])
@@ -289,7 +310,7 @@ var ruleHypo = ruleWords("if unless imagine imagined suppose supposing pretend w
 var ruleQuestionStart = ruleWords(`is are am was were do does did can could would will should shall have has had
 who what where when why how which whose whom`)
 
-// word returns the lower-case word at i, or "" (a number, a mark, out of
+// ruleWord returns the lower-case word at i, or "" (a number, a mark, out of
 // range).
 func ruleWord(toks []ruleTok, i int) string {
 	if i < 0 || i >= len(toks) || toks[i].k != rtWord {
@@ -314,7 +335,7 @@ func (r *ruleRun) mentions(toks []ruleTok) {
 			if j >= 0 && (toks[j].l == "#" || toks[j].l == "." || toks[j].l == ":") {
 				j--
 			}
-			if j >= 0 && (toks[j].l == "number" || toks[j].l == "no" || toks[j].l == "id") {
+			if j >= 0 && (toks[j].l == "number" || toks[j].l == "no." || toks[j].l == "id") {
 				j--
 			}
 			if n := ruleWord(toks, j); inSet(ruleIDNouns, n) && len(t.s) <= 40 {
@@ -453,7 +474,7 @@ func rulePred(toks []ruleTok) (pred, head string, plural, ok bool) {
 		head = syn
 	}
 	words[len(words)-1] = head
-	if inSet(ruleNotRelations, head) || inSet(ruleNotRelations, words[0]) {
+	if inSet(ruleNotRelations, head) || inSet(ruleNotRelations, words[0]) || inSet(ruleSecrets, head) || inSet(ruleSecrets, words[0]) {
 		return "", "", false, false
 	}
 	return strings.Join(words, "_"), head, plural, true
@@ -494,6 +515,10 @@ priority focus passion story experience understanding impression feeling take vo
 role title name way style type kind sort love time place excuse aim dream intention issue worry fear
 guess bad pleasure god gosh goodness word`)
 
+// ruleSecrets are relations whose values must not be remembered.
+var ruleSecrets = ruleWords(`password passcode passphrase pin ssn cvv cvc secret token key api_key
+social_security_number security_code otp`)
+
 // rulePluralValued are relation heads that people usually have several
 // of: "my friend is Dana" adds a friend rather than replacing one.
 var rulePluralValued = ruleWords(`friend bestie buddy pal colleague teammate roommate flatmate housemate
@@ -501,6 +526,15 @@ neighbor neighbour child kid baby son daughter sibling sister brother cousin aun
 grandchild grandson granddaughter grandparent grandmother grandfather grandma grandpa parent hobby interest
 pet dog cat client customer student classmate contact report skill language stepsister stepbrother stepson
 stepdaughter stepchild fan follower member partner_in_crime`)
+
+// ruleSingleValued reports whether the relation named by a singular
+// head holds one value at a time: every relation but those people have
+// several of (rulePluralValued) and pets (has_dog: one may have two).
+// The rule depends on the head alone, so every pattern that makes the
+// relation agrees on it.
+func ruleSingleValued(head string) bool {
+	return !inSet(rulePluralValued, head) && !inSet(rulePets, head)
+}
 
 // rulePersonRoles are relation heads whose value is a person.
 var rulePersonRoles = ruleWords(`manager boss supervisor lead leader mentor owner contact rep representative
@@ -516,13 +550,24 @@ stepdaughter stepsister stepbrother classmate hero idol inspiration`)
 var rulePets = ruleWords(`dog cat puppy kitten pet hamster parrot horse rabbit bunny bird fish turtle snake
 lizard ferret goldfish pony tortoise`)
 
-// slotType returns the entity type of the value of a relation head.
+// rulePlaceHeads and ruleOrgHeads are relation heads whose value is a
+// place or an organization.
+var (
+	rulePlaceHeads = ruleWords("hometown city country town state neighborhood neighbourhood birthplace address")
+	ruleOrgHeads   = ruleWords("company employer school university college bank team club church gym agency firm")
+)
+
+// ruleSlotType returns the entity type of the value of a relation head.
 func ruleSlotType(head string) string {
 	switch {
 	case inSet(rulePersonRoles, head):
 		return "person"
 	case inSet(rulePets, head):
 		return "animal"
+	case inSet(rulePlaceHeads, head):
+		return "place"
+	case inSet(ruleOrgHeads, head):
+		return "organization"
 	}
 	return ""
 }
@@ -586,7 +631,12 @@ func (r *ruleRun) myXIsY(toks []ruleTok, i, neg int) {
 	if len(vals) == 0 || (!plural && len(vals) > 1) {
 		return
 	}
-	single := !plural && !inSet(rulePluralValued, head) && !inSet(rulePets, head)
+	single := !plural && ruleSingleValued(head)
+	for _, v := range vals {
+		if v.typ != "" && v.typ != "date" && ruleSlotType(head) != "" {
+			return // "my son is 5": an age, not a name
+		}
+	}
 	for _, v := range vals {
 		typ := v.typ
 		if typ == "" {
@@ -678,7 +728,7 @@ func (r *ruleRun) yIsMyX(toks []ruleTok, i, neg int) {
 		r.invalidate(Fact{Subject: subj, Predicate: ruleRelation(pred, head), Object: v.name})
 		return
 	}
-	r.fact(subj, ruleRelation(pred, head), v.name, subjType, typ, 0.9, !inSet(rulePluralValued, head) && !inSet(rulePets, head))
+	r.fact(subj, ruleRelation(pred, head), v.name, subjType, typ, 0.9, ruleSingleValued(head))
 }
 
 // possessive handles "N's X is Y" with toks[i] == "'s".
@@ -727,7 +777,7 @@ func (r *ruleRun) possessive(toks []ruleTok, i, neg int) {
 	if inSet(rulePersonRoles, head) {
 		subjType = "person"
 	}
-	r.fact(n.name, ruleRelation(pred, head), vals[0].name, subjType, typ, 0.85, !inSet(rulePluralValued, head) && !inSet(rulePets, head))
+	r.fact(n.name, ruleRelation(pred, head), vals[0].name, subjType, typ, 0.85, ruleSingleValued(head))
 }
 
 // appositions handles "my X, Y,", "my X Y" (for relations to people and
@@ -764,7 +814,7 @@ func (r *ruleRun) appositions(toks []ruleTok) {
 			continue // "my sister, Jane and Bob" is a list
 		}
 		name := r.canon(ruleJoin(toks[at:end]))
-		r.fact(r.speaker, ruleRelation(pred, head), name, r.speakerType(), ruleSlotType(head), 0.8, false)
+		r.fact(r.speaker, ruleRelation(pred, head), name, r.speakerType(), ruleSlotType(head), 0.8, ruleSingleValued(head))
 	}
 	// "Dana, my manager, ..."
 	for i := 0; i+3 < len(toks); i++ {
@@ -791,7 +841,7 @@ func (r *ruleRun) appositions(toks []ruleTok) {
 			continue
 		}
 		name := r.canon(ruleJoin(toks[start:end]))
-		r.fact(r.speaker, ruleRelation(pred, head), name, r.speakerType(), ruleSlotType(head), 0.8, false)
+		r.fact(r.speaker, ruleRelation(pred, head), name, r.speakerType(), ruleSlotType(head), 0.8, ruleSingleValued(head))
 	}
 }
 
@@ -836,8 +886,8 @@ func (r *ruleRun) value(toks []ruleTok, i int, initial bool) (ruleVal, bool) {
 	case rtURL:
 		return ruleVal{end: i + 1, name: t.s, typ: "url"}, len(t.s) <= 200
 	case rtNum, rtIdent:
-		if len(t.s) > 40 {
-			return ruleVal{}, false
+		if len(t.s) > 40 || (i+1 < len(toks) && toks[i+1].k != rtPunct && !inSet(ruleAfterValue, toks[i+1].l)) {
+			return ruleVal{}, false // "5 years old"
 		}
 		return ruleVal{end: i + 1, name: t.s, typ: "identifier"}, true
 	case rtPunct:
@@ -872,8 +922,8 @@ func (r *ruleRun) value(toks []ruleTok, i int, initial bool) (ruleVal, bool) {
 			return ruleVal{}, false // "the Acme account": a name as a modifier
 		}
 		name := ruleJoin(toks[at:end])
-		canon := r.canon(name)
-		return ruleVal{end: end, name: canon, known: canon != name || r.isKnown(name)}, true
+		canon, known := r.lookup(name)
+		return ruleVal{end: end, name: canon, known: known}, true
 	}
 	// A lower-case name the graph knows: "I work at acme".
 	if t.k != rtWord || inSet(ruleFunctionWords, t.l) || len(t.l) < 2 || len(t.l) > maxRuleTokenBytes {
@@ -932,18 +982,20 @@ also any now either then or nor is was are were has had have will would can coul
 var rulePronouns = ruleWords("it that this these those them him her he she they you yours mine his hers theirs one")
 
 // canon returns the graph's name for name when the user's graph knows it
-// by that name or by an alias.
+// by that name or by an alias ("Dana" → "Dana Scully"), and whether it
+// does. A longer name is not mapped to a shorter one: "Dana Smith" is not
+// "Dana".
 func (r *ruleRun) canon(name string) string {
-	names := r.known.Entities(name)
-	if len(names) == 1 && (strings.EqualFold(names[0], name) || strings.Count(name, " ") <= strings.Count(names[0], " ")) {
-		return names[0]
-	}
-	return name
+	c, _ := r.lookup(name)
+	return c
 }
 
-func (r *ruleRun) isKnown(name string) bool {
+func (r *ruleRun) lookup(name string) (string, bool) {
 	names := r.known.Entities(name)
-	return len(names) == 1 && strings.EqualFold(names[0], name)
+	if len(names) == 1 && (strings.EqualFold(names[0], name) || strings.Count(name, " ") <= strings.Count(names[0], " ")) {
+		return names[0], true
+	}
+	return name, false
 }
 
 // ruleNameSpan reads a capitalised name of at most max words at toks[i]
@@ -966,8 +1018,14 @@ func ruleNameSpan(toks []ruleTok, i, max int) (int, bool) {
 	if words == 0 {
 		return i, false
 	}
+	if l := toks[i].l; inSet(ruleFunctionWords, l) && strings.ToUpper(toks[i].s) != toks[i].s {
+		return i, false // "The CEO", "My Mom"
+	}
 	if words == 1 {
 		l := toks[i].l
+		if ruleNationality(l) {
+			return i, false // "my boss is Canadian"
+		}
 		if _, ok := ruleWeekdays[l]; ok {
 			return i, false
 		}
@@ -986,7 +1044,8 @@ var ruleNameJoins = ruleWords("of de da van von del la le")
 // ruleNotNames are capitalised words that are not names.
 var ruleNotNames = ruleWords(`ok okay hi hello hey thanks thank yes yeah yep no nope lol omg god gosh wow
 internet christmas easter halloween thanksgiving english sorry please dear sir madam mr mrs ms dr
-tv pc ai btw fyi asap`)
+tv pc ai btw fyi asap mr. mrs. ms. dr. st. prof. home back done ready fine good great tired busy sick excited happy hungry new
+sure glad in out on off`)
 
 // ruleCommonStart are words that start sentences and are not names.
 var ruleCommonStart = ruleWords(`yesterday today tomorrow tonight everyone everybody someone somebody anyone

@@ -141,6 +141,9 @@ func (r *ruleRun) verbClause(toks []ruleTok, subj, subjType string, at int, firs
 		if vr.prep != "" && vals[0].typ != "" {
 			return // "I work at 9"
 		}
+		if vr.pred == "works_at" && ruleWord(toks, obj-1) == "for" && !r.organization(toks[obj:vals[0].end], vals[0]) {
+			return // "I work for Dana": a boss, not an employer
+		}
 		typ := vr.objType
 		if vals[0].typ != "" {
 			typ = vals[0].typ
@@ -149,6 +152,37 @@ func (r *ruleRun) verbClause(toks []ruleTok, subj, subjType string, at int, firs
 		return
 	}
 }
+
+// organization reports whether the object of "work for" names an
+// organization rather than a person: an organization word ("Acme Corp"),
+// an acronym ("IBM"), or a graph entity that something works at.
+func (r *ruleRun) organization(toks []ruleTok, v ruleVal) bool {
+	for _, t := range toks {
+		if inSet(ruleOrgWords, t.l) || (len(t.s) >= 2 && strings.ToUpper(t.s) == t.s && t.k == rtWord) {
+			return true
+		}
+	}
+	if !v.known {
+		return false
+	}
+	facts, err := r.known.Facts(r.ctx, []string{v.name}, 32)
+	if err != nil {
+		r.err = err
+		return false
+	}
+	for _, f := range facts {
+		if strings.EqualFold(f.Object, v.name) && f.Predicate == "works_at" {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleOrgWords mark a name as an organization's.
+var ruleOrgWords = ruleWords(`inc corp corporation llc ltd limited company co group bank university college
+labs lab systems technologies technology solutions foundation institute agency department ministry council
+hospital school studio studios partners capital media games software airlines motors consulting holdings
+industries international services`)
 
 // negatedRelation handles the object of a negated relation verb: a name
 // ("I no longer work at Acme"), or "it", "the renewal", "my account"
@@ -201,8 +235,65 @@ func (r *ruleRun) negatedRelation(toks []ruleTok, subj string, vr ruleVerbRel, a
 			n++
 		}
 	}
+	if n > 1 && noun == "" {
+		// "it": the thing the last messages talked about, if only one of
+		// the candidates was named there.
+		found, n = r.recent(facts, subj, vr)
+	}
 	if n == 1 {
 		r.invalidate(Fact{ID: found.ID, Subject: found.Subject, Predicate: found.Predicate, Object: found.Object})
+	}
+}
+
+// recent returns the one fact among the subj-vr candidates of facts whose
+// thing ("Acme" of (Dana, owns, Acme), "renewal" of (alice,
+// renewal_owner, Dana)) the two messages before this one name, and how
+// many do.
+func (r *ruleRun) recent(facts []Fact, subj string, vr ruleVerbRel) (*Fact, int) {
+	var prev strings.Builder
+	for k := len(r.in.Previous) - 1; k >= 0 && k >= len(r.in.Previous)-2; k-- {
+		c := r.in.Previous[k].Content
+		if len(c) > 4096 {
+			c = c[:4096]
+		}
+		prev.WriteString(strings.ToLower(c))
+		prev.WriteByte(' ')
+	}
+	text := " " + prev.String()
+	var found *Fact
+	n := 0
+	for k := range facts {
+		f := &facts[k]
+		var thing string
+		switch {
+		case strings.EqualFold(f.Subject, subj) && f.Predicate == vr.pred:
+			thing = strings.ToLower(f.Object)
+		case strings.EqualFold(f.Object, subj) && strings.HasSuffix(f.Predicate, "_"+vr.role):
+			thing = strings.ReplaceAll(strings.TrimSuffix(f.Predicate, "_"+vr.role), "_", " ")
+		default:
+			continue
+		}
+		if thing != "" && ruleContainsWord(text, thing) {
+			found = f
+			n++
+		}
+	}
+	return found, n
+}
+
+// ruleContainsWord reports whether text holds w as whole words.
+func ruleContainsWord(text, w string) bool {
+	for i := 0; ; {
+		k := strings.Index(text[i:], w)
+		if k < 0 {
+			return false
+		}
+		k += i
+		before, after := k == 0 || !ruleAlnumAt(text, k-1), k+len(w) >= len(text) || !ruleAlnumAt(text, k+len(w))
+		if before && after {
+			return true
+		}
+		i = k + 1
 	}
 }
 
@@ -244,6 +335,10 @@ var rulePrefVerbs = map[string]string{
 // idea").
 var rulePrefBlock = ruleWords(`it that this these those them you him her how what when where your yours
 everything everyone anything something the_idea being`)
+
+// ruleToBlock are verbs after "I hate to" / "I love to" that speak
+// about the conversation, not a preference.
+var ruleToBlock = ruleWords("say admit tell ask bother interrupt break hear see know")
 
 // ruleHabits are adverbs that make "I <adverb> <verb>" a standing habit.
 var ruleHabits = ruleWords("always never usually rarely seldom generally")
@@ -318,8 +413,8 @@ func (r *ruleRun) preference(toks []ruleTok, i int) {
 		// often than a standing preference.
 		return
 	}
-	if rest[0].l == "to" && len(rest) < 2 {
-		return
+	if rest[0].l == "to" && (len(rest) < 2 || inSet(ruleToBlock, rest[1].l)) {
+		return // "I hate to say it"
 	}
 	var b strings.Builder
 	b.WriteString(r.speaker)
@@ -371,7 +466,7 @@ func (r *ruleRun) instruction(toks []ruleTok, i int) {
 
 // ruleOneOff are verbs of requests that are not standing instructions
 // ("please don't forget the file").
-var ruleOneOff = ruleWords("forget worry hesitate mind panic bother stop")
+var ruleOneOff = ruleWords("forget worry hesitate mind panic bother stop be")
 
 // favorite handles "my favorite X is Y".
 func (r *ruleRun) favorite(toks []ruleTok, i int) {
@@ -475,7 +570,7 @@ func ruleBaseVerb(w string) bool {
 
 var ruleLyVerbs = ruleWords("reply apply rely supply fly multiply comply imply ally")
 
-var ruleNotVerbs = ruleWords("able sure happy glad late early right wrong ready here there again")
+var ruleNotVerbs = ruleWords("able sure happy glad late early right wrong ready here there again been gone done seen gotten")
 
 // ruleThird conjugates a base-form verb in the third person singular.
 func ruleThird(v string) string {
@@ -564,10 +659,6 @@ planted fixed repaired sold rented upgraded switched renewed cancelled canceled 
 got gave made taught studied passed failed entered left found saw watched read visited tried hired fired
 recorded released launched raised saved donated`)
 
-// ruleSubordinate are words before a subject that make its clause
-// subordinate ("when I went", "that I moved").
-var ruleSubordinate = ruleWords("when while after before since until because that if as once whenever")
-
 // episode turns a first-person past-tense sentence into an event memory.
 func (r *ruleRun) episode(s *ruleSentence) {
 	if r.speaker == "" {
@@ -604,7 +695,7 @@ func (r *ruleRun) episode(s *ruleSentence) {
 		past := inSet(ruleIrregularPast, v) || v == "was" || v == "were" || v == "been" ||
 			(strings.HasSuffix(v, "ed") && len(v) > 4 && !inSet(ruleNotPastEd, v))
 		if !past || inSet(ruleNotEvents, v) || (perfect && v == "been" && ruleWord(toks, vi+1) != "to") {
-			return
+			continue
 		}
 		end := vi + 1
 		for end < len(toks) && !(toks[end].k == rtPunct && strings.Contains(";:()—–", toks[end].s)) && !(toks[end].k == rtWord && inSet(ruleRestStop, toks[end].l)) {

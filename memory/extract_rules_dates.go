@@ -58,7 +58,7 @@ const (
 	ruleMonthFormat = "January 2006"
 )
 
-// day returns the midnight of t's date shifted by days.
+// ruleDay returns the midnight of t's date shifted by days.
 func ruleDay(t time.Time, days int) time.Time {
 	y, m, d := t.Date()
 	return time.Date(y, m, d+days, 0, 0, 0, 0, t.Location())

@@ -181,13 +181,18 @@ func TestRuleExtractorRelations(t *testing.T) {
 		// Y is my X
 		{"Dana is my manager.", []string{"F alice|manager|Dana Scully", "S manager"}},
 		{"Jane is my sister.", []string{"F alice|sister|Jane"}},
+		{"My landlord is Mr. Thompson and he never fixes anything.", []string{"F alice|landlord|Mr. Thompson", "S landlord"}},
+		{"Sarah is my therapist and she's great.", []string{"F alice|therapist|Sarah", "S therapist"}},
+		{"My team lead is Priya Sharma.", []string{"F alice|team_lead|Priya Sharma", "S team_lead"}},
 		{"Honestly, Eve is my best friend.", []string{"F alice|best_friend|Eve"}},
 		// possessives
 		{"Dana's manager is Eve.", []string{"F Dana Scully|manager|Eve", "S manager"}},
 		{"Eve is Dana's manager.", []string{"F Dana Scully|manager|Eve", "S manager"}},
 		// appositions
 		{"My sister, Jane, lives nearby.", []string{"F alice|sister|Jane"}},
-		{"Dana, my boss, is great.", []string{"F alice|boss|Dana Scully"}},
+		{"I live with my boyfriend, Jake, in Austin.", []string{"F alice|boyfriend|Jake", "S boyfriend"}},
+		{"My cat Luna hates the vacuum.", []string{"F alice|has_cat|Luna"}},
+		{"Dana, my boss, is great.", []string{"F alice|boss|Dana Scully", "S boss"}},
 		{"My friend Dana is coming over.", []string{"F alice|friend|Dana Scully"}},
 		// verbs
 		{"Dana owns Acme.", []string{"F Dana Scully|owns|Acme"}},
@@ -195,13 +200,19 @@ func TestRuleExtractorRelations(t *testing.T) {
 		{"I lead the Phoenix project.", nil},
 		{"Bob leads Apollo.", []string{"F Bob|leads|Apollo"}},
 		{"I work at Google as an engineer.", []string{"F alice|works_at|Google", "S works_at"}},
-		{"I work for acme.", []string{"F alice|works_at|Acme", "S works_at"}},
+		{"I work at acme.", []string{"F alice|works_at|Acme", "S works_at"}},
+		{"I work for IBM.", []string{"F alice|works_at|IBM", "S works_at"}},
+		{"I work for Globex Corp.", []string{"F alice|works_at|Globex Corp", "S works_at"}},
+		{"I work for Dana.", nil}, // a boss, not an employer
+		{"My hometown is Boston.", []string{"F alice|hometown|Boston", "S hometown"}},
 		{"I'm working at Initech now.", []string{"F alice|works_at|Initech", "S works_at"}},
 		{"I live in New York.", []string{"F alice|lives_in|New York", "S lives_in"}},
 		{"I live in the US.", []string{"F alice|lives_in|US", "S lives_in"}},
 		{"I live in Paris, France.", []string{"F alice|lives_in|Paris", "S lives_in"}},
 		{"I've moved to Berlin.", []string{"F alice|lives_in|Berlin", "S lives_in"}},
 		{"Bob lives in Boston.", []string{"F Bob|lives_in|Boston", "S lives_in"}},
+		{"Jane and I live in Boston.", []string{"F alice|lives_in|Boston", "S lives_in"}},
+		{"Amazon owns Whole Foods.", []string{"F Amazon|owns|Whole Foods"}},
 		// I have a Y named Z
 		{"I have a dog named Max.", []string{"F alice|has_dog|Max"}},
 		{"I've got a cat called Luna.", []string{"F alice|has_cat|Luna"}},
@@ -216,6 +227,7 @@ func TestRuleExtractorAliases(t *testing.T) {
 		{"I am Roberta, from Acme.", []string{"A alice|Roberta"}},
 		{"Call me Al.", []string{"A alice|Al"}},
 		{"I go by Ally.", []string{"A alice|Ally"}},
+		{"I'm Dr. Patel, the new resident.", []string{"A alice|Dr. Patel"}},
 		{"My name is Alice.", nil}, // the speaker's own name
 		{"I'm tired.", nil},
 		{"I'm Canadian.", nil},
@@ -249,6 +261,7 @@ func TestRuleExtractorPreferences(t *testing.T) {
 		{"I love you.", nil},
 		{"I love the colors!", nil},
 		{"I'd love a coffee.", nil},
+		{"I hate to say it, but you are right.", nil},
 		{"I would like to live in Paris.", nil},
 		{"Please send me the report.", nil},
 		{"Please don't forget the file.", nil},
@@ -273,10 +286,13 @@ func TestRuleExtractorEpisodes(t *testing.T) {
 		{"Last Fri I finally took my kids to a pottery workshop.", []string{"M episode|alice finally took alice's kids to a pottery workshop (on Friday 5 May 2023)"}},
 		{"I was at the concert last night.", []string{"M episode|alice was at the concert (on Sunday 7 May 2023)"}},
 		{"I saw Bob on Friday.", []string{"M episode|alice saw Bob (on Friday 5 May 2023)"}},
+		{"I saw Dr. Lee on Tuesday about my knee.", []string{"M episode|alice saw Dr. Lee about alice's knee (on Tuesday 2 May 2023)"}},
+		{"In 2019 I ran the Boston Marathon.", []string{"M episode|alice ran the Boston Marathon (in 2019)"}},
 		{"I joined a gym.", []string{"M episode|alice joined a gym (mentioned on 8 May 2023)"}},
 		{"I moved to San Francisco last year.", []string{"F alice|lives_in|San Francisco", "S lives_in", "M episode|alice moved to San Francisco (in 2022)"}},
 		// not events
 		{"I thought about it.", nil},
+		{"I'm so happy, I went to the park yesterday.", []string{"M episode|alice went to the park (on Sunday 7 May 2023)"}},
 		{"I was so happy yesterday.", nil},
 		{"I'm going to Paris next week.", nil},
 		{"Tomorrow I will go hiking.", nil},
@@ -317,6 +333,28 @@ func TestRuleExtractorCorrections(t *testing.T) {
 	})
 }
 
+func TestRuleExtractorCorrectionFromPrevious(t *testing.T) {
+	for _, c := range []struct {
+		prev string
+		want []string
+	}{
+		{"Who handles the renewal now?", []string{"X alice|renewal_owner|Dana Scully"}},
+		{"What happened to Acme?", []string{"X Dana Scully|owns|Acme"}},
+		{"Acme's renewal is due.", nil}, // both named: ambiguous
+		{"Hello!", nil},
+	} {
+		in := ruleInput("Dana no longer owns it.")
+		in.Previous = []Message{{Role: RoleUser, Content: "Good morning."}, {Role: RoleAssistant, Content: c.prev}}
+		x, err := RuleExtractor{}.Extract(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ruleLines(x); !slices.Equal(got, c.want) {
+			t.Errorf("after %q: got %q, want %q", c.prev, got, c.want)
+		}
+	}
+}
+
 func TestRuleExtractorCorrectionKnownError(t *testing.T) {
 	in := ruleInput("Dana no longer owns the renewal.")
 	boom := errors.New("boom")
@@ -332,6 +370,7 @@ func TestRuleExtractorMentions(t *testing.T) {
 		{"Where is order #A-77?", []string{"E order #A-77|identifier"}},
 		{"See https://example.com/x, or write to bob@example.org.", []string{"E https://example.com/x|url", "E bob@example.org|email"}},
 		{"Ticket no. 12 is still open", []string{"E ticket 12|identifier"}},
+		{"Invoice number 7 is late", []string{"E invoice 7|identifier"}},
 		{"I counted 3942 sheep.", nil},
 	})
 }
@@ -366,6 +405,34 @@ func TestRuleExtractorMustNot(t *testing.T) {
 		{"私の上司はダナです。", nil},
 		{"Hey Mel! Good to see you!", nil},
 		{"Yesterday is my favorite song.", nil},
+		{"My son is 5 years old.", nil},
+		{"My son is 5.", nil},
+		{"My boss is Canadian.", nil},
+		{"My password is hunter2.", nil},
+		{"My PIN is 1234.", nil},
+		{"My brother is in Boston.", nil},
+		{"My meeting is Monday.", nil},
+		{"My address is 12 Main St.", nil},
+		{"I own Tesla stock.", nil},
+		{"The CEO owns Acme.", nil},
+		{"Nobody owns Acme.", nil},
+		{"Dana owns Acme, right?", nil},
+		{"Let me know if Dana owns Acme.", nil},
+		{"They live in Boston.", nil},
+		{"I work at St. Mary's Hospital.", nil},
+		{"The new manager is Tom.", nil},
+		{"Our CEO is Linda.", nil},
+		{"His name is Bob.", nil},
+		{"I had a dog named Buddy.", nil},
+		{"I'm allergic to peanuts.", nil},
+		{"I used to live in Boston.", nil},
+		{"I want to live in Boston.", nil},
+		{"I'm Home!", nil},
+		{"I'm Dana's sister.", nil},
+		{"Please don't be late.", nil},
+		{"Never mind.", nil},
+		{"I like it here.", nil},
+		{"I got you.", nil},
 	})
 }
 

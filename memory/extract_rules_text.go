@@ -11,7 +11,7 @@ import (
 // punctuation, grouped into sentences. Contractions are expanded ("I'm"
 // → "I" "am", "don't" → "do" "not"), so that the patterns see one form.
 
-// tokenKind classifies a token.
+// ruleTokKind classifies a token.
 type ruleTokKind uint8
 
 const (
@@ -23,7 +23,7 @@ const (
 	rtPunct
 )
 
-// token is one unit of a sentence.
+// ruleTok is one unit of a sentence.
 type ruleTok struct {
 	s   string // surface text (an expanded contraction's piece: "am")
 	l   string // lower case of s
@@ -32,7 +32,7 @@ type ruleTok struct {
 	sp  bool // rendered with a space before it
 }
 
-// sentence is a run of tokens up to a sentence end.
+// ruleSentence is a run of tokens up to a sentence end.
 type ruleSentence struct {
 	toks     []ruleTok
 	question bool // ends with "?"
@@ -44,14 +44,14 @@ type ruleSentence struct {
 // paste is a document, not something said about oneself).
 const maxRuleBytes = 16 << 10
 
-// maxTokenBytes bounds a word the patterns consider: longer ones are kept
+// maxRuleTokenBytes bounds a word the patterns consider: longer ones are kept
 // as tokens but never become names.
 const maxRuleTokenBytes = 64
 
-// abbreviations whose trailing period does not end a sentence.
+// ruleAbbrev are abbreviations whose trailing period does not end a sentence.
 var ruleAbbrev = ruleWords("mr mrs ms dr st prof jr sr vs etc approx")
 
-// guardWords mark a sentence as hypothetical, reported, uncertain or
+// ruleGuard words mark a sentence as hypothetical, reported, uncertain or
 // modal: nothing in it is taken as a fact, a preference or an event.
 var ruleGuard = ruleWords(`if unless whether would could should might wish wished suppose supposing imagine
 imagined pretend maybe perhaps hope hoping hopefully assume assuming said says say saying told tells tell
@@ -59,10 +59,10 @@ think thinks thought believe believes believed heard hear according claims claim
 wonder wondering wondered guess guessing dream dreamed dreamt hypothetically kidding joking rumor rumour
 apparently supposedly allegedly probably possibly`)
 
-// negations deny what follows them.
+// ruleNeg words deny what follows them.
 var ruleNeg = ruleWords("not never no nobody nothing neither nor none")
 
-// contractions maps a lower-case contraction to its expansion.
+// ruleContractions maps a lower-case contraction to its expansion.
 var ruleContractions = map[string][2]string{
 	"i'm": {"I", "am"}, "i've": {"I", "have"}, "i'd": {"I", "would"}, "i'll": {"I", "will"},
 	"we're": {"we", "are"}, "we've": {"we", "have"}, "we'd": {"we", "would"}, "we'll": {"we", "will"},
@@ -75,7 +75,7 @@ var ruleContractions = map[string][2]string{
 	"can't": {"can", "not"}, "won't": {"will", "not"}, "shan't": {"shall", "not"}, "ain't": {"is", "not"},
 }
 
-// wordSet builds a set from space-separated words.
+// ruleWords builds a set from space-separated words.
 func ruleWords(words string) map[string]struct{} {
 	f := strings.Fields(words)
 	m := make(map[string]struct{}, len(f))
@@ -90,17 +90,20 @@ func inSet(set map[string]struct{}, w string) bool {
 	return ok
 }
 
-// tokenizer accumulates the sentences of one text.
+// ruleTokenizer accumulates the sentences of one text.
 type ruleTokenizer struct {
 	sents []ruleSentence
-	cur   []ruleTok
+	cur   []ruleTok // the current sentence, at the end of buf when it fits
+	buf   []ruleTok // the tokens of the closed sentences
 	space bool
 }
 
-// tokenize splits text into sentences of tokens. It is linear in the
+// ruleTokenize splits text into sentences of tokens. It is linear in the
 // length of text.
 func ruleTokenize(text string) []ruleSentence {
-	z := ruleTokenizer{space: true}
+	z := ruleTokenizer{space: true, buf: make([]ruleTok, 0, len(text)/4+4)}
+	z.cur = z.buf[:0]
+	z.sents = make([]ruleSentence, 0, len(text)/64+1)
 	i := 0
 	for i < len(text) {
 		r, n := utf8.DecodeRuneInString(text[i:])
@@ -145,7 +148,12 @@ func (z *ruleTokenizer) end(question bool) {
 		}
 	}
 	z.sents = append(z.sents, s)
-	z.cur = nil
+	// One allocation for the tokens of every sentence: cur grows in buf's
+	// spare capacity unless it outgrew it.
+	if spare := z.buf[len(z.buf):cap(z.buf)]; len(spare) > 0 && &spare[0] == &z.cur[0] {
+		z.buf = z.buf[:len(z.buf)+len(z.cur)]
+	}
+	z.cur = z.buf[len(z.buf):len(z.buf):cap(z.buf)]
 }
 
 func (z *ruleTokenizer) add(t ruleTok) {
@@ -180,7 +188,7 @@ func (z *ruleTokenizer) chunk(c string) {
 	z.words(c)
 }
 
-// isEmail reports whether s looks like local@domain.tld.
+// ruleIsEmail reports whether s looks like local@domain.tld.
 func ruleIsEmail(s string) bool {
 	at := strings.IndexByte(s, '@')
 	if at <= 0 || at != strings.LastIndexByte(s, '@') || len(s) > 254 {
@@ -249,7 +257,7 @@ func ruleAlnumAt(s string, i int) bool {
 }
 
 // punct adds a punctuation token; a sentence end closes the sentence.
-// rest is the chunk after the rune, to tell "Mr." and "3.5" from an end.
+// after indexes c past the rune, to see a run like "?!" or "...".
 func (z *ruleTokenizer) punct(r rune, c string, after int) {
 	s := string(r)
 	if r == '’' || r == '‘' {
@@ -258,10 +266,13 @@ func (z *ruleTokenizer) punct(r rune, c string, after int) {
 	switch r {
 	case '.', '!', '?', '…':
 		if r == '.' && len(z.cur) > 0 {
-			last := z.cur[len(z.cur)-1]
-			if last.k == rtWord && (inSet(ruleAbbrev, last.l) ||
+			last := &z.cur[len(z.cur)-1]
+			if last.k == rtWord && !z.space && (inSet(ruleAbbrev, last.l) ||
 				last.l == "no" && len(z.cur) > 1 && inSet(ruleIDNouns, z.cur[len(z.cur)-2].l)) {
-				z.add(ruleTok{s: s, l: s, k: rtPunct})
+				// "Dr. Lee", "St. Mary", "ticket no. 12": the period
+				// belongs to the word.
+				last.s += "."
+				last.l += "."
 				return
 			}
 		}
@@ -335,7 +346,7 @@ func ruleKeepCase(w string, capital bool) string {
 	return w
 }
 
-// render joins tokens back into text.
+// ruleRender joins tokens back into text.
 func ruleRender(b *strings.Builder, toks []ruleTok) {
 	for _, t := range toks {
 		if t.sp && b.Len() > 0 && !(t.k == rtPunct && strings.Contains(".,;:!?)]", t.s)) {
@@ -345,8 +356,9 @@ func ruleRender(b *strings.Builder, toks []ruleTok) {
 	}
 }
 
-// looksEnglish reports whether text is plausibly English: mostly ASCII
-// letters, and (for more than a few words) some English function words.
+// ruleLooksEnglish reports whether text is plausibly English: mostly
+// ASCII letters, and, past a few lower-case words, at least one in ten of
+// them an English function word.
 func ruleLooksEnglish(sents []ruleSentence) bool {
 	words, function, ascii, other := 0, 0, 0, 0
 	for _, s := range sents {
@@ -354,7 +366,10 @@ func ruleLooksEnglish(sents []ruleSentence) bool {
 			if t.k != rtWord {
 				continue
 			}
-			words++
+			if !t.cap {
+				// Names say nothing about the language around them.
+				words++
+			}
 			if inSet(ruleFunctionWords, t.l) {
 				function++
 			}
@@ -373,7 +388,7 @@ func ruleLooksEnglish(sents []ruleSentence) bool {
 	return words < 4 || function*10 >= words
 }
 
-// englishFunction are frequent English function words.
+// ruleFunctionWords are frequent English function words.
 var ruleFunctionWords = ruleWords(`i me my mine we our us you your he she his her it its they them their the a an
 and or but of to in on at for with from by about is am are was were be been being have has had do does did
 not no this that these those there here what who where when why how which so if than then too very just

@@ -88,7 +88,7 @@ func TestRecallDropsDuplicates(t *testing.T) {
 // TestRecallAcrossSessions is the seeds' scenario: a user states a fact in
 // one session; in a new session, Recall for a follow-up surfaces it.
 func TestRecallAcrossSessions(t *testing.T) {
-	s := openMem(t, nil)
+	s := openMem(t, &Options{Extraction: ExtractOff}) // hand-fed: formation is TestFormationRecallAcrossSessions
 	s1 := s.Session(Scope{Tenant: "acme", User: "alice", Session: "monday"})
 	mustAppend(t, s1,
 		user("Hi, I need help with my subscription."),
