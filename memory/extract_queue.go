@@ -453,25 +453,27 @@ func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, er
 					return err
 				}
 				if o.err != nil {
-					j.state.Attempts++
-					j.state.Error = truncateError(o.err)
-					j.state.At = time.Now().UnixNano()
+					// A copy: Update may run this function again.
+					fj := *j
+					fj.state.Attempts++
+					fj.state.Error = truncateError(o.err)
+					fj.state.At = time.Now().UnixNano()
 					if permanent(o.err) {
-						j.state.Attempts = max(j.state.Attempts, ExtractMaxAttempts)
+						fj.state.Attempts = max(fj.state.Attempts, ExtractMaxAttempts)
 					}
-					if j.state.Attempts >= ExtractMaxAttempts {
+					if fj.state.Attempts >= ExtractMaxAttempts {
 						if err := tx.Delete(j.key); err != nil {
 							return err
 						}
-						if err := tx.Set(queueKey(engine.NSExtractParked, j.prefix, j.id), j.state.encode()); err != nil {
+						if err := tx.Set(queueKey(engine.NSExtractParked, j.prefix, j.id), fj.state.encode()); err != nil {
 							return err
 						}
 						continue
 					}
-					if err := tx.Set(j.key, j.state.encode()); err != nil {
+					if err := tx.Set(j.key, fj.state.encode()); err != nil {
 						return err
 					}
-					failed = append(failed, *j)
+					failed = append(failed, fj)
 					continue
 				}
 				if o.in != nil {
@@ -512,7 +514,7 @@ func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, er
 	for i := range jobs {
 		if o := &outs[i]; o.err != nil && !errors.Is(o.err, errSkipped) {
 			s.warn("memory: extraction failed", "tenant", jobs[i].scope.Tenant, "user", jobs[i].scope.User,
-				"session", jobs[i].scope.Session, "message", jobs[i].id.String(), "attempt", jobs[i].state.Attempts, "err", o.err)
+				"session", jobs[i].scope.Session, "message", jobs[i].id.String(), "attempt", jobs[i].state.Attempts+1, "err", o.err)
 		}
 	}
 	return failed, nil
