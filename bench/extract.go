@@ -31,21 +31,10 @@ func LocomoTurns(samples []LocomoSample) []ExtractTurn {
 	var out []ExtractTurn
 	for _, s := range samples {
 		for _, sess := range s.Sessions {
-			for i, t := range sess.Turns {
-				role := memory.RoleUser
-				if t.Speaker == s.Speakers[1] {
-					role = memory.RoleAssistant
+			for i := range sess.Turns {
+				if m, ok := s.message(&sess, i); ok {
+					out = append(out, ExtractTurn{User: s.ID, Session: fmt.Sprintf("session_%d", sess.N), Message: m})
 				}
-				text := t.Text
-				if t.Caption != "" {
-					text += " [image: " + t.Caption + "]"
-				}
-				if text == "" {
-					continue
-				}
-				out = append(out, ExtractTurn{User: s.ID, Session: fmt.Sprintf("session_%d", sess.N), Message: memory.Message{
-					Role: role, Name: t.Speaker, Content: text, Time: sess.Time.Add(time.Duration(i) * time.Second),
-				}})
 			}
 		}
 	}

@@ -157,6 +157,27 @@ func locomoQuery(mode string) (memory.Query, bool) {
 	return q, true
 }
 
+// message returns turn i of a session as a message: the first speaker's
+// turns are user messages and the second speaker's assistant messages,
+// named after the speaker, a second apart from the session's date, with an
+// image's caption after the text as "[image: ...]". It reports false for
+// a turn with no text.
+func (s *LocomoSample) message(sess *LocomoSession, i int) (memory.Message, bool) {
+	t := &sess.Turns[i]
+	role := memory.RoleUser
+	if t.Speaker == s.Speakers[1] {
+		role = memory.RoleAssistant
+	}
+	text := t.Text
+	if t.Caption != "" {
+		text += " [image: " + t.Caption + "]"
+	}
+	if strings.TrimSpace(text) == "" {
+		return memory.Message{}, false
+	}
+	return memory.Message{Role: role, Name: t.Speaker, Content: text, Time: sess.Time.Add(time.Duration(i) * time.Second)}, true
+}
+
 // IngestLocomo writes a sample's sessions into store, one session of the
 // user named by the sample's id per LoCoMo session, each in one
 // transaction; the first speaker's turns are user messages and the second
@@ -170,22 +191,12 @@ func IngestLocomo(ctx context.Context, store *memory.Store, tenant string, s *Lo
 		var b memory.Batch
 		var dia []string
 		for i, t := range sess.Turns {
-			role := memory.RoleUser
-			if t.Speaker == s.Speakers[1] {
-				role = memory.RoleAssistant
-			}
-			text := t.Text
-			if t.Caption != "" {
-				text += " [image: " + t.Caption + "]"
-			}
-			if strings.TrimSpace(text) == "" {
+			m, ok := s.message(&sess, i)
+			if !ok {
 				continue
 			}
-			b.Append(scope, memory.Message{
-				Role: role, Name: t.Speaker, Content: text,
-				Time:     sess.Time.Add(time.Duration(i) * time.Second),
-				Metadata: map[string]string{"dia_id": t.DiaID},
-			})
+			m.Metadata = map[string]string{"dia_id": t.DiaID}
+			b.Append(scope, m)
 			dia = append(dia, t.DiaID)
 		}
 		if b.Len() == 0 {

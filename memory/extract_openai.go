@@ -56,8 +56,7 @@ var (
 	// ErrExtractionRefused is returned when the model refuses to answer
 	// (its message has a refusal, or the reply's finish_reason is
 	// "content_filter"). Retrying the same message is pointless: the
-	// store retries every failed job alike and parks it after its tries,
-	// where `engram inspect` shows it.
+	// store parks such a job at once, where `engram inspect` shows it.
 	ErrExtractionRefused = fmt.Errorf("%w: the model refused", ErrExtraction)
 )
 
