@@ -66,6 +66,9 @@ func checkGraphName(s string) bool {
 func (s *Store) checkExtraction(j *job, o *outcome) {
 	x, msg := o.x, &o.in.Message
 	now := time.Now()
+	if capItems(x) {
+		s.warn("memory: extraction cut to its first items", "message", msg.ID, "limit", maxExtractionItems)
+	}
 	drop := func(ref itemRef, why string) {
 		if o.skip == nil {
 			o.skip = map[itemRef]bool{}
@@ -143,6 +146,30 @@ func (s *Store) checkExtraction(j *job, o *outcome) {
 	}
 }
 
+// maxExtractionItems bounds each list of one message's extraction; what
+// follows is dropped with a log line.
+const maxExtractionItems = 64
+
+// capItems cuts every list of x to maxExtractionItems and reports whether
+// it cut any.
+func capItems(x *Extraction) bool {
+	cut := false
+	trim := func(n int) int {
+		if n > maxExtractionItems {
+			cut = true
+			return maxExtractionItems
+		}
+		return n
+	}
+	x.Memories = x.Memories[:trim(len(x.Memories))]
+	x.Entities = x.Entities[:trim(len(x.Entities))]
+	x.Facts = x.Facts[:trim(len(x.Facts))]
+	x.Invalidate = x.Invalidate[:trim(len(x.Invalidate))]
+	x.Updates = x.Updates[:trim(len(x.Updates))]
+	x.Deletes = x.Deletes[:trim(len(x.Deletes))]
+	return cut
+}
+
 // prepareExtraction embeds the memories and updates of o outside the
 // transaction.
 func (s *Store) prepareExtraction(ctx context.Context, j *job, o *outcome) error {
@@ -185,6 +212,9 @@ type ledger struct {
 type ledgerMemory struct {
 	ID      string `json:"i"`
 	Created bool   `json:"c,omitempty"` // else merged into a stored memory
+	// Replaces is the memory an update made ID supersede: forgetting
+	// the update brings it back.
+	Replaces string `json:"r,omitempty"`
 }
 
 func (l *ledger) empty() bool {
@@ -196,6 +226,9 @@ type applier struct {
 	s      *Store
 	tx     *engine.Tx
 	graphs map[string]*graph.Tx // one graph Tx per root, as package graph asks
+	// unstored are the texts of memories embedded but merged into
+	// another, whose cached embeddings go.
+	unstored []string
 }
 
 func newApplier(s *Store, tx *engine.Tx) *applier {
@@ -250,6 +283,9 @@ func (a *applier) apply(j *job, o *outcome) error {
 		if err != nil {
 			return fail(itemRef{'m', i}, err)
 		}
+		if r.dropped {
+			a.unstored = append(a.unstored, p.m.Text)
+		}
 		led.Memories = append(led.Memories, ledgerMemory{ID: r.id, Created: r.created})
 	}
 	for i := range x.Updates {
@@ -262,16 +298,23 @@ func (a *applier) apply(j *job, o *outcome) error {
 		old, _ := ulid.ParseStrict(m.ID)
 		m.ID = ""
 		id, err := a.s.updateMemoryTx(a.tx, user, prefix, old, m, p.vec, now)
+		if errors.Is(err, engine.ErrNotFound) {
+			// Gone (or never there): nothing was written for it.
+			a.s.warn("memory: extracted update of a missing memory skipped", "message", msg.ID, "memory", old.String())
+			continue
+		}
 		if err != nil {
 			return fail(itemRef{'u', i}, err)
 		}
-		led.Memories = append(led.Memories, ledgerMemory{ID: id, Created: true})
+		led.Memories = append(led.Memories, ledgerMemory{ID: id, Created: true, Replaces: old.String()})
 	}
 	for i, id := range x.Deletes {
 		if o.skip[itemRef{'d', i}] {
 			continue
 		}
-		if _, err := deleteMemoryTx(a.tx, user, prefix, id); err != nil {
+		if _, err := deleteMemoryTx(a.tx, user, prefix, id); errors.Is(err, engine.ErrNotFound) {
+			a.s.warn("memory: extracted deletion of a missing memory skipped", "message", msg.ID, "memory", id)
+		} else if err != nil {
 			return fail(itemRef{'d', i}, err)
 		}
 	}
@@ -308,7 +351,7 @@ func (a *applier) apply(j *job, o *outcome) error {
 		}
 		if !found {
 			led.Entities = append(led.Entities, after.Name)
-			continue
+			before = Entity{} // so its observations and aliases are recorded too
 		}
 		if added := without(after.Observations, before.Observations); len(added) > 0 {
 			led.Observations = append(led.Observations, ObservationSet{EntityName: after.Name, Observations: added})
@@ -370,7 +413,9 @@ func (a *applier) apply(j *job, o *outcome) error {
 			}
 		}
 		for _, id := range ids {
-			if _, err := g.Invalidate(id, msg.Time); err != nil {
+			if _, err := g.Invalidate(id, msg.Time); errors.Is(err, graph.ErrFactNotFound) {
+				a.s.warn("memory: extracted invalidation of a missing fact skipped", "message", msg.ID, "fact", id)
+			} else if err != nil {
 				return fail(itemRef{'i', i}, err)
 			}
 		}
@@ -379,7 +424,9 @@ func (a *applier) apply(j *job, o *outcome) error {
 		return nil
 	}
 	b, _ := json.Marshal(&led) // strings and bools always marshal
-	return a.tx.SetTTL(engine.Key(j.prefix, engine.NSExtracted, j.id[:]), append([]byte{recordVersion}, b...), a.s.opts.SessionTTL)
+	// No TTL: the ledger outlives expired messages, so that forgetting
+	// their session still finds what was formed from them.
+	return a.tx.Set(engine.Key(j.prefix, engine.NSExtracted, j.id[:]), append([]byte{recordVersion}, b...))
 }
 
 // without returns the items of a not in b.
@@ -442,6 +489,37 @@ func (s *Store) forgetExtracted(ctx context.Context, scope Scope, prefix []byte)
 	if err != nil {
 		return err
 	}
+	// The versions that updates replaced come back: read and embed them
+	// outside the transaction.
+	replaced := map[string]*preparedMemory{}
+	for _, lm := range all.Memories {
+		if lm.Replaces == "" {
+			continue
+		}
+		old, err := ulid.ParseStrict(lm.Replaces)
+		if err != nil {
+			continue
+		}
+		var m Memory
+		err = s.db.View(ctx, func(tx *engine.Tx) error {
+			b, err := tx.Get(engine.Key(userPrefix, engine.NSMemoryArchive, old[:]))
+			if err != nil {
+				return err
+			}
+			return json.Unmarshal(b, &m)
+		})
+		if errors.Is(err, engine.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		vecs, err := s.embed(ctx, []string{m.Text})
+		if err != nil {
+			return err
+		}
+		replaced[lm.ID] = &preparedMemory{m: m, vec: vecs[0]}
+	}
 	var texts []string
 	err = s.db.Update(ctx, func(tx *engine.Tx) error {
 		texts = texts[:0]
@@ -458,6 +536,27 @@ func (s *Store) forgetExtracted(ctx context.Context, scope Scope, prefix []byte)
 			}
 			rest := slices.DeleteFunc(slices.Clone(m.Source), func(id string) bool { return ids[id] })
 			if len(rest) == len(m.Source) {
+				continue
+			}
+			if p := replaced[lm.ID]; p != nil && len(rest) == 0 {
+				// An update made from the session: drop the version it
+				// wrote and bring back the one it replaced.
+				if err := tx.DeleteRecordIn(user, spaceMemories, m.ID); err != nil {
+					return err
+				}
+				if err := deleteHash(tx, userPrefix, &m); err != nil {
+					return err
+				}
+				texts = append(texts, m.Text)
+				back := p.m
+				back.SupersededBy = ""
+				old, _ := ulid.ParseStrict(back.ID)
+				if err := tx.Delete(engine.Key(userPrefix, engine.NSMemoryArchive, old[:])); err != nil {
+					return err
+				}
+				if err := s.putMemory(tx, user, userPrefix, nil, &back, p.vec); err != nil {
+					return err
+				}
 				continue
 			}
 			if lm.Created && len(rest) == 0 {

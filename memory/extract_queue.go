@@ -208,8 +208,12 @@ func (w *worker) run() {
 	defer close(w.done)
 	defer w.signal() // wake Flush callers for good
 	for {
-		next, err := w.pass()
-		w.signal()
+		next, ran, err := w.pass()
+		if ran > 0 {
+			// Only a pass that ran jobs wakes Flush: one that found every
+			// job waiting out a backoff must not spin with it.
+			w.signal()
+		}
 		if err != nil && w.ctx.Err() == nil {
 			w.s.warn("memory: extraction pass failed; retrying", "err", err)
 			next = time.Now().Add(backoff(1))
@@ -254,23 +258,25 @@ func (w *worker) signal() {
 }
 
 // pass runs every job that is ready and returns when the next blocked
-// session may be retried (zero: none is blocked).
-func (w *worker) pass() (time.Time, error) {
+// session may be retried (zero: none is blocked) and how many jobs it
+// ran.
+func (w *worker) pass() (next time.Time, ran int, err error) {
 	for w.ctx.Err() == nil {
 		jobs, err := w.s.nextJobs(w.ctx, extractBatch, w.isBlocked)
 		if err != nil {
-			return time.Time{}, err
+			return time.Time{}, ran, err
 		}
 		if len(jobs) == 0 {
 			break
 		}
 		failed, err := w.s.runJobs(w.ctx, w.x, jobs)
 		if err != nil {
-			return time.Time{}, err
+			return time.Time{}, ran, err
 		}
+		ran += len(jobs)
 		w.block(failed)
 	}
-	return w.nextRetry(), nil
+	return w.nextRetry(), ran, nil
 }
 
 func (w *worker) isBlocked(prefix []byte) bool {
@@ -343,6 +349,13 @@ func (s *Store) extractAppended(ctx context.Context, a *preparedAppend, ids []ul
 	if len(jobs) == 0 {
 		return
 	}
+	// An earlier message of the session still queued (waiting out a
+	// backoff, or left by an earlier run) goes first: the worker takes
+	// them in order.
+	if w := s.worker; w.isBlocked(a.prefix) || !s.firstQueued(ctx, a.prefix, jobs[0].key) {
+		w.nudge()
+		return
+	}
 	failed, err := s.runJobs(ctx, s.extractor, jobs)
 	if err != nil {
 		s.warn("memory: extraction on append failed; the worker retries", "err", err)
@@ -353,6 +366,21 @@ func (s *Store) extractAppended(ctx context.Context, a *preparedAppend, ids []ul
 		s.worker.block(failed)
 		s.worker.nudge()
 	}
+}
+
+// firstQueued reports whether key is the first queue entry of the
+// session with prefix.
+func (s *Store) firstQueued(ctx context.Context, prefix, key []byte) bool {
+	first := false
+	_ = s.db.View(ctx, func(tx *engine.Tx) error {
+		p := engine.SystemKey(engine.NSExtractQueue, prefix)
+		it := tx.NewIterator(engine.IterOptions{Prefix: p, KeysOnly: true})
+		defer it.Close()
+		it.Seek(p)
+		first = it.Valid() && bytes.Equal(it.Key(), key)
+		return nil
+	})
+	return first
 }
 
 // nextJobs returns up to limit queued jobs in key order, leaving out the
@@ -396,6 +424,19 @@ type outcome struct {
 	prepared []*preparedMemory
 	// skip marks items of x that could not be written, by kind and index.
 	skip map[itemRef]bool
+	// permanent parks the job at once when err is set.
+	permanent bool
+}
+
+// texts returns the texts of the memories the outcome embedded.
+func (o *outcome) texts() []string {
+	var out []string
+	for _, p := range o.prepared {
+		if p != nil {
+			out = append(out, p.m.Text)
+		}
+	}
+	return out
 }
 
 // runJobs extracts a batch of jobs and completes them in one transaction.
@@ -431,15 +472,53 @@ func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, er
 			return nil, err
 		}
 	}
+	failed, err := s.commitJobs(ctx, jobs, outs)
+	if err != nil && len(jobs) > 1 && ctx.Err() == nil {
+		// One job the store cannot write must not hold up the others:
+		// commit them one by one, and park the one that fails.
+		failed = failed[:0]
+		for i := range jobs {
+			f, err := s.commitJobs(ctx, jobs[i:i+1], outs[i:i+1])
+			if err != nil && ctx.Err() == nil {
+				s.warn("memory: extraction job cannot be written; parking it", "tenant", jobs[i].scope.Tenant, "user", jobs[i].scope.User,
+					"message", jobs[i].id.String(), "err", err)
+				outs[i] = outcome{err: fmt.Errorf("memory: write extraction: %w", err), permanent: true}
+				f, err = s.commitJobs(ctx, jobs[i:i+1], outs[i:i+1])
+			}
+			if err != nil {
+				return nil, err
+			}
+			failed = append(failed, f...)
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	for i := range jobs {
+		if o := &outs[i]; o.err != nil && !errors.Is(o.err, errSkipped) {
+			s.warn("memory: extraction failed", "tenant", jobs[i].scope.Tenant, "user", jobs[i].scope.User,
+				"session", jobs[i].scope.Session, "message", jobs[i].id.String(), "attempt", jobs[i].state.Attempts+1, "err", o.err)
+		}
+	}
+	return failed, nil
+}
+
+// maxItemRetries bounds how often commitJobs runs its transaction again
+// without an item the store refused.
+const maxItemRetries = 16
+
+// commitJobs completes extracted jobs in one transaction: each job's
+// writes and ledger, or its failure, and the removal (or update) of its
+// queue entry. It returns the jobs that failed and stay queued.
+func (s *Store) commitJobs(ctx context.Context, jobs []job, outs []outcome) ([]job, error) {
 	var failed []job
 	// Items that fail inside the transaction are marked and the
 	// transaction is tried again without them: each try drops one.
 	for try := 0; ; try++ {
 		var touched [][]byte
+		var unstored []string
 		var bad *itemError
-		failed = failed[:0]
 		err := s.db.Update(ctx, func(tx *engine.Tx) error {
-			touched, bad, failed = touched[:0], nil, failed[:0]
+			touched, unstored, bad, failed = touched[:0], unstored[:0], nil, failed[:0]
 			ap := newApplier(s, tx)
 			for i := range jobs {
 				j, o := &jobs[i], &outs[i]
@@ -448,6 +527,7 @@ func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, er
 				}
 				switch _, err := tx.Get(j.key); {
 				case errors.Is(err, engine.ErrNotFound):
+					unstored = append(unstored, o.texts()...)
 					continue // done already, or forgotten
 				case err != nil:
 					return err
@@ -458,7 +538,7 @@ func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, er
 					fj.state.Attempts++
 					fj.state.Error = truncateError(o.err)
 					fj.state.At = time.Now().UnixNano()
-					if permanent(o.err) {
+					if o.permanent || permanent(o.err) {
 						fj.state.Attempts = max(fj.state.Attempts, ExtractMaxAttempts)
 					}
 					if fj.state.Attempts >= ExtractMaxAttempts {
@@ -490,10 +570,10 @@ func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, er
 					return err
 				}
 			}
-			touched = ap.roots()
+			touched, unstored = ap.roots(), append(unstored, ap.unstored...)
 			return nil
 		})
-		if bad != nil && try < 64 {
+		if bad != nil && try < maxItemRetries {
 			o := &outs[bad.job]
 			if o.skip == nil {
 				o.skip = map[itemRef]bool{}
@@ -509,15 +589,11 @@ func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, er
 		for _, r := range touched {
 			s.nameCache.invalidate(r)
 		}
-		break
+		// Embedded (and cached) but not stored: merged into another
+		// memory, or the job was gone.
+		s.dropEmbedded(ctx, unstored...)
+		return failed, nil
 	}
-	for i := range jobs {
-		if o := &outs[i]; o.err != nil && !errors.Is(o.err, errSkipped) {
-			s.warn("memory: extraction failed", "tenant", jobs[i].scope.Tenant, "user", jobs[i].scope.User,
-				"session", jobs[i].scope.Session, "message", jobs[i].id.String(), "attempt", jobs[i].state.Attempts+1, "err", o.err)
-		}
-	}
-	return failed, nil
 }
 
 // permanent reports whether an extraction error cannot go away by
