@@ -82,6 +82,14 @@ func displayName(name string) string { return strings.TrimSpace(name) }
 // White space other than the ASCII space is allowed (it folds away), other
 // control characters are not, so that folded names never hold the 0x00
 // that separates key components.
+// ValidName reports whether name is usable as an entity name, alias or
+// predicate: the rule every write of the graph checks (non-empty once
+// trimmed, at most [MaxNameLength] bytes of UTF-8, no control characters).
+func ValidName(name string) bool {
+	_, _, err := checkName("name", name)
+	return err == nil
+}
+
 func checkName(what, name string) (display, folded string, err error) {
 	display = displayName(name)
 	switch {

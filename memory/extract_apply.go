@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
@@ -51,16 +50,6 @@ func isItemError(err error) bool {
 	return false
 }
 
-// checkName reports whether s is usable as an entity name, alias or
-// predicate: graph checks it again, this drops it before a transaction.
-func checkGraphName(s string) bool {
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > graph.MaxNameLength || !utf8.ValidString(s) {
-		return false
-	}
-	return !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) })
-}
-
 // checkExtraction drops the items of o.x that cannot be written, with a
 // log line each, and fills in what the store owns: sources, times.
 func (s *Store) checkExtraction(j *job, o *outcome) {
@@ -87,10 +76,10 @@ func (s *Store) checkExtraction(j *job, o *outcome) {
 	}
 	for i := range x.Entities {
 		e := &x.Entities[i]
-		ok := checkGraphName(e.Name) && len(e.Type) <= graph.MaxNameLength && utf8.ValidString(e.Type) &&
+		ok := graph.ValidName(e.Name) && len(e.Type) <= graph.MaxNameLength && utf8.ValidString(e.Type) &&
 			len(e.Aliases) <= graph.MaxAliases && len(e.Observations) <= graph.MaxObservations
 		for _, a := range e.Aliases {
-			ok = ok && checkGraphName(a)
+			ok = ok && graph.ValidName(a)
 		}
 		for _, ob := range e.Observations {
 			ok = ok && ob != "" && len(ob) <= graph.MaxObservationLength && utf8.ValidString(ob)
@@ -108,7 +97,7 @@ func (s *Store) checkExtraction(j *job, o *outcome) {
 			f.ValidFrom = msg.Time
 		}
 		switch {
-		case !checkGraphName(f.Subject) || !checkGraphName(f.Predicate) || !checkGraphName(f.Object):
+		case !graph.ValidName(f.Subject) || !graph.ValidName(f.Predicate) || !graph.ValidName(f.Object):
 			drop(itemRef{'f', i}, "empty or bad subject, predicate or object")
 		case f.Confidence < 0 || f.Confidence > 1 || f.Confidence != f.Confidence:
 			drop(itemRef{'f', i}, "confidence outside [0, 1]")
@@ -120,7 +109,7 @@ func (s *Store) checkExtraction(j *job, o *outcome) {
 	}
 	for i := range x.Invalidate {
 		f := &x.Invalidate[i]
-		if f.ID == "" && (!checkGraphName(f.Subject) || !checkGraphName(f.Predicate) || (f.Object != "" && !checkGraphName(f.Object))) {
+		if f.ID == "" && (!graph.ValidName(f.Subject) || !graph.ValidName(f.Predicate) || (f.Object != "" && !graph.ValidName(f.Object))) {
 			drop(itemRef{'i', i}, "neither an id nor a subject and predicate")
 		}
 	}
@@ -492,33 +481,36 @@ func (s *Store) forgetExtracted(ctx context.Context, scope Scope, prefix []byte)
 	// The versions that updates replaced come back: read and embed them
 	// outside the transaction.
 	replaced := map[string]*preparedMemory{}
-	for _, lm := range all.Memories {
-		if lm.Replaces == "" {
-			continue
-		}
-		old, err := ulid.ParseStrict(lm.Replaces)
-		if err != nil {
-			continue
-		}
-		var m Memory
-		err = s.db.View(ctx, func(tx *engine.Tx) error {
+	err = s.db.View(ctx, func(tx *engine.Tx) error {
+		for _, lm := range all.Memories {
+			old, err := ulid.ParseStrict(lm.Replaces)
+			if lm.Replaces == "" || err != nil {
+				continue
+			}
 			b, err := tx.Get(engine.Key(userPrefix, engine.NSMemoryArchive, old[:]))
+			if errors.Is(err, engine.ErrNotFound) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			return json.Unmarshal(b, &m)
-		})
-		if errors.Is(err, engine.ErrNotFound) {
-			continue
+			var m Memory
+			if err := json.Unmarshal(b, &m); err != nil {
+				return fmt.Errorf("%w: archived memory %s: %v", ErrCorrupt, lm.Replaces, err)
+			}
+			replaced[lm.ID] = &preparedMemory{m: m}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range replaced {
+		vecs, err := s.embed(ctx, []string{p.m.Text})
 		if err != nil {
 			return err
 		}
-		vecs, err := s.embed(ctx, []string{m.Text})
-		if err != nil {
-			return err
-		}
-		replaced[lm.ID] = &preparedMemory{m: m, vec: vecs[0]}
+		p.vec = vecs[0]
 	}
 	var texts []string
 	err = s.db.Update(ctx, func(tx *engine.Tx) error {

@@ -114,18 +114,8 @@ func parseJob(ns engine.Namespace, key, val []byte) (job, bool) {
 // scopeOfSession parses a session prefix (0x01 tenant 0x00 user 0x00
 // session 0x00).
 func scopeOfSession(p []byte) (Scope, bool) {
-	if len(p) == 0 {
-		return Scope{}, false
-	}
-	parts := strings.Split(string(p[1:]), "\x00")
-	if len(parts) != 4 || parts[3] != "" {
-		return Scope{}, false
-	}
-	sc := Scope{Tenant: parts[0], User: parts[1], Session: parts[2]}
-	if sc.Validate(engine.LevelSession) != nil || !bytes.Equal(sc.Prefix(engine.LevelSession), p) {
-		return Scope{}, false
-	}
-	return sc, true
+	sc, ok := scopeOfPrefix(p)
+	return sc, ok && sc.Session != "" && bytes.Equal(sc.Prefix(engine.LevelSession), p)
 }
 
 // extracts reports whether m is queued for extraction: user and assistant

@@ -482,18 +482,10 @@ func (r *ruleRun) favorite(toks []ruleTok, i int) {
 	if len(rest) == 0 || end-pe > 12 || inSet(rulePrefBlock, rest[0].l) || inSet(ruleNeg, rest[0].l) {
 		return
 	}
-	var b strings.Builder
-	b.WriteString(r.speaker)
-	b.WriteString("'s favorite ")
-	for k := i + 2; k < pe; k++ {
-		if k > i+2 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(toks[k].l)
-	}
+	b := r.favoriteOf(toks[i+2 : pe])
 	b.WriteByte(' ')
 	b.WriteString(toks[pe].l)
-	r.say(&b, rest)
+	r.say(b, rest)
 	r.memory(KindPreference, b.String(), 0.5)
 }
 
@@ -518,18 +510,23 @@ func (r *ruleRun) favoriteAfter(toks []ruleTok, i int) {
 			return
 		}
 	}
-	var b strings.Builder
-	b.WriteString(r.speaker)
-	b.WriteString("'s favorite ")
-	for k := i + 3; k < pe; k++ {
-		if k > i+3 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(toks[k].l)
-	}
+	b := r.favoriteOf(toks[i+3 : pe])
 	b.WriteString(" is")
-	r.say(&b, toks[:i])
+	r.say(b, toks[:i])
 	r.memory(KindPreference, b.String(), 0.5)
+}
+
+// favoriteOf starts the text of a favorite: "alice's favorite" and what
+// of, lower case.
+func (r *ruleRun) favoriteOf(what []ruleTok) *strings.Builder {
+	b := &strings.Builder{}
+	b.WriteString(r.speaker)
+	b.WriteString("'s favorite")
+	for _, t := range what {
+		b.WriteByte(' ')
+		b.WriteString(t.l)
+	}
+	return b
 }
 
 // ruleRest returns the tokens from i to the end of the clause.

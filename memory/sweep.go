@@ -268,23 +268,25 @@ func (s *Store) listExpiring(ctx context.Context) error {
 	return s.db.Update(ctx, func(tx *engine.Tx) error { return tx.Set(expiringListed, []byte{1}) })
 }
 
-// scopeOfPartition parses a partition prefix: tag, tenant and separator,
-// then a user and separator for a user's partition.
-func scopeOfPartition(p []byte) (Scope, bool) {
+// scopeOfPrefix parses a tenant, user or session key prefix: tag, then
+// each id followed by its separator.
+func scopeOfPrefix(p []byte) (Scope, bool) {
 	if len(p) == 0 {
 		return Scope{}, false
 	}
 	parts := strings.Split(string(p[1:]), "\x00")
-	var sc Scope
-	switch {
-	case len(parts) == 2 && parts[1] == "":
-		sc = Scope{Tenant: parts[0]}
-	case len(parts) == 3 && parts[2] == "":
-		sc = Scope{Tenant: parts[0], User: parts[1]}
-	default:
+	if len(parts) < 2 || len(parts) > 4 || parts[len(parts)-1] != "" {
 		return Scope{}, false
 	}
+	ids := append(parts[:len(parts)-1], "", "")
+	sc := Scope{Tenant: ids[0], User: ids[1], Session: ids[2]}
 	return sc, sc.Validate(sc.Level()) == nil
+}
+
+// scopeOfPartition parses a partition prefix: a tenant's, or a user's.
+func scopeOfPartition(p []byte) (Scope, bool) {
+	sc, ok := scopeOfPrefix(p)
+	return sc, ok && sc.Session == ""
 }
 
 // stop ends the loop and waits for it; calling it again does nothing.
