@@ -30,48 +30,6 @@ const (
 	Async = kv.Async
 )
 
-// Options configures a [DB]. A nil *Options, and every zero field, means the
-// documented default.
-type Options struct {
-	// Durability of writes. Zero is [Sync].
-	Durability Durability
-	// EncryptionKey encrypts the files at rest with AES when set (16, 24 or
-	// 32 bytes). The same key must be given on every later Open.
-	EncryptionKey []byte
-	// Logger receives the storage layer's log lines and the engine's
-	// warnings (an unusable snapshot, a failed background snapshot). Nil
-	// discards them.
-	Logger *slog.Logger
-
-	// ExactThreshold is the partition size up to which vector search is an
-	// exact scan; larger partitions use HNSW. Zero means
-	// [DefaultExactThreshold].
-	ExactThreshold int
-
-	// HNSW configures the graphs of large partitions; nil means the index
-	// package's defaults.
-	HNSW *index.HNSWOptions
-
-	// SnapshotInterval is how often the background snapshotter looks for
-	// partitions to snapshot. Zero means one minute.
-	SnapshotInterval time.Duration
-
-	// SnapshotAfter is how many changes a partition takes before the
-	// snapshotter writes it again. Zero means 10,000. Close snapshots every
-	// changed partition regardless.
-	SnapshotAfter int
-
-	// CompactDelay bounds how long erased bytes stay in the files: an
-	// erasure ([DB.ErasePrefix], [DB.ScheduleCompact]) makes a background
-	// compaction run this long after it, which takes the bytes of every
-	// erasure made meanwhile out of the files; Close runs one still
-	// waiting, and an erasure left by a process that died is compacted
-	// after the next Open. Zero means one minute; negative turns the
-	// background compaction off ([DB.Compact] still works, and the next
-	// Open with it on does the work).
-	CompactDelay time.Duration
-}
-
 // maxConflictRetries bounds how often Update re-runs a function whose
 // transaction conflicted with a concurrent one.
 const maxConflictRetries = 8
@@ -133,6 +91,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if opts != nil {
 		o = *opts
 	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	store, err := kv.Open(dir, &kv.Options{
 		Durability:    o.Durability,
 		EncryptionKey: o.EncryptionKey,
@@ -159,16 +120,16 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if db.logger == nil {
 		db.logger = slog.New(slog.DiscardHandler)
 	}
-	if db.exactThreshold <= 0 {
+	if db.exactThreshold == 0 {
 		db.exactThreshold = DefaultExactThreshold
 	}
 	if o.HNSW != nil {
 		db.hnswOpts = *o.HNSW
 	}
-	if db.snapshotInterval <= 0 {
+	if db.snapshotInterval == 0 {
 		db.snapshotInterval = time.Minute
 	}
-	if db.snapshotAfter <= 0 {
+	if db.snapshotAfter == 0 {
 		db.snapshotAfter = 10000
 	}
 	db.ids.entropy = ulid.Monotonic(rand.Reader, 0)

@@ -423,6 +423,8 @@ func (db *DB) promoteLocked(p *partition) {
 	}
 	h, err := index.NewHNSW(p.mu.dim, &db.hnswOpts)
 	if err != nil {
+		// Unreachable: Open checked the options and validateRecord the
+		// dimension, so the partition cannot be left exact for good.
 		return
 	}
 	var ids []uint64

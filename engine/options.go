@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/engramdb/engram/index"
+)
+
+// Options configures a [DB]. A nil *Options, and every zero field, means the
+// documented default; Open refuses a bad field with [ErrInvalidOptions]
+// naming it.
+type Options struct {
+	// Durability of writes: [Sync] (zero) or [Async].
+	Durability Durability
+	// EncryptionKey encrypts the files at rest with AES when set (16, 24 or
+	// 32 bytes; another length is refused). The same key must be given on every later Open.
+	EncryptionKey []byte
+	// Logger receives the storage layer's log lines and the engine's
+	// warnings (an unusable snapshot, a failed background snapshot). Nil
+	// discards them.
+	Logger *slog.Logger
+
+	// ExactThreshold is the partition size up to which vector search is an
+	// exact scan; larger partitions use HNSW. Zero means
+	// [DefaultExactThreshold]; negative is refused.
+	ExactThreshold int
+
+	// HNSW configures the graphs of large partitions; nil, and each zero
+	// field, means the index package's default. Open checks it as
+	// [index.NewHNSW] does, so that a bad value fails here rather than
+	// when the first partition outgrows ExactThreshold.
+	HNSW *index.HNSWOptions
+
+	// SnapshotInterval is how often the background snapshotter looks for
+	// partitions to snapshot. Zero means one minute; negative is refused.
+	SnapshotInterval time.Duration
+
+	// SnapshotAfter is how many changes a partition takes before the
+	// snapshotter writes it again. Zero means 10,000; negative is refused.
+	// Close snapshots every changed partition regardless.
+	SnapshotAfter int
+
+	// CompactDelay bounds how long erased bytes stay in the files: an
+	// erasure ([DB.ErasePrefix], [DB.ScheduleCompact]) makes a background
+	// compaction run this long after it, which takes the bytes of every
+	// erasure made meanwhile out of the files; Close runs one still
+	// waiting, and an erasure left by a process that died is compacted
+	// after the next Open. Zero means one minute; negative turns the
+	// background compaction off ([DB.Compact] still works, and the next
+	// Open with it on does the work).
+	CompactDelay time.Duration
+}
+
+// validate reports every bad field of o at once, each named, wrapped in
+// [ErrInvalidOptions]. Zero fields are defaults and pass.
+func (o *Options) validate() error {
+	var errs []error
+	switch o.Durability {
+	case Sync, Async:
+	default:
+		errs = append(errs, fmt.Errorf("Durability %d is neither Sync nor Async", int(o.Durability)))
+	}
+	switch len(o.EncryptionKey) {
+	case 0, 16, 24, 32:
+	default:
+		errs = append(errs, fmt.Errorf("EncryptionKey is %d bytes; want 16, 24 or 32", len(o.EncryptionKey)))
+	}
+	if o.ExactThreshold < 0 {
+		errs = append(errs, fmt.Errorf("ExactThreshold %d is negative", o.ExactThreshold))
+	}
+	if o.HNSW != nil {
+		// The index's own check, on the smallest valid dimension: the
+		// dimension of a partition is known only at its first record.
+		if _, err := index.NewHNSW(1, o.HNSW); err != nil {
+			errs = append(errs, fmt.Errorf("HNSW: %w", err))
+		}
+	}
+	if o.SnapshotInterval < 0 {
+		errs = append(errs, fmt.Errorf("SnapshotInterval %v is negative", o.SnapshotInterval))
+	}
+	if o.SnapshotAfter < 0 {
+		errs = append(errs, fmt.Errorf("SnapshotAfter %d is negative", o.SnapshotAfter))
+	}
+	// CompactDelay: negative is documented (background compaction off).
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+}
