@@ -146,7 +146,7 @@ func TestCompactWhileUpdateLoadsPartition(t *testing.T) {
 		done <- db.Update(ctxb, func(tx *Tx) error {
 			close(inside)
 			time.Sleep(300 * time.Millisecond) // Compact is waiting now
-			_, err := tx.PutRecord(Scope{Tenant: "acme", User: "new"}, Record{Text: "hello", Vector: []float32{1, 2, 3}})
+			_, err := tx.PutRecord(Scope{Tenant: "acme", User: "new"}, "", Record{Text: "hello", Vector: []float32{1, 2, 3}})
 			return err
 		})
 	}()

@@ -17,7 +17,7 @@ func textRecords(t *testing.T, db *DB, space string, from, n int) map[int]string
 	err := db.Update(ctxb, func(tx *Tx) error {
 		for i := range n {
 			num := from + i
-			id, err := tx.PutRecordIn(vscope, space, Record{
+			id, err := tx.PutRecord(vscope, space, Record{
 				Text:    fmt.Sprintf("note %d about topic-%d", num, num%7),
 				Context: fmt.Sprintf("question q%d", num),
 				Vector:  vecs[i],
@@ -77,7 +77,7 @@ func TestSearchTextSpacesAndPersistence(t *testing.T) {
 	for k, v := range textRecords(t, db, "mem", 40, 5) {
 		mem[k] = v
 	}
-	err := db.Update(ctxb, func(tx *Tx) error { return tx.DeleteRecordIn(vscope, "mem", mem[7]) })
+	err := db.Update(ctxb, func(tx *Tx) error { return tx.DeleteRecord(vscope, "mem", mem[7]) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +121,13 @@ func TestSearchTextContextWeighsHalf(t *testing.T) {
 	var inText, inContext string
 	err := db.Update(ctxb, func(tx *Tx) error {
 		var err error
-		if inText, err = tx.PutRecordIn(vscope, "", Record{Text: "the pottery class", Vector: vec[0]}); err != nil {
+		if inText, err = tx.PutRecord(vscope, "", Record{Text: "the pottery class", Vector: vec[0]}); err != nil {
 			return err
 		}
-		if inContext, err = tx.PutRecordIn(vscope, "", Record{Text: "it was fun", Context: "how was the pottery class", Vector: vec[1]}); err != nil {
+		if inContext, err = tx.PutRecord(vscope, "", Record{Text: "it was fun", Context: "how was the pottery class", Vector: vec[1]}); err != nil {
 			return err
 		}
-		_, err = tx.PutRecordIn(vscope, "", Record{Text: "unrelated words here", Vector: vec[2]})
+		_, err = tx.PutRecord(vscope, "", Record{Text: "unrelated words here", Vector: vec[2]})
 		return err
 	})
 	if err != nil {
@@ -138,7 +138,10 @@ func TestSearchTextContextWeighsHalf(t *testing.T) {
 		t.Fatalf("hits %+v, %v", hits, err)
 	}
 	r, err := func() (r Record, err error) {
-		err = db.View(ctxb, func(tx *Tx) error { r, err = tx.GetRecordIn(vscope, "", inContext, false); return err })
+		err = db.View(ctxb, func(tx *Tx) error {
+			r, err = tx.GetRecord(vscope, "", inContext, &GetRecordOptions{SkipVector: true})
+			return err
+		})
 		return
 	}()
 	if err != nil || r.Context != "how was the pottery class" || r.Vector != nil {
@@ -151,11 +154,11 @@ func TestSpaceAndExpiryErrors(t *testing.T) {
 	v := randVecs(4, 1, 8)[0]
 	err := db.Update(ctxb, func(tx *Tx) error {
 		for _, space := range []string{"UPPER", "with space", "x\x00", "a-b", string(make([]byte, MaxSpaceLength+1))} {
-			if _, err := tx.PutRecordIn(vscope, space, Record{Text: "x", Vector: v}); !errors.Is(err, ErrInvalidRecord) {
+			if _, err := tx.PutRecord(vscope, space, Record{Text: "x", Vector: v}); !errors.Is(err, ErrInvalidRecord) {
 				return fmt.Errorf("space %q: %v", space, err)
 			}
 		}
-		if _, err := tx.PutRecordIn(vscope, "ok_1", Record{Text: "x", Vector: v, ExpiresAt: time.Now().Add(-time.Second)}); !errors.Is(err, ErrInvalidRecord) {
+		if _, err := tx.PutRecord(vscope, "ok_1", Record{Text: "x", Vector: v, ExpiresAt: time.Now().Add(-time.Second)}); !errors.Is(err, ErrInvalidRecord) {
 			return fmt.Errorf("expired record: %v", err)
 		}
 		return nil
@@ -179,7 +182,7 @@ func TestRecordExpires(t *testing.T) {
 	v := randVecs(5, 1, 8)[0]
 	var id string
 	err := db.Update(ctxb, func(tx *Tx) (err error) {
-		id, err = tx.PutRecordIn(vscope, "", Record{Text: "short lived", Vector: v, ExpiresAt: time.Now().Add(1100 * time.Millisecond)})
+		id, err = tx.PutRecord(vscope, "", Record{Text: "short lived", Vector: v, ExpiresAt: time.Now().Add(1100 * time.Millisecond)})
 		return err
 	})
 	if err != nil {
@@ -195,7 +198,7 @@ func TestRecordExpires(t *testing.T) {
 	if hits, err := db.Search(ctxb, vscope, v, 1, nil); err != nil || len(hits) != 0 {
 		t.Fatalf("vector search after expiry = %+v, %v; want no hits and no error", hits, err)
 	}
-	err = db.View(ctxb, func(tx *Tx) error { _, err := tx.GetRecordIn(vscope, "", id, true); return err })
+	err = db.View(ctxb, func(tx *Tx) error { _, err := tx.GetRecord(vscope, "", id, nil); return err })
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("read after expiry: %v", err)
 	}

@@ -54,7 +54,7 @@ type SearchOptions struct {
 	// given the record's id and runs during the search.
 	Filter func(id string) bool
 	// Space names the record space searched within the scope's partition
-	// (see [Tx.PutRecordIn]); empty is the default space.
+	// (see [Tx.PutRecord]); empty is the default space.
 	Space string
 	// IDsOnly returns hits with only ID and Score set, without reading the
 	// records: for a caller that fuses rankings first and reads only the
@@ -196,23 +196,19 @@ func (db *DB) getPartition(ctx context.Context, prefix []byte) (*partition, erro
 	return p, nil
 }
 
-// PutRecord stores rec in the partition of scope (its user, or the tenant's
-// shared partition when User is empty) and returns its id. The record and
-// its log entry commit with the transaction; the vector index takes the
-// change right after the commit. A record with the id of an existing one
-// replaces it. The first vector of a partition sets its dimension; later
-// ones must match ([ErrDimensionMismatch]).
-func (tx *Tx) PutRecord(scope Scope, rec Record) (string, error) {
-	return tx.PutRecordIn(scope, "", rec)
-}
-
-// PutRecordIn is [Tx.PutRecord] into a named space of the scope's
-// partition. A space is a separate set of records with its own vector and
-// text indexes (and its own dimension), erased with the partition: package
+// PutRecord stores rec in a space of the partition of scope (its user, or
+// the tenant's shared partition when User is empty) and returns its id. The
+// record and its log entry commit with the transaction; the vector index
+// takes the change right after the commit. A record with the id of an
+// existing one replaces it. The first vector of a space sets its
+// dimension; later ones must match ([ErrDimensionMismatch]).
+//
+// A space is a separate set of records with its own vector and text
+// indexes (and its own dimension), erased with the partition: package
 // memory keeps memories and message episodes in two spaces so that a
 // search of one never wades through the other. A name is at most
 // [MaxSpaceLength] bytes of a-z, 0-9 and _; "" is the default space.
-func (tx *Tx) PutRecordIn(scope Scope, space string, rec Record) (string, error) {
+func (tx *Tx) PutRecord(scope Scope, space string, rec Record) (string, error) {
 	prefix, err := recordPrefix(scope, space)
 	if err != nil {
 		return "", err
@@ -265,15 +261,9 @@ func (tx *Tx) PutRecordIn(scope Scope, space string, rec Record) (string, error)
 	return rec.ID, nil
 }
 
-// DeleteRecord removes a record from scope's partition; a missing record is
-// not an error.
-func (tx *Tx) DeleteRecord(scope Scope, id string) error {
-	return tx.DeleteRecordIn(scope, "", id)
-}
-
-// DeleteRecordIn is [Tx.DeleteRecord] in a named space (see
-// [Tx.PutRecordIn]).
-func (tx *Tx) DeleteRecordIn(scope Scope, space, id string) error {
+// DeleteRecord removes a record from a space of scope's partition ("" is
+// the default space; see [Tx.PutRecord]); a missing record is not an error.
+func (tx *Tx) DeleteRecord(scope Scope, space, id string) error {
 	prefix, err := recordPrefix(scope, space)
 	if err != nil {
 		return err
@@ -298,16 +288,22 @@ func (tx *Tx) DeleteRecordIn(scope Scope, space, id string) error {
 	return nil
 }
 
-// GetRecord returns the record with id in scope's partition, or
-// [ErrNotFound].
-func (tx *Tx) GetRecord(scope Scope, id string) (Record, error) {
-	return tx.GetRecordIn(scope, "", id, true)
+// GetRecordOptions tunes [Tx.GetRecord]. A nil *GetRecordOptions means
+// defaults: the whole record.
+type GetRecordOptions struct {
+	// SkipVector leaves the record's Vector nil, which saves decoding it:
+	// for a caller that needs only the text and metadata.
+	SkipVector bool
 }
 
-// GetRecordIn is [Tx.GetRecord] in a named space (see [Tx.PutRecordIn]).
-// Without withVector the record's Vector is left nil, which saves decoding
-// it.
-func (tx *Tx) GetRecordIn(scope Scope, space, id string, withVector bool) (Record, error) {
+// GetRecord returns the record with id in a space of scope's partition (""
+// is the default space; see [Tx.PutRecord]), or [ErrNotFound]. A nil opts
+// means the whole record.
+func (tx *Tx) GetRecord(scope Scope, space, id string, opts *GetRecordOptions) (Record, error) {
+	var o GetRecordOptions
+	if opts != nil {
+		o = *opts
+	}
 	prefix, err := recordPrefix(scope, space)
 	if err != nil {
 		return Record{}, err
@@ -320,7 +316,7 @@ func (tx *Tx) GetRecordIn(scope Scope, space, id string, withVector bool) (Recor
 	if err != nil {
 		return Record{}, err
 	}
-	r, err := decodeRecordSkip(b, !withVector)
+	r, err := decodeRecordSkip(b, o.SkipVector)
 	r.ID = id
 	return r, err
 }
@@ -566,10 +562,11 @@ func parallelAdd(h *index.HNSW, ids []uint64, vec func(uint64) []float32) {
 	h.ConnectOrphans() // concurrent inserts can leave a node unreachable
 }
 
-// ScanRecordsIn calls fn with each record of a space of scope's partition
-// whose id sorts after after (the zero ULID: from the first), in id order,
-// until fn returns false or an error. Expired records are not visited.
-func (tx *Tx) ScanRecordsIn(scope Scope, space string, after ulid.ULID, fn func(Record) (bool, error)) error {
+// ScanRecords calls fn with each record of a space of scope's partition (""
+// is the default space; see [Tx.PutRecord]) whose id sorts after after (the
+// zero ULID: from the first), in id order, until fn returns false or an
+// error. Expired records are not visited.
+func (tx *Tx) ScanRecords(scope Scope, space string, after ulid.ULID, fn func(Record) (bool, error)) error {
 	prefix, err := recordPrefix(scope, space)
 	if err != nil {
 		return err

@@ -80,7 +80,7 @@ func put(t testing.TB, db *DB, scope Scope, vecs [][]float32) map[string][]float
 	for start := 0; start < len(vecs); start += 200 {
 		err := db.Update(ctxb, func(tx *Tx) error {
 			for i := start; i < min(start+200, len(vecs)); i++ {
-				id, err := tx.PutRecord(scope, Record{Text: fmt.Sprint("text ", i), Vector: vecs[i], Metadata: map[string]string{"i": fmt.Sprint(i)}})
+				id, err := tx.PutRecord(scope, "", Record{Text: fmt.Sprint("text ", i), Vector: vecs[i], Metadata: map[string]string{"i": fmt.Sprint(i)}})
 				if err != nil {
 					return err
 				}
@@ -140,7 +140,7 @@ func TestSearchExactPartition(t *testing.T) {
 	}
 	// Delete, then the record is gone from search and storage.
 	id := hits[0].ID
-	if err := db.Update(ctxb, func(tx *Tx) error { return tx.DeleteRecord(vscope, id) }); err != nil {
+	if err := db.Update(ctxb, func(tx *Tx) error { return tx.DeleteRecord(vscope, "", id) }); err != nil {
 		t.Fatal(err)
 	}
 	hits, _ = db.Search(ctxb, vscope, vecs[7], 1, nil)
@@ -162,7 +162,7 @@ func TestSearchErrors(t *testing.T) {
 	defer db.Close()
 	put(t, db, vscope, randVecs(2, 5, 8))
 	err = db.Update(ctxb, func(tx *Tx) error {
-		_, err := tx.PutRecord(vscope, Record{Vector: make([]float32, 9)})
+		_, err := tx.PutRecord(vscope, "", Record{Vector: make([]float32, 9)})
 		return err
 	})
 	if !errors.Is(err, ErrDimensionMismatch) {
@@ -175,7 +175,7 @@ func TestSearchErrors(t *testing.T) {
 		{Vector: make([]float32, 8), ID: "not-a-ulid"},
 		{Vector: make([]float32, 8), Metadata: map[string]string{"": "x"}},
 	} {
-		err := db.Update(ctxb, func(tx *Tx) error { _, err := tx.PutRecord(vscope, rec); return err })
+		err := db.Update(ctxb, func(tx *Tx) error { _, err := tx.PutRecord(vscope, "", rec); return err })
 		if !errors.Is(err, ErrInvalidRecord) && !errors.Is(err, ErrDimensionMismatch) {
 			t.Errorf("PutRecord(%+v) = %v", rec, err)
 		}
@@ -204,7 +204,7 @@ func TestRecordAtomicity(t *testing.T) {
 	boom := errors.New("boom")
 	err = db.Update(ctxb, func(tx *Tx) error {
 		var err error
-		if id, err = tx.PutRecord(vscope, Record{Vector: vecs[0]}); err != nil {
+		if id, err = tx.PutRecord(vscope, "", Record{Vector: vecs[0]}); err != nil {
 			return err
 		}
 		return boom
@@ -219,7 +219,7 @@ func TestRecordAtomicity(t *testing.T) {
 			t.Fatal("a rolled-back record is searchable")
 		}
 	}
-	err = db.View(ctxb, func(tx *Tx) error { _, err := tx.GetRecord(vscope, id); return err })
+	err = db.View(ctxb, func(tx *Tx) error { _, err := tx.GetRecord(vscope, "", id, nil); return err })
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("rolled-back record: %v", err)
 	}
@@ -243,7 +243,7 @@ func TestPartitionIsolation(t *testing.T) {
 	for i, v := range vecs {
 		sc := scopes[rng.IntN(len(scopes))]
 		err := db.Update(ctxb, func(tx *Tx) error {
-			id, err := tx.PutRecord(sc, Record{Vector: v})
+			id, err := tx.PutRecord(sc, "", Record{Vector: v})
 			owner[id] = sc
 			return err
 		})
@@ -421,7 +421,7 @@ func putIn(t testing.TB, db *DB, scope Scope, space string, vecs [][]float32) {
 	t.Helper()
 	err := db.Update(ctxb, func(tx *Tx) error {
 		for i, v := range vecs {
-			if _, err := tx.PutRecordIn(scope, space, Record{Text: fmt.Sprint("text ", i), Vector: v}); err != nil {
+			if _, err := tx.PutRecord(scope, space, Record{Text: fmt.Sprint("text ", i), Vector: v}); err != nil {
 				return err
 			}
 		}
@@ -615,7 +615,7 @@ func TestConcurrentWritesSearchesSnapshots(t *testing.T) {
 		wg.Go(func() {
 			for i := w * each; i < (w+1)*each; i++ {
 				err := db.Update(ctxb, func(tx *Tx) error {
-					id, err := tx.PutRecord(vscope, Record{Vector: vecs[i]})
+					id, err := tx.PutRecord(vscope, "", Record{Vector: vecs[i]})
 					ids[i] = id
 					return err
 				})
@@ -678,7 +678,7 @@ func TestSnapshotMarkWaitsForApply(t *testing.T) {
 	go func() {
 		aDone <- db.Update(ctxb, func(tx *Tx) error {
 			var err error
-			idA, err = tx.PutRecord(vscope, Record{Vector: vecs[30]})
+			idA, err = tx.PutRecord(vscope, "", Record{Vector: vecs[30]})
 			return err
 		})
 	}()

@@ -36,7 +36,7 @@ func TestZeroVectors(t *testing.T) {
 			if !allZero(v) {
 				continue
 			}
-			err := db.View(ctxb, func(tx *Tx) error { _, err := tx.GetRecord(vscope, id); return err })
+			err := db.View(ctxb, func(tx *Tx) error { _, err := tx.GetRecord(vscope, "", id, nil); return err })
 			if err != nil {
 				t.Errorf("zero-vector record %s: %v", id, err)
 			}

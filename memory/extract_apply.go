@@ -533,7 +533,7 @@ func (s *Store) forgetExtracted(ctx context.Context, scope Scope, prefix []byte)
 			if p := replaced[lm.ID]; p != nil && len(rest) == 0 {
 				// An update made from the session: drop the version it
 				// wrote and bring back the one it replaced.
-				if err := tx.DeleteRecordIn(user, spaceMemories, m.ID); err != nil {
+				if err := tx.DeleteRecord(user, spaceMemories, m.ID); err != nil {
 					return err
 				}
 				if err := deleteHash(tx, userPrefix, &m); err != nil {
@@ -559,7 +559,7 @@ func (s *Store) forgetExtracted(ctx context.Context, scope Scope, prefix []byte)
 				texts = append(texts, t...)
 				continue
 			}
-			rec, err := tx.GetRecordIn(user, spaceMemories, m.ID, true)
+			rec, err := tx.GetRecord(user, spaceMemories, m.ID, nil)
 			if err != nil {
 				return err
 			}

@@ -307,7 +307,7 @@ func (s *Store) rememberTx(tx *engine.Tx, scope Scope, prefix []byte, p *prepare
 		return remembered{}, err
 	}
 	if existing != "" {
-		rec, err := tx.GetRecordIn(scope, spaceMemories, existing, true)
+		rec, err := tx.GetRecord(scope, spaceMemories, existing, nil)
 		switch {
 		case err == nil:
 			old, err := decodeMemory(rec)
@@ -367,7 +367,7 @@ func (s *Store) putMemory(tx *engine.Tx, scope Scope, prefix []byte, old, m *Mem
 			return err
 		}
 	}
-	if _, err := tx.PutRecordIn(scope, spaceMemories, memoryRecord(m, vec)); err != nil {
+	if _, err := tx.PutRecord(scope, spaceMemories, memoryRecord(m, vec)); err != nil {
 		return memoryError(err)
 	}
 	var ttl time.Duration
@@ -385,7 +385,7 @@ func (s *Store) putMemory(tx *engine.Tx, scope Scope, prefix []byte, old, m *Mem
 	hashKey := engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))
 	switch b, err := tx.Get(hashKey); {
 	case err == nil && string(b) != m.ID:
-		switch _, err := tx.GetRecordIn(scope, spaceMemories, string(b), false); {
+		switch _, err := tx.GetRecord(scope, spaceMemories, string(b), &engine.GetRecordOptions{SkipVector: true}); {
 		case err == nil:
 			return nil
 		case !errors.Is(err, engine.ErrNotFound):
@@ -492,7 +492,7 @@ func (s *Store) Memory(ctx context.Context, scope Scope, id string) (Memory, err
 }
 
 func getMemory(tx *engine.Tx, scope Scope, prefix []byte, id string) (Memory, error) {
-	rec, err := tx.GetRecordIn(scope, spaceMemories, id, false)
+	rec, err := tx.GetRecord(scope, spaceMemories, id, &engine.GetRecordOptions{SkipVector: true})
 	if err == nil {
 		return decodeMemory(rec)
 	}
@@ -571,7 +571,7 @@ func (s *Store) Memories(ctx context.Context, scope Scope, opts MemoriesOptions)
 	}
 	var out []Memory
 	err = s.db.View(ctx, func(tx *engine.Tx) error {
-		return tx.ScanRecordsIn(scope, spaceMemories, after, func(r engine.Record) (bool, error) {
+		return tx.ScanRecords(scope, spaceMemories, after, func(r engine.Record) (bool, error) {
 			m, err := decodeMemory(r)
 			if err != nil {
 				return false, err
@@ -674,7 +674,7 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 				case err != nil:
 					return err
 				}
-				if err := tx.DeleteRecordIn(scope, d.space, d.id); err != nil {
+				if err := tx.DeleteRecord(scope, d.space, d.id); err != nil {
 					return err
 				}
 				if err := tx.Delete(d.key); err != nil {
@@ -772,7 +772,7 @@ func parseExpiryValue(v []byte) (space string, hash [32]byte, ok bool) {
 // m (normalized, embedded as vec) in tx and returns the new version's id.
 func (s *Store) updateMemoryTx(tx *engine.Tx, scope Scope, prefix []byte, oldID ulid.ULID, m Memory, vec []float32, now time.Time) (string, error) {
 	id := oldID.String()
-	rec, err := tx.GetRecordIn(scope, spaceMemories, id, false)
+	rec, err := tx.GetRecord(scope, spaceMemories, id, &engine.GetRecordOptions{SkipVector: true})
 	if err != nil {
 		return "", err
 	}
@@ -802,7 +802,7 @@ func (s *Store) updateMemoryTx(tx *engine.Tx, scope Scope, prefix []byte, oldID 
 	if err := tx.SetTTL(engine.Key(prefix, engine.NSMemoryArchive, oldID[:]), b, ttl); err != nil {
 		return "", err
 	}
-	if err := tx.DeleteRecordIn(scope, spaceMemories, id); err != nil {
+	if err := tx.DeleteRecord(scope, spaceMemories, id); err != nil {
 		return "", err
 	}
 	if err := deleteHash(tx, prefix, &old); err != nil {
@@ -822,7 +822,7 @@ func deleteMemoryTx(tx *engine.Tx, scope Scope, prefix []byte, id string) (texts
 		u, _ := ulid.ParseStrict(m.ID)
 		texts = append(texts, m.Text)
 		if first && m.SupersededBy == "" {
-			if err := tx.DeleteRecordIn(scope, spaceMemories, m.ID); err != nil {
+			if err := tx.DeleteRecord(scope, spaceMemories, m.ID); err != nil {
 				return texts, err
 			}
 			if err := deleteHash(tx, prefix, &m); err != nil {

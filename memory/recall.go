@@ -727,7 +727,7 @@ func (h *hydrator) hydrate(ctx context.Context, cands []*Candidate) error {
 			if c.Source == SourceGraph || (c.hydrated && (!h.vectors || c.vector != nil)) {
 				continue
 			}
-			r, err := tx.GetRecordIn(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID, h.vectors)
+			r, err := tx.GetRecord(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID, &engine.GetRecordOptions{SkipVector: !h.vectors})
 			switch {
 			case errors.Is(err, engine.ErrNotFound):
 				c.hydrated = true

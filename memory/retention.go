@@ -113,7 +113,7 @@ func (s *Store) retain(ctx context.Context, now time.Time) (int, error) {
 	var texts []string
 	for _, e := range found.episodes {
 		err := s.db.Update(ctx, func(tx *engine.Tx) error {
-			rec, err := tx.GetRecordIn(e.scope, spaceMessages, e.id.String(), false)
+			rec, err := tx.GetRecord(e.scope, spaceMessages, e.id.String(), &engine.GetRecordOptions{SkipVector: true})
 			if errors.Is(err, engine.ErrNotFound) {
 				return nil
 			}
@@ -121,7 +121,7 @@ func (s *Store) retain(ctx context.Context, now time.Time) (int, error) {
 				return err
 			}
 			texts = append(texts, rec.Text)
-			return tx.DeleteRecordIn(e.scope, spaceMessages, e.id.String())
+			return tx.DeleteRecord(e.scope, spaceMessages, e.id.String())
 		})
 		if err != nil {
 			return erased, err
@@ -357,7 +357,7 @@ func (s *Store) expireMessages(ctx context.Context, es *expiredSession, cut time
 						return err
 					}
 				}
-				if err := tx.DeleteRecordIn(user, spaceMessages, id.String()); err != nil {
+				if err := tx.DeleteRecord(user, spaceMessages, id.String()); err != nil {
 					return err
 				}
 			}

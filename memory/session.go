@@ -489,6 +489,6 @@ func (s *Store) putEpisode(tx *engine.Tx, a *preparedAppend, i int, id ulid.ULID
 			return err
 		}
 	}
-	_, err := tx.PutRecordIn(a.user, spaceMessages, rec)
+	_, err := tx.PutRecord(a.user, spaceMessages, rec)
 	return err
 }

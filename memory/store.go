@@ -557,7 +557,7 @@ func (s *Store) forgetEpisodes(ctx context.Context, scope Scope) error {
 			}
 			it.Close()
 			for _, id := range ids {
-				if err := tx.DeleteRecordIn(user, spaceMessages, id.String()); err != nil {
+				if err := tx.DeleteRecord(user, spaceMessages, id.String()); err != nil {
 					return err
 				}
 			}

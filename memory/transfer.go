@@ -487,7 +487,7 @@ func (s *Store) ImportMemories(ctx context.Context, scope Scope, mems []Memory) 
 			}
 			switch b, err := tx.Get(engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))); {
 			case err == nil:
-				_, err := tx.GetRecordIn(scope, spaceMemories, string(b), false)
+				_, err := tx.GetRecord(scope, spaceMemories, string(b), &engine.GetRecordOptions{SkipVector: true})
 				if err == nil {
 					st.Duplicates++
 					continue
@@ -518,7 +518,7 @@ func (s *Store) ImportMemories(ctx context.Context, scope Scope, mems []Memory) 
 // memoryExists reports whether the scope holds the memory id, current or
 // as an earlier version (under archiveKey).
 func memoryExists(tx *engine.Tx, scope Scope, archiveKey []byte, id string) (bool, error) {
-	_, err := tx.GetRecordIn(scope, spaceMemories, id, false)
+	_, err := tx.GetRecord(scope, spaceMemories, id, &engine.GetRecordOptions{SkipVector: true})
 	if err == nil {
 		return true, nil
 	}
