@@ -12,58 +12,58 @@ import (
 var (
 	// ErrInvalidScope is returned for a scope whose ids are missing where the
 	// call needs them, too long, not UTF-8, or hold control characters.
-	ErrInvalidScope = errors.New("engram: invalid scope")
+	ErrInvalidScope = errors.New("engine: invalid scope")
 
 	// ErrClosed is returned by every call on a closed DB.
-	ErrClosed = errors.New("engram: closed")
+	ErrClosed = errors.New("engine: closed")
 
 	// ErrNotFound is returned by lookups of a key or record that does not
 	// exist (or has expired).
-	ErrNotFound = errors.New("engram: not found")
+	ErrNotFound = errors.New("engine: not found")
 
 	// ErrTooLarge is returned when an entry or a transaction exceeds a size
 	// limit. Nothing is written.
-	ErrTooLarge = errors.New("engram: too large")
+	ErrTooLarge = errors.New("engine: too large")
 
 	// ErrConflict is returned by Update when a transaction still conflicted
 	// with concurrent writers after the retries.
-	ErrConflict = errors.New("engram: transaction conflict")
+	ErrConflict = errors.New("engine: transaction conflict")
 
 	// ErrLocked is returned by Open when another process has the directory.
-	ErrLocked = errors.New("engram: store is locked by another process")
+	ErrLocked = errors.New("engine: store is locked by another process")
 
 	// ErrEncryptionKey is returned by Open for a wrong or missing key.
-	ErrEncryptionKey = errors.New("engram: encryption key mismatch")
+	ErrEncryptionKey = errors.New("engine: encryption key mismatch")
 
 	// ErrInvalidOptions is returned by Open for bad options.
-	ErrInvalidOptions = errors.New("engram: invalid options")
+	ErrInvalidOptions = errors.New("engine: invalid options")
 
 	// ErrDimensionMismatch is returned for a vector whose length differs
 	// from its partition's dimension, or an empty vector.
-	ErrDimensionMismatch = errors.New("engram: dimension mismatch")
+	ErrDimensionMismatch = errors.New("engine: dimension mismatch")
 
 	// ErrInvalidRecord is returned by PutRecord for a record that cannot be
 	// stored (text or metadata not UTF-8, a non-finite vector component, a
 	// bad metadata key or record id).
-	ErrInvalidRecord = errors.New("engram: invalid record")
+	ErrInvalidRecord = errors.New("engine: invalid record")
 
 	// ErrInvalidTime is returned for a time the store cannot keep exactly:
 	// times are stored as Unix nanoseconds in an int64, which hold
 	// 1677-09-21 to 2262-04-11 (see [ValidateTime]). Callers wrap it in
 	// their class of bad input ([ErrInvalidRecord], [ErrInvalidOptions]).
-	ErrInvalidTime = errors.New("engram: time outside 1677-09-21..2262-04-11")
+	ErrInvalidTime = errors.New("engine: time outside 1677-09-21..2262-04-11")
 
 	// ErrCorrupt is returned when stored data cannot be decoded, and when a
 	// file of the store is damaged (a checksum fails, a file is truncated):
 	// by Open, or by the read that meets the damage. The message names the
 	// file.
-	ErrCorrupt = errors.New("engram: corrupt data")
+	ErrCorrupt = errors.New("engine: corrupt data")
 
 	// ErrDiskFull is returned by writes when the disk holding the store is
 	// too full to write safely; nothing is written, reads go on, and writes
 	// work again once space is freed. Open returns it for a store on a
 	// full disk.
-	ErrDiskFull = errors.New("engram: disk full")
+	ErrDiskFull = errors.New("engine: disk full")
 )
 
 // convert maps kv's errors onto the shared sentinels, keeping kv's message

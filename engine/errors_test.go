@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/engramdb/engram/kv"
@@ -25,6 +26,20 @@ func TestConvertStorageFaults(t *testing.T) {
 		}
 		if got.Error() == tc.want.Error() {
 			t.Errorf("convert(%v) = %v: lost the detail", in, got)
+		}
+	}
+}
+
+// TestSentinelPrefix: every sentinel names its package, as the style asks
+// ("kv: not found", "sql: no rows in result set"); they said "engram: ".
+func TestSentinelPrefix(t *testing.T) {
+	for _, err := range []error{
+		ErrInvalidScope, ErrClosed, ErrNotFound, ErrTooLarge, ErrConflict,
+		ErrLocked, ErrEncryptionKey, ErrInvalidOptions, ErrDimensionMismatch,
+		ErrInvalidRecord, ErrInvalidTime, ErrCorrupt, ErrDiskFull,
+	} {
+		if !strings.HasPrefix(err.Error(), "engine: ") {
+			t.Errorf("%q does not start with %q", err, "engine: ")
 		}
 	}
 }

@@ -22,25 +22,31 @@ func main() {
 	}
 }
 
-// errPrefix starts the text of the sentinel errors of packages engine and
-// memory that are about the store as a whole ("engram: store is locked by
-// another process").
+// errPrefix starts every error line main prints.
 const errPrefix = "engram: "
 
+// storePrefix starts the text of the sentinel errors of package engine,
+// which package memory re-exports: those about the store as a whole
+// ("engine: store is locked by another process").
+const storePrefix = "engine: "
+
 // errorLine returns the line main prints for a command's error: one
-// "engram: " in front and none inside. The library's sentinels carry the
-// prefix for programs that embed Engram; here the command wraps them with
-// what it was doing, so printed as they are the prefix would repeat
-// ("engram: mcp: engram: store is locked"). It is dropped where it starts
-// the text, a line of a joined error, or a wrapped part (after ": ").
+// "engram: " in front and no sentinel prefix inside. The library's
+// sentinels carry "engine: " for programs that embed Engram; here the
+// command wraps them with what it was doing, so printed as they are the
+// line would read "engram: mcp: engine: store is locked". The sentinel
+// prefix is dropped where it starts the text, a line of a joined error, or
+// a wrapped part (after ": ").
 func errorLine(err error) string {
 	lines := strings.Split(err.Error(), "\n")
 	for i, l := range lines {
-		for strings.HasPrefix(l, errPrefix) {
-			l = l[len(errPrefix):]
-		}
-		for strings.Contains(l, ": "+errPrefix) {
-			l = strings.ReplaceAll(l, ": "+errPrefix, ": ")
+		for _, p := range []string{errPrefix, storePrefix} {
+			for strings.HasPrefix(l, p) {
+				l = l[len(p):]
+			}
+			for strings.Contains(l, ": "+p) {
+				l = strings.ReplaceAll(l, ": "+p, ": ")
+			}
 		}
 		lines[i] = l
 	}

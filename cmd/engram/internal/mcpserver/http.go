@@ -58,7 +58,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, memory.ErrInvalidScope) {
 			code = http.StatusBadRequest
 		}
-		writeRPCError(w, code, fmt.Sprintf("no scope for this request: %v", err)) // err carries the one "engram: "
+		writeRPCError(w, code, fmt.Sprintf("no scope for this request: %v", err)) // err carries the one "engine: "
 		return
 	}
 	// One server per request, bound to the request's scope. Building it
