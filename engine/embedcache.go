@@ -3,19 +3,22 @@ package engine
 import (
 	"context"
 	"errors"
-
-	"github.com/engramdb/engram/embed"
 )
 
-// EmbeddingCache returns an [embed.CacheStore] kept in this database, for
-// [embed.NewCache]: cached vectors survive restarts, are encrypted with the
-// store, and are erased by [DB.EraseCachedEmbeddings].
-func (db *DB) EmbeddingCache() embed.CacheStore { return embeddingCache{db} }
+// EmbeddingCache returns the database's embedding cache store.
+func (db *DB) EmbeddingCache() EmbeddingCache { return EmbeddingCache{db} }
 
-type embeddingCache struct{ db *DB }
+// EmbeddingCache keeps cached embeddings in a [DB], for
+// [github.com/engramdb/engram/embed.NewCache]: its methods are those of
+// [github.com/engramdb/engram/embed.CacheStore], which it satisfies
+// without this package importing embed. Cached vectors survive restarts,
+// are encrypted with the store, and are erased by
+// [DB.EraseCachedEmbeddings]. Get one from [DB.EmbeddingCache]; the zero
+// value has no DB. It is safe for concurrent use, as the DB is.
+type EmbeddingCache struct{ db *DB }
 
 // LoadEmbeddings returns the cached value of each key, nil for a miss.
-func (c embeddingCache) LoadEmbeddings(ctx context.Context, keys [][]byte) ([][]byte, error) {
+func (c EmbeddingCache) LoadEmbeddings(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	out := make([][]byte, len(keys))
 	err := c.db.View(ctx, func(tx *Tx) error {
 		for i, k := range keys {
@@ -37,7 +40,7 @@ func (c embeddingCache) LoadEmbeddings(ctx context.Context, keys [][]byte) ([][]
 const cacheBatchBytes = 512 << 10
 
 // StoreEmbeddings writes the entries in transactions of bounded size.
-func (c embeddingCache) StoreEmbeddings(ctx context.Context, keys, values [][]byte) error {
+func (c EmbeddingCache) StoreEmbeddings(ctx context.Context, keys, values [][]byte) error {
 	if len(keys) != len(values) {
 		return errors.New("engine: StoreEmbeddings: keys and values differ in length")
 	}
@@ -64,7 +67,7 @@ func (c embeddingCache) StoreEmbeddings(ctx context.Context, keys, values [][]by
 }
 
 // EraseCachedEmbeddings deletes the cached vectors of texts, under every
-// provider and model: an [embed.CacheKey] starts with the text's content
+// provider and model: an [github.com/engramdb/engram/embed.CacheKey] starts with the text's content
 // hash, so one prefix covers them all.
 func (db *DB) EraseCachedEmbeddings(ctx context.Context, hashes ...[32]byte) error {
 	for _, h := range hashes {

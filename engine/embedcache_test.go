@@ -9,6 +9,10 @@ import (
 	"github.com/engramdb/engram/embed/embedtest"
 )
 
+// The engine names no embed type; its cache store satisfies the interface
+// by its method set.
+var _ embed.CacheStore = EmbeddingCache{}
+
 // TestEmbeddingCachePersists embeds through the cache, reopens the store and
 // embeds again: the second time the provider is not called.
 func TestEmbeddingCachePersists(t *testing.T) {
