@@ -3,8 +3,20 @@
 // erasure by prefix. Package memory builds the agent vocabulary on it; use
 // engine directly for records and keys without that vocabulary.
 //
-// The exported types are few: [DB], [Tx], [Scope], [Record], [Hit] and
-// [Stats].
+// These are all its exported types:
+//
+//   - [DB], the database, opened with [Options] (writes acknowledged as
+//     its [Durability] says) and described by [Stats];
+//   - [Tx], a transaction of [DB.Update] or [DB.View], iterated with
+//     [IterOptions];
+//   - [Scope] and [Level], which address the data, and [Namespace], the
+//     kind of a key;
+//   - [Record], found by [DB.Search] as a [Hit] (tuned by [SearchOptions])
+//     and read by [Tx.GetRecord] (tuned by [GetRecordOptions]);
+//   - [EmbeddingCache], where cached embeddings are kept.
+//
+// Durability and IterOptions are package kv's types under the engine's
+// names.
 //
 // # Basics
 //
@@ -14,7 +26,8 @@
 //
 //	scope := engine.Scope{Tenant: "acme", User: "alice", Session: "s1"}
 //	if err := scope.Validate(engine.LevelSession); err != nil { ... }
-//	key := engine.Key(scope.Prefix(engine.LevelSession), engine.NSMessage, id[:])
+//	prefix := scope.Prefix(engine.LevelSession) // starts every key of the session
+//	key := ... // prefix, a Namespace and a suffix (keys.go builds them)
 //	err = db.Update(ctx, func(tx *engine.Tx) error { return tx.Set(key, value) })
 //
 // Keys start with the tenant, then the user, then the session, then a
@@ -34,7 +47,7 @@
 // Records with vectors are searchable by cosine similarity:
 //
 //	err = db.Update(ctx, func(tx *engine.Tx) error {
-//		_, err := tx.PutRecord(engine.Scope{Tenant: "acme", User: "alice"},
+//		_, err := tx.PutRecord(engine.Scope{Tenant: "acme", User: "alice"}, "",
 //			engine.Record{Text: "prefers email", Vector: vec})
 //		return err
 //	})
@@ -42,7 +55,8 @@
 //
 // Each (tenant, user) has its own partition, and each tenant one shared
 // partition (a scope without User): a search never scans another user's
-// vectors. A partition is searched exactly up to Options.ExactThreshold
+// vectors. A partition holds named record spaces ("" above is the default
+// one), each with its own indexes. A partition is searched exactly up to Options.ExactThreshold
 // vectors (default [DefaultExactThreshold]) and through an HNSW graph past
 // it. A record, its vector and its change-log entry commit in the caller's
 // transaction; the in-memory index takes the change after the commit.
