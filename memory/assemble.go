@@ -10,17 +10,6 @@ import (
 	"github.com/engramdb/engram/graph"
 )
 
-// The preamble's sections, in order.
-var preambleSections = []struct {
-	source Source
-	title  string
-}{
-	{SourceMemories, "Memories:"},
-	{SourceShared, "Shared memories:"},
-	{SourceEpisodes, "Earlier messages:"},
-	{SourceGraph, "Facts:"},
-}
-
 // itemLine renders one recalled item as a preamble line, dated.
 func itemLine(it *Item) string {
 	var b strings.Builder
@@ -55,7 +44,7 @@ func itemLine(it *Item) string {
 }
 
 // renderPreamble lays out the summary and the items, grouped by source in
-// rank order within each group.
+// rank order within each group, the groups in the order of recallSources.
 func renderPreamble(now time.Time, summary string, items []Item) string {
 	if summary == "" && len(items) == 0 {
 		return ""
@@ -65,7 +54,7 @@ func renderPreamble(now time.Time, summary string, items []Item) string {
 	if summary != "" {
 		b.WriteString("\n\nSummary of this conversation so far:\n" + summary)
 	}
-	for _, sec := range preambleSections {
+	for _, sec := range recallSources {
 		first := true
 		for i := range items {
 			if items[i].Source != sec.source {
@@ -188,4 +177,10 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 
 // preambleFrame is the preamble's fixed text: its header (the date has a
 // fixed width) and every section title, with a summary heading.
-var preambleFrame = renderPreamble(time.Time{}, "x", []Item{{Source: SourceMemories}, {Source: SourceShared}, {Source: SourceEpisodes}, {Source: SourceGraph}})
+var preambleFrame = func() string {
+	items := make([]Item, len(recallSources))
+	for i := range recallSources {
+		items[i].Source = recallSources[i].source
+	}
+	return renderPreamble(time.Time{}, "x", items)
+}()

@@ -103,10 +103,6 @@ func (f *fusion) rank(q *Query, inWindow map[string]bool) []*Candidate {
 	return cands
 }
 
-// tieOrder ranks the sources for candidates of equal score: what was
-// remembered on purpose, then facts, then what was merely said.
-var tieOrder = map[Source]int{SourceMemories: 0, SourceShared: 1, SourceGraph: 2, SourceEpisodes: 3}
-
 // compareCandidates orders candidates best first: by fused score, then
 // (ties are common: the first of each list scores alike) by source, newer
 // first, and id, so the order never depends on how ids were minted.
@@ -117,7 +113,7 @@ func compareCandidates(a, b *Candidate) int {
 	case a.Fused < b.Fused:
 		return 1
 	}
-	if c := tieOrder[a.Source] - tieOrder[b.Source]; c != 0 {
+	if c := a.Source.spec().tie - b.Source.spec().tie; c != 0 {
 		return c
 	}
 	if c := b.Time.Compare(a.Time); c != 0 {

@@ -35,11 +35,15 @@ const (
 
 // Sources returns every source, in the order the preamble shows them.
 func Sources() []Source {
-	return []Source{SourceMemories, SourceShared, SourceEpisodes, SourceGraph}
+	out := make([]Source, len(recallSources))
+	for i := range recallSources {
+		out[i] = recallSources[i].source
+	}
+	return out
 }
 
 // isMemory reports whether a source's items are memories.
-func (s Source) isMemory() bool { return s == SourceMemories || s == SourceShared }
+func (s Source) isMemory() bool { return s.spec().space == spaceMemories }
 
 // Retrieval says how memories and episodes are matched to the query.
 type Retrieval int
@@ -286,7 +290,11 @@ func (q *Query) normalize() error {
 		q.Hops = DefaultHops
 	}
 	if q.Sources == nil {
-		q.Sources = []Source{SourceMemories, SourceEpisodes, SourceGraph}
+		for i := range recallSources {
+			if recallSources[i].byDefault {
+				q.Sources = append(q.Sources, recallSources[i].source)
+			}
+		}
 	}
 	if q.Now.IsZero() {
 		q.Now = time.Now()
@@ -362,7 +370,7 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	// default with the lexical hashing embedder).
 	useVector := q.Retrieval == RetrievalVector || (q.Retrieval == RetrievalHybrid && s.vectorWeight > 0)
 	needVector := useVector && strings.TrimSpace(q.Text) != "" &&
-		slices.ContainsFunc(q.Sources, func(s Source) bool { return s != SourceGraph })
+		slices.ContainsFunc(q.Sources, func(s Source) bool { return s.spec().searched() })
 	if needVector {
 		t := time.Now()
 		vecs, err := s.embedQuery(ctx, q.Text)
@@ -384,8 +392,9 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	// memories formed from the conversation: R@1 fell from 0.323 to 0.173
 	// with a list per source, and stayed at 0.323 merged.
 	var byVector, byText []sourcedHit
-	for _, src := range []Source{SourceMemories, SourceShared, SourceEpisodes} {
-		if !slices.Contains(q.Sources, src) || strings.TrimSpace(q.Text) == "" {
+	for i := range recallSources {
+		src := recallSources[i].source
+		if !recallSources[i].searched() || !slices.Contains(q.Sources, src) || strings.TrimSpace(q.Text) == "" {
 			continue
 		}
 		space, owner := spaceOf(src), ownerOf(src, user)
@@ -698,23 +707,6 @@ func screen(c *Candidate, q *Query) string {
 		return "outside time range"
 	}
 	return ""
-}
-
-// ownerOf returns the scope whose partition holds a source's records for
-// user: the tenant's for shared memories, else the user's.
-func ownerOf(src Source, user Scope) Scope {
-	if src == SourceShared {
-		return Scope{Tenant: user.Tenant}
-	}
-	return user
-}
-
-// spaceOf returns the record space of a source's candidates.
-func spaceOf(src Source) string {
-	if src == SourceEpisodes {
-		return spaceMessages
-	}
-	return spaceMemories
 }
 
 // embedQueryBatch embeds texts outside the cache (they are not stored).
