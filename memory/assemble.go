@@ -2,26 +2,13 @@ package memory
 
 import (
 	"context"
-	"crypto/sha256"
 	"strings"
-	"sync"
 	"time"
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
 
 	"github.com/engramdb/engram/graph"
 )
-
-// The preamble's sections, in order.
-var preambleSections = []struct {
-	source Source
-	title  string
-}{
-	{SourceMemories, "Memories:"},
-	{SourceShared, "Shared memories:"},
-	{SourceEpisodes, "Earlier messages:"},
-	{SourceGraph, "Facts:"},
-}
 
 // itemLine renders one recalled item as a preamble line, dated.
 func itemLine(it *Item) string {
@@ -57,7 +44,7 @@ func itemLine(it *Item) string {
 }
 
 // renderPreamble lays out the summary and the items, grouped by source in
-// rank order within each group.
+// rank order within each group, the groups in the order of recallSources.
 func renderPreamble(now time.Time, summary string, items []Item) string {
 	if summary == "" && len(items) == 0 {
 		return ""
@@ -67,7 +54,7 @@ func renderPreamble(now time.Time, summary string, items []Item) string {
 	if summary != "" {
 		b.WriteString("\n\nSummary of this conversation so far:\n" + summary)
 	}
-	for _, sec := range preambleSections {
+	for _, sec := range recallSources {
 		first := true
 		for i := range items {
 			if items[i].Source != sec.source {
@@ -190,64 +177,10 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 
 // preambleFrame is the preamble's fixed text: its header (the date has a
 // fixed width) and every section title, with a summary heading.
-var preambleFrame = renderPreamble(time.Time{}, "x", []Item{{Source: SourceMemories}, {Source: SourceShared}, {Source: SourceEpisodes}, {Source: SourceGraph}})
-
-// frameTokens caches the tokens of preambleFrame per encoder.
-var frameTokens sync.Map // *tiktoken.Tiktoken → int
-
-func preambleFrameTokens(enc *tiktoken.Tiktoken) int {
-	if n, ok := frameTokens.Load(enc); ok {
-		return n.(int)
+var preambleFrame = func() string {
+	items := make([]Item, len(recallSources))
+	for i := range recallSources {
+		items[i].Source = recallSources[i].source
 	}
-	n := len(enc.EncodeOrdinary(preambleFrame))
-	frameTokens.Store(enc, n)
-	return n
-}
-
-// tokenCache remembers the token counts of texts: the same memories, facts
-// and summary lines come back turn after turn, in the preamble and in the
-// rolling summary, and counting is the costliest step of both. Texts are
-// keyed by a hash, so the cache holds no text of a store (which Forget
-// could not reach).
-type tokenCache struct {
-	mu sync.Mutex
-	m  map[tokenKey]int
-}
-
-type tokenKey struct {
-	enc  *tiktoken.Tiktoken
-	hash [16]byte // of the line, from SHA-256
-}
-
-// textTokens is the process's count cache, shared by every store and
-// summarizer (entries are keyed by encoding too).
-var textTokens tokenCache
-
-// maxCachedLines bounds the cache; past it an entry is evicted at random.
-const maxCachedLines = 1 << 15
-
-func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
-	sum := sha256.Sum256([]byte(text))
-	k := tokenKey{enc: enc}
-	copy(k.hash[:], sum[:])
-	c.mu.Lock()
-	n, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
-		return n
-	}
-	n = tokenLen(enc, text)
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[tokenKey]int{}
-	}
-	if len(c.m) >= maxCachedLines {
-		for old := range c.m {
-			delete(c.m, old)
-			break
-		}
-	}
-	c.m[k] = n
-	c.mu.Unlock()
-	return n
-}
+	return renderPreamble(time.Time{}, "x", items)
+}()

@@ -132,19 +132,14 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 		}
 	}
 	// Then the rules, so that a batch refused costs nothing more.
-	batchCalls := map[string]bool{}
+	calls := batchCalls{}
 	for i := range msgs {
 		m := &msgs[i]
 		if err := m.validate(); err != nil {
 			return nil, fmt.Errorf("append message %d: %w", i, err)
 		}
-		for _, c := range m.ToolCalls {
-			if batchCalls[c.ID] {
-				return nil, fmt.Errorf("append message %d: %w %q", i, ErrDuplicateToolCall, c.ID)
-			}
-		}
-		for _, c := range m.ToolCalls {
-			batchCalls[c.ID] = true
+		if id, _, repeated := calls.add(i, m); repeated {
+			return nil, fmt.Errorf("append message %d: %w %q", i, ErrDuplicateToolCall, id)
 		}
 	}
 	// Then personal data, before anything is counted, embedded or written.
@@ -154,35 +149,14 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 	a.msgs = msgs
 	for i := range msgs {
 		m := msgs[i] // a copy: the caller's slice is not modified
-		if m.Time.IsZero() {
-			m.Time = a.now
-		}
-		m.Tokens = countTokens(enc, &m)
-		if a.values[i], err = encodeRecord(&m, s.opts.Encoding); err != nil {
+		if a.values[i], err = s.encodeMessage(enc, &m, a.now); err != nil {
 			return nil, fmt.Errorf("append message %d: %w", i, err)
-		}
-		if len(a.values[i]) > s.opts.MaxMessageBytes {
-			return nil, fmt.Errorf("append message %d: %w: %d bytes encoded, limit %d", i, ErrTooLarge, len(a.values[i]), s.opts.MaxMessageBytes)
 		}
 	}
 	// Embed the episodes, in one call, outside the transaction.
 	a.user, a.session = Scope{Tenant: scope.Tenant, User: scope.User}, scope.Session
-	a.vectors = make([][]float32, len(msgs))
-	var texts []string
-	var at []int
-	for i := range msgs {
-		if t, ok := episodeText(&msgs[i]); ok {
-			texts, at = append(texts, t), append(at, i)
-		}
-	}
-	if len(texts) > 0 {
-		vecs, err := s.embed(ctx, texts)
-		if err != nil {
-			return nil, err
-		}
-		for j, i := range at {
-			a.vectors[i] = vecs[j]
-		}
+	if a.vectors, err = s.embedEpisodes(ctx, msgs); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -204,85 +178,38 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 	}
 	var last ulid.ULID
 	copy(last[:], si.Last)
-	// prev is the text of the message before the next episode: an answer's
-	// words are often in the question before it, so an episode is also
-	// found by them (engine.Record.Context).
-	var prev string
+	w := s.newMessageWriter(a)
+	// The first episode's context is the session's last message.
 	if last != (ulid.ULID{}) && slices.ContainsFunc(a.vectors, func(v []float32) bool { return v != nil }) {
 		switch b, err := tx.Get(engine.Key(prefix, engine.NSMessage, last[:])); {
 		case err == nil:
 			var pm Message
 			if _, err := decodeRecord(b, &pm); err == nil {
-				prev, _ = episodeText(&pm)
+				w.prev, _ = episodeText(&pm)
 			}
 		case !errors.Is(err, engine.ErrNotFound):
 			return nil, err
 		}
 	}
-	inBatch := map[string]ulid.ULID{} // tool calls made in this batch, by message
-	answered := map[string]bool{}     // tool calls answered in this batch
 	ids := make([]ulid.ULID, len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
-		for _, c := range m.ToolCalls {
-			if _, err := tx.Get(engine.Key(prefix, engine.NSToolCall, []byte(c.ID))); err == nil {
-				return nil, fmt.Errorf("append message %d: %w %q", i, ErrDuplicateToolCall, c.ID)
-			} else if !errors.Is(err, engine.ErrNotFound) {
-				return nil, err
-			}
-		}
-		var callKey, callValue []byte // of the call a tool result answers
-		if m.Role == RoleTool {
-			if answered[m.ToolCallID] {
-				return nil, fmt.Errorf("append message %d: %w: %q", i, ErrDuplicateToolResult, m.ToolCallID)
-			}
-			callKey = engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))
-			var err error
-			if callValue, err = toolCallState(tx, callKey, m.ToolCallID, inBatch); err != nil {
-				return nil, fmt.Errorf("append message %d: %w", i, err)
-			}
-		}
-		id := s.db.NewID(now)
-		if id.Compare(last) <= 0 {
-			// The clock went back (or another process wrote with a
-			// clock ahead): keep append order anyway.
-			id = engine.NextID(last)
-		}
-		last = id
-		ids[i] = id
-		if err := tx.SetTTL(engine.Key(prefix, engine.NSMessage, id[:]), a.values[i], ttl); err != nil {
+		ans, err := w.checkToolCalls(tx, m)
+		if err != nil {
 			return nil, fmt.Errorf("append message %d: %w", i, err)
 		}
-		if m.Role == RoleSystem {
-			if err := tx.SetTTL(engine.Key(prefix, engine.NSSystemMessage, id[:]), nil, ttl); err != nil {
-				return nil, err
-			}
-		}
-		for _, c := range m.ToolCalls {
-			inBatch[c.ID] = id
-			if err := tx.SetTTL(engine.Key(prefix, engine.NSToolCall, []byte(c.ID)), id[:], ttl); err != nil {
-				return nil, err
-			}
-		}
-		if callKey != nil {
-			answered[m.ToolCallID] = true
-			if err := tx.SetTTL(callKey, answeredCall(callValue, id), ttl); err != nil {
-				return nil, err
-			}
+		id := s.nextMessageID(now, last)
+		last = id
+		ids[i] = id
+		if err := w.putMessage(tx, i, id, ans); err != nil {
+			return nil, fmt.Errorf("append message %d: %w", i, err)
 		}
 		if s.extracts(m) {
-			// In this transaction: a crash cannot lose the job.
+			// In this transaction: a crash cannot lose the job. Append
+			// only: an import does not queue its messages.
 			if err := tx.Set(queueKey(engine.NSExtractQueue, prefix, id), nil); err != nil {
 				return nil, err
 			}
-		}
-		if a.vectors[i] != nil {
-			if err := s.putEpisode(tx, a, i, id, prev); err != nil {
-				return nil, fmt.Errorf("append message %d: %w", i, err)
-			}
-		}
-		if t, ok := episodeText(m); ok {
-			prev = t
 		}
 	}
 	si.Updated = now.UnixNano()

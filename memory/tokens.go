@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"sync"
@@ -213,4 +214,64 @@ func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }
 // \s (regexp2, .NET classes): a superset of it, to stay conservative.
 func isSpaceLike(r rune) bool {
 	return unicode.IsSpace(r) || unicode.In(r, unicode.Z, unicode.Cc, unicode.Cf)
+}
+
+// frameTokens caches the tokens of preambleFrame per encoder.
+var frameTokens sync.Map // *tiktoken.Tiktoken → int
+
+func preambleFrameTokens(enc *tiktoken.Tiktoken) int {
+	if n, ok := frameTokens.Load(enc); ok {
+		return n.(int)
+	}
+	n := len(enc.EncodeOrdinary(preambleFrame))
+	frameTokens.Store(enc, n)
+	return n
+}
+
+// tokenCache remembers the token counts of texts: the same memories, facts
+// and summary lines come back turn after turn, in the preamble and in the
+// rolling summary, and counting is the costliest step of both. Texts are
+// keyed by a hash, so the cache holds no text of a store (which Forget
+// could not reach).
+type tokenCache struct {
+	mu sync.Mutex
+	m  map[tokenKey]int
+}
+
+type tokenKey struct {
+	enc  *tiktoken.Tiktoken
+	hash [16]byte // of the line, from SHA-256
+}
+
+// textTokens is the process's count cache, shared by every store and
+// summarizer (entries are keyed by encoding too).
+var textTokens tokenCache
+
+// maxCachedLines bounds the cache; past it an entry is evicted at random.
+const maxCachedLines = 1 << 15
+
+func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
+	sum := sha256.Sum256([]byte(text))
+	k := tokenKey{enc: enc}
+	copy(k.hash[:], sum[:])
+	c.mu.Lock()
+	n, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = tokenLen(enc, text)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[tokenKey]int{}
+	}
+	if len(c.m) >= maxCachedLines {
+		for old := range c.m {
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[k] = n
+	c.mu.Unlock()
+	return n
 }

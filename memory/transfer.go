@@ -125,7 +125,6 @@ func (s *Store) prepareImport(ctx context.Context, scope Scope, msgs []Message) 
 		session: scope.Session,
 		msgs:    make([]Message, len(msgs)),
 		values:  make([][]byte, len(msgs)),
-		vectors: make([][]float32, len(msgs)),
 		now:     now,
 	}
 	// Personal data is replaced before anything is counted, embedded or
@@ -136,7 +135,7 @@ func (s *Store) prepareImport(ctx context.Context, scope Scope, msgs []Message) 
 	ids := make([]ulid.ULID, len(msgs))
 	given := make([]bool, len(msgs))
 	seen := map[ulid.ULID]int{}
-	calls := map[string]int{}
+	calls := batchCalls{}
 	// Sizes first: nothing is tokenized for a batch that cannot be stored.
 	for i := range msgs {
 		if err := msgs[i].checkSize(s.opts.MaxMessageBytes); err != nil {
@@ -161,39 +160,16 @@ func (s *Store) prepareImport(ctx context.Context, scope Scope, msgs []Message) 
 			}
 			seen[id], ids[i], given[i] = i, id, true
 		}
-		for _, c := range m.ToolCalls {
-			if j, dup := calls[c.ID]; dup {
-				return fail(fmt.Errorf("%w %q (also made by message %d)", ErrDuplicateToolCall, c.ID, j))
-			}
-			calls[c.ID] = i
+		if id, j, repeated := calls.add(i, &m); repeated {
+			return fail(fmt.Errorf("%w %q (also made by message %d)", ErrDuplicateToolCall, id, j))
 		}
-		if m.Time.IsZero() {
-			m.Time = now
-		}
-		m.Tokens = countTokens(enc, &m)
-		if a.values[i], err = encodeRecord(&m, s.opts.Encoding); err != nil {
+		if a.values[i], err = s.encodeMessage(enc, &m, now); err != nil {
 			return fail(err)
-		}
-		if len(a.values[i]) > s.opts.MaxMessageBytes {
-			return fail(fmt.Errorf("%w: %d bytes encoded, limit %d", ErrTooLarge, len(a.values[i]), s.opts.MaxMessageBytes))
 		}
 		a.msgs[i] = m
 	}
-	var texts []string
-	var at []int
-	for i := range a.msgs {
-		if t, ok := episodeText(&a.msgs[i]); ok {
-			texts, at = append(texts, t), append(at, i)
-		}
-	}
-	if len(texts) > 0 {
-		vecs, err := s.embed(ctx, texts)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		for j, i := range at {
-			a.vectors[i] = vecs[j]
-		}
+	if a.vectors, err = s.embedEpisodes(ctx, a.msgs); err != nil {
+		return nil, nil, nil, err
 	}
 	return a, ids, given, nil
 }
@@ -217,59 +193,31 @@ func (s *Store) importTx(tx *engine.Tx, a *preparedAppend, ids []ulid.ULID, give
 	if si != nil {
 		copy(last[:], si.Last)
 	}
-	exists := func(key []byte) (bool, error) {
-		_, err := tx.Get(key)
-		if errors.Is(err, engine.ErrNotFound) {
-			return false, nil
-		}
-		return err == nil, err
-	}
 	var st ImportStats
 	var first, latest time.Time
-	inBatch := map[string]ulid.ULID{} // tool calls made in this batch, by message
-	answered := map[string]bool{}
-	var prev string
+	w := s.newMessageWriter(a)
 	havePrev := false
 	for i := range a.msgs {
 		m := &a.msgs[i]
 		fail := func(err error) (ImportStats, error) { return ImportStats{}, &ImportError{Index: i, Err: err} }
 		if given[i] {
-			switch ok, err := exists(engine.Key(prefix, engine.NSMessage, ids[i][:])); {
-			case err != nil:
-				return ImportStats{}, err
-			case ok:
+			switch _, err := tx.Get(engine.Key(prefix, engine.NSMessage, ids[i][:])); {
+			case err == nil:
 				st.Existing++
 				continue
-			}
-		}
-		for _, c := range m.ToolCalls {
-			switch ok, err := exists(engine.Key(prefix, engine.NSToolCall, []byte(c.ID))); {
-			case err != nil:
-				return ImportStats{}, err
-			case ok:
-				return fail(fmt.Errorf("%w %q", ErrDuplicateToolCall, c.ID))
-			}
-		}
-		var callKey, callValue []byte // of the call a tool result answers
-		if m.Role == RoleTool {
-			if answered[m.ToolCallID] {
-				return fail(fmt.Errorf("%w: %q", ErrDuplicateToolResult, m.ToolCallID))
-			}
-			callKey = engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))
-			var err error
-			if callValue, err = toolCallState(tx, callKey, m.ToolCallID, inBatch); err != nil {
-				if errors.Is(err, ErrInvalidMessage) {
-					return fail(err)
-				}
+			case !errors.Is(err, engine.ErrNotFound):
 				return ImportStats{}, err
 			}
+		}
+		ans, err := w.checkToolCalls(tx, m)
+		if err != nil {
+			if errors.Is(err, ErrInvalidMessage) {
+				return fail(err)
+			}
+			return ImportStats{}, err
 		}
 		if !given[i] {
-			id := s.db.NewID(a.now)
-			if id.Compare(last) <= 0 {
-				id = engine.NextID(last)
-			}
-			ids[i] = id
+			ids[i] = s.nextMessageID(a.now, last)
 		}
 		id := ids[i]
 		if !havePrev {
@@ -278,35 +226,10 @@ func (s *Store) importTx(tx *engine.Tx, a *preparedAppend, ids []ulid.ULID, give
 			if err != nil {
 				return ImportStats{}, err
 			}
-			prev, havePrev = p, true
+			w.prev, havePrev = p, true
 		}
-		if err := tx.SetTTL(engine.Key(prefix, engine.NSMessage, id[:]), a.values[i], ttl); err != nil {
+		if err := w.putMessage(tx, i, id, ans); err != nil {
 			return ImportStats{}, err
-		}
-		if m.Role == RoleSystem {
-			if err := tx.SetTTL(engine.Key(prefix, engine.NSSystemMessage, id[:]), nil, ttl); err != nil {
-				return ImportStats{}, err
-			}
-		}
-		for _, c := range m.ToolCalls {
-			inBatch[c.ID] = id
-			if err := tx.SetTTL(engine.Key(prefix, engine.NSToolCall, []byte(c.ID)), id[:], ttl); err != nil {
-				return ImportStats{}, err
-			}
-		}
-		if callKey != nil {
-			answered[m.ToolCallID] = true
-			if err := tx.SetTTL(callKey, answeredCall(callValue, id), ttl); err != nil {
-				return ImportStats{}, err
-			}
-		}
-		if a.vectors[i] != nil {
-			if err := s.putEpisode(tx, a, i, id, prev); err != nil {
-				return ImportStats{}, err
-			}
-		}
-		if t, ok := episodeText(m); ok {
-			prev = t
 		}
 		if id.Compare(last) > 0 {
 			last = id

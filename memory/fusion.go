@@ -1,0 +1,204 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/index"
+)
+
+// rrfK is the constant of reciprocal-rank fusion (Cormack, Clarke and
+// Büttcher, SIGIR 2009): 60, their value, which damps the difference
+// between a first and a tenth place.
+const rrfK = 60
+
+// fusion collects the candidates of the ranked lists.
+type fusion struct {
+	byID  map[string]*Candidate
+	order []*Candidate
+	lists map[string]int
+	// weights scales each list's reciprocal ranks; a list without one
+	// weighs 1.
+	weights map[string]float64
+}
+
+func newFusion() *fusion {
+	return &fusion{byID: map[string]*Candidate{}, lists: map[string]int{}, weights: map[string]float64{}}
+}
+
+func (f *fusion) candidate(id string, src Source) *Candidate {
+	key := string(src) + "/" + id
+	c, ok := f.byID[key]
+	if !ok {
+		c = &Candidate{ID: id, Source: src, Ranks: map[string]int{}, Scores: map[string]float64{}}
+		f.byID[key] = c
+		f.order = append(f.order, c)
+	}
+	return c
+}
+
+func (f *fusion) rankIn(c *Candidate, list string, rank int, score float64) {
+	if _, ok := c.Ranks[list]; ok {
+		return
+	}
+	c.Ranks[list], c.Scores[list] = rank, score
+	f.lists[list]++
+}
+
+// sourcedHit is a search hit and the source it came from.
+type sourcedHit struct {
+	src Source
+	hit engine.Hit
+}
+
+// addMerged adds the hits of several sources as one list, best score
+// first (ties in the order given).
+func (f *fusion) addMerged(list string, hits []sourcedHit) {
+	slices.SortStableFunc(hits, func(a, b sourcedHit) int { return cmp.Compare(b.hit.Score, a.hit.Score) })
+	for i, sh := range hits {
+		c := f.candidate(sh.hit.ID, sh.src)
+		if sh.hit.Text != "" && !c.hydrated {
+			c.fill(sh.hit.Record)
+		}
+		f.rankIn(c, list, i+1, float64(sh.hit.Score))
+	}
+}
+
+// rank fuses the lists (reciprocal-rank fusion with recency decay), drops
+// what the query's filters exclude, and returns every candidate in final
+// order with its Rank set. Duplicates are dropped as the context is
+// assembled.
+func (f *fusion) rank(q *Query, inWindow map[string]bool) []*Candidate {
+	for _, c := range f.order {
+		for list, r := range c.Ranks {
+			w, ok := f.weights[list]
+			if !ok {
+				w = 1
+			}
+			c.Fused += w / float64(rrfK+r)
+		}
+		if q.HalfLife > 0 && !c.Time.IsZero() {
+			if age := q.Now.Sub(c.Time); age > 0 {
+				c.Fused *= math.Exp2(-float64(age) / float64(q.HalfLife))
+			}
+		}
+		c.item.Score = c.Fused
+		switch {
+		case c.Reason != "":
+		case inWindow[c.ID]:
+			c.Reason = "in window"
+		case c.hydrated:
+			c.Reason = screen(c, q)
+		}
+	}
+	cands := slices.Clone(f.order)
+	slices.SortStableFunc(cands, compareCandidates)
+	for i, c := range cands {
+		c.Rank = i + 1
+	}
+	return cands
+}
+
+// compareCandidates orders candidates best first: by fused score, then
+// (ties are common: the first of each list scores alike) by source, newer
+// first, and id, so the order never depends on how ids were minted.
+func compareCandidates(a, b *Candidate) int {
+	switch {
+	case a.Fused > b.Fused:
+		return -1
+	case a.Fused < b.Fused:
+		return 1
+	}
+	if c := a.Source.spec().tie - b.Source.spec().tie; c != 0 {
+		return c
+	}
+	if c := b.Time.Compare(a.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// mmr re-orders the candidates still in play by maximal marginal
+// relevance: each next pick maximizes λ·relevance − (1−λ)·(its highest
+// cosine similarity to a pick so far), relevance being the fused score
+// over the best one. Facts are embedded here, as they have no stored
+// vector.
+func (s *Store) mmr(ctx context.Context, h *hydrator, cands []*Candidate, q *Query) error {
+	var live []*Candidate
+	for _, c := range cands {
+		if c.Reason == "" {
+			live = append(live, c)
+		}
+	}
+	live = live[:min(len(live), 4*q.TopK)]
+	h.vectors = true
+	if err := h.hydrate(ctx, live); err != nil {
+		return err
+	}
+	live = slices.DeleteFunc(live, func(c *Candidate) bool { return c.Reason != "" })
+	var texts []string
+	var need []*Candidate
+	for _, c := range live {
+		if c.vector == nil {
+			texts, need = append(texts, c.Text), append(need, c)
+		}
+	}
+	if len(texts) > 0 {
+		vecs, err := s.embedQueryBatch(ctx, texts)
+		if err != nil {
+			return err
+		}
+		for i, c := range need {
+			c.vector = vecs[i]
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	best := live[0].Fused
+	picked := make([]*Candidate, 0, len(live))
+	rest := slices.Clone(live)
+	for len(rest) > 0 {
+		bi, bs := 0, math.Inf(-1)
+		for i, c := range rest {
+			sim := 0.0
+			for _, p := range picked {
+				if d, err := index.Dot(c.vector, p.vector); err == nil {
+					sim = max(sim, float64(d)/(norm(c.vector)*norm(p.vector)+1e-12))
+				}
+			}
+			score := q.MMR*c.Fused/best - (1-q.MMR)*sim
+			if score > bs {
+				bi, bs = i, score
+			}
+		}
+		picked = append(picked, rest[bi])
+		rest = slices.Delete(rest, bi, bi+1)
+	}
+	// Give the picks the first ranks, in pick order; the others follow.
+	rank := 1
+	for _, c := range picked {
+		c.Rank = rank
+		rank++
+	}
+	for _, c := range cands {
+		if !slices.Contains(picked, c) {
+			c.Rank = rank
+			rank++
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b *Candidate) int { return a.Rank - b.Rank })
+	return nil
+}
+
+func norm(v []float32) float64 {
+	d, err := index.Dot(v, v)
+	if err != nil {
+		return 0
+	}
+	return math.Sqrt(float64(d))
+}
