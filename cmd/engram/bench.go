@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,7 +19,6 @@ type benchANNOptions struct {
 	synthetic string
 	k         int
 	jsonPath  string
-	plotPath  string
 	systems   string
 	queries   int
 }
@@ -71,7 +69,6 @@ Gaussian mixture, for example n=100000,dim=384,clusters=1000,seed=1
 	f.StringVar(&o.synthetic, "synthetic", "", "generate a Gaussian mixture: n=,dim=,clusters=,seed=[,queries=][,sigma=]")
 	f.IntVar(&o.k, "k", 10, "neighbours per query; recall is measured at k")
 	f.StringVar(&o.jsonPath, "json", "", "write the rows as a JSON array to this file")
-	f.StringVar(&o.plotPath, "plot", "", "draw recall against QPS to this PNG file")
 	f.StringVar(&o.systems, "systems", strings.Join(bench.SystemNames(), ","), "comma-separated systems to measure")
 	f.IntVar(&o.queries, "queries", 0, "use at most this many queries (0: all)")
 	return cmd
@@ -86,9 +83,6 @@ func runBenchANN(ctx context.Context, stdout, stderr io.Writer, o benchANNOption
 	}
 	if o.queries < 0 {
 		return fmt.Errorf("bench ann: --queries %d must not be negative", o.queries)
-	}
-	if o.plotPath != "" && !strings.EqualFold(filepath.Ext(o.plotPath), ".png") {
-		return fmt.Errorf("bench ann: --plot %s: only .png is supported", o.plotPath)
 	}
 	var systems []string
 	for _, s := range strings.Split(o.systems, ",") {
@@ -132,11 +126,6 @@ func runBenchANN(ctx context.Context, stdout, stderr io.Writer, o benchANNOption
 	if o.jsonPath != "" {
 		if err := fileio.WriteAtomic(o.jsonPath, func(w io.Writer) error { return bench.WriteJSON(w, rep.Rows) }); err != nil {
 			return fmt.Errorf("bench ann: --json: %w", err)
-		}
-	}
-	if o.plotPath != "" {
-		if err := fileio.WriteAtomic(o.plotPath, func(w io.Writer) error { return bench.WritePlot(w, rep) }); err != nil {
-			return fmt.Errorf("bench ann: --plot: %w", err)
 		}
 	}
 	return nil
