@@ -1,7 +1,9 @@
 package graph
 
 // N-Quads interchange: the mapping between a graph and quads is documented
-// on [Tx.Export]; this comment says how the two directions are built.
+// on [Tx.Export]; this comment says how the two directions are built. The
+// writer is in nquads_write.go, the parser in nquads_read.go, and the
+// vocabulary both share is below.
 //
 // Export streams: it walks the entity records ('e' keys) and then the SPO
 // index ('s' keys) of one kv transaction, decodes one record at a time and

@@ -156,6 +156,9 @@ func (t *topK) down(i int) {
 	h[i] = r
 }
 
+// minHeap and maxHeap are the HNSW search's candidate queue and bounded
+// result list, over cand (hnsw.go).
+//
 // minHeap pops the nearest candidate first. It and maxHeap are two typed
 // copies on purpose: a generic heap with a comparison function puts an
 // indirect call on the search's hottest path.

@@ -43,9 +43,9 @@ func newBenchANNCmd() *cobra.Command {
 		Short: "Measure recall@k, single-thread QPS, build time and memory of vector indexes",
 		Long: `ann measures nearest-neighbour search by cosine similarity on one data set, for
 every system in the same run: engram-flat and engram-hnsw (Engram's exact and
-graph indexes), chromem-go (exact), coder-hnsw (github.com/coder/hnsw v0.6.1)
-and hnswlib (through Debian's python3-hnswlib; skipped with a message when it
-is absent: apt-get install python3-hnswlib python3-numpy).
+graph indexes), chromem-go (exact) and hnswlib (through Debian's
+python3-hnswlib; skipped with a message when it is absent: apt-get install
+python3-hnswlib python3-numpy).
 
 HNSW systems are built with M=16 and efConstruction=200 and swept over ef;
 exact systems run once, chromem-go on at most 100 queries. Builds and queries
@@ -56,8 +56,13 @@ stderr, the table to stdout.
 NAME_groundtruth_cosine.ivecs (TEXMEX format); without the last the exact
 ground truth is computed. --synthetic SPEC generates a seeded, normalised
 Gaussian mixture, for example n=100000,dim=384,clusters=1000,seed=1
-(optional keys: queries, default 1000; sigma, default 1).`,
-		Example: `  engram bench ann --data ../shared/data/siftsmall --json sift.json --plot sift.png
+(optional keys: queries, default 1000; sigma, default 1).
+
+coder-hnsw (github.com/coder/hnsw v0.6.1) and the PNG plot of recall against
+QPS (--plot) are in the nested module bench/peers, so that their
+dependencies stay out of Engram's: from a checkout, cd bench/peers and
+go run . with the same flags.`,
+		Example: `  engram bench ann --data ../shared/data/siftsmall --json sift.json
   engram bench ann --synthetic n=100000,dim=384,clusters=1000,seed=1 --k 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

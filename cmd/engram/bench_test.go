@@ -44,8 +44,9 @@ func readRows(t *testing.T, path string) []map[string]any {
 func TestBenchANNSynthetic(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "rows.json")
-	// Four indexes built under -race took half a minute at 2,000 vectors;
-	// .ci/run runs the full size without -race.
+	// Four indexes (coder-hnsw's too, before it moved to bench/peers) built
+	// under -race took half a minute at 2,000 vectors; .ci/run runs the
+	// full size without -race.
 	n := 2000
 	if raceEnabled {
 		n = 400
