@@ -12,17 +12,17 @@
 // [Synthetic] (a seeded Gaussian mixture); either way it carries the exact
 // cosine neighbours of every query, computed by [GroundTruth] when no file
 // gives them. [Run] measures the systems named in [Options] and returns a
-// [Report] of [Row] values, which [WriteJSON], [WriteTable] and [WritePlot]
-// render. [ReadFvecs], [ReadIvecs], [WriteFvecs] and [WriteIvecs] handle the
-// file format.
+// [Report] of [Row] values, which [WriteJSON] and [WriteTable] render.
+// [ReadFvecs], [ReadIvecs], [WriteFvecs] and [WriteIvecs] handle the file
+// format.
 //
-//	Dataset ──▶ Run ──▶ Report ──▶ WriteJSON / WriteTable / WritePlot
+//	Dataset ──▶ Run ──▶ Report ──▶ WriteJSON / WriteTable
 //	             │
 //	             ├─ engram-flat   index.Flat, exact
 //	             ├─ engram-hnsw   index.HNSW, ef swept, also built on every core
 //	             ├─ chromem-go    exact, at most 100 queries
-//	             ├─ coder-hnsw    github.com/coder/hnsw v0.6.1, ef swept
-//	             └─ hnswlib       python3-hnswlib via hnswlib.py, ef swept
+//	             ├─ hnswlib       python3-hnswlib via hnswlib.py, ef swept
+//	             └─ Options.Extra any other System, such as coder-hnsw (bench/peers)
 //
 // [RunLoad] is the other kind of benchmark here: a bounded load on a
 // running engram serve (engram bench load starts one in process). Its
@@ -34,6 +34,11 @@
 //
 // Every in-process system satisfies [System] (and optionally
 // [ParallelBuilder] and [Sizer]); more can be passed in Options.Extra.
+// Peers that only a benchmark needs live in the nested module bench/peers,
+// so that their dependencies stay out of Engram's go.mod: its command runs
+// the same comparison with github.com/coder/hnsw v0.6.1 (coder-hnsw) added
+// in Options.Extra, and draws recall against QPS as a PNG with gonum's
+// plot package.
 //
 // How each figure is measured:
 //
@@ -73,11 +78,11 @@
 // Peers are measured as released, and some releases are weak: coder/hnsw
 // v0.6.1 evicts arbitrary candidates from its bounded heaps (fixed upstream
 // after the release), so its recall stays near 0.2 at any ef; see the
-// coderSystem notes in coder.go. chromem-go scans in plain Go without SIMD
-// and is capped at Options.SlowQueries queries (its rows say queries=N).
-// Debian's python3-hnswlib is compiled for the x86-64 baseline (SSE, no AVX
-// instructions in the shared object), so a pip build with -march=native
-// may be faster than the hnswlib measured here.
+// coderSystem notes in bench/peers/coder.go. chromem-go scans in plain Go
+// without SIMD and is capped at Options.SlowQueries queries (its rows say
+// queries=N). Debian's python3-hnswlib is compiled for the x86-64
+// baseline (SSE, no AVX instructions in the shared object), so a pip build
+// with -march=native may be faster than the hnswlib measured here.
 //
 // The synthetic generator's noise is isotropic inside each cluster, where
 // real embeddings have decaying spectra; it stands in for their scale and

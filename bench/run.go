@@ -31,8 +31,8 @@ type Options struct {
 	// Go (chromem-go), whose rows then say "queries=N". Zero means 100; a
 	// negative value means no cap.
 	SlowQueries int
-	// M is the HNSW graph degree given to every HNSW system (engram-hnsw,
-	// coder-hnsw, hnswlib). Zero means 16.
+	// M is the HNSW graph degree given to every built-in HNSW system
+	// (engram-hnsw, hnswlib). Zero means 16.
 	M int
 	// EfConstruction is the HNSW insert breadth. Zero means 200.
 	EfConstruction int

@@ -77,7 +77,6 @@ var builtins = []builtin{
 	{"engram-flat", newEngramFlat},
 	{"engram-hnsw", newEngramHNSW},
 	{"chromem-go", newChromem},
-	{"coder-hnsw", newCoderHNSW},
 	{hnswlibName, nil},
 }
 

@@ -155,3 +155,100 @@ func (t *topK) down(i int) {
 	}
 	h[i] = r
 }
+
+// minHeap and maxHeap are the HNSW search's candidate queue and bounded
+// result list, over cand (hnsw.go).
+//
+// minHeap pops the nearest candidate first. It and maxHeap are two typed
+// copies on purpose: a generic heap with a comparison function puts an
+// indirect call on the search's hottest path.
+type minHeap []cand
+
+func (hp *minHeap) push(c cand) {
+	*hp = append(*hp, c)
+	h := *hp
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].d <= h[i].d {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func (hp *minHeap) pop() cand {
+	h := *hp
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l].d < h[m].d {
+			m = l
+		}
+		if r < len(h) && h[r].d < h[m].d {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*hp = h
+	return top
+}
+
+// maxHeap keeps the farthest candidate on top, to bound a result list.
+type maxHeap []cand
+
+func (hp maxHeap) top() cand { return hp[0] }
+
+func (hp *maxHeap) push(c cand) {
+	*hp = append(*hp, c)
+	h := *hp
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].d >= h[i].d {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func (hp *maxHeap) pop() cand {
+	h := *hp
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	*hp = h[:last]
+	hp.down()
+	return top
+}
+
+// replaceTop replaces the farthest candidate with c in one sift.
+func (hp *maxHeap) replaceTop(c cand) {
+	(*hp)[0] = c
+	hp.down()
+}
+
+func (hp *maxHeap) down() {
+	h := *hp
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l].d > h[m].d {
+			m = l
+		}
+		if r < len(h) && h[r].d > h[m].d {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}

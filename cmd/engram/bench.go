@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,7 +19,6 @@ type benchANNOptions struct {
 	synthetic string
 	k         int
 	jsonPath  string
-	plotPath  string
 	systems   string
 	queries   int
 }
@@ -45,9 +43,9 @@ func newBenchANNCmd() *cobra.Command {
 		Short: "Measure recall@k, single-thread QPS, build time and memory of vector indexes",
 		Long: `ann measures nearest-neighbour search by cosine similarity on one data set, for
 every system in the same run: engram-flat and engram-hnsw (Engram's exact and
-graph indexes), chromem-go (exact), coder-hnsw (github.com/coder/hnsw v0.6.1)
-and hnswlib (through Debian's python3-hnswlib; skipped with a message when it
-is absent: apt-get install python3-hnswlib python3-numpy).
+graph indexes), chromem-go (exact) and hnswlib (through Debian's
+python3-hnswlib; skipped with a message when it is absent: apt-get install
+python3-hnswlib python3-numpy).
 
 HNSW systems are built with M=16 and efConstruction=200 and swept over ef;
 exact systems run once, chromem-go on at most 100 queries. Builds and queries
@@ -58,8 +56,13 @@ stderr, the table to stdout.
 NAME_groundtruth_cosine.ivecs (TEXMEX format); without the last the exact
 ground truth is computed. --synthetic SPEC generates a seeded, normalised
 Gaussian mixture, for example n=100000,dim=384,clusters=1000,seed=1
-(optional keys: queries, default 1000; sigma, default 1).`,
-		Example: `  engram bench ann --data ../shared/data/siftsmall --json sift.json --plot sift.png
+(optional keys: queries, default 1000; sigma, default 1).
+
+coder-hnsw (github.com/coder/hnsw v0.6.1) and the PNG plot of recall against
+QPS (--plot) are in the nested module bench/peers, so that their
+dependencies stay out of Engram's: from a checkout, cd bench/peers and
+go run . with the same flags.`,
+		Example: `  engram bench ann --data ../shared/data/siftsmall --json sift.json
   engram bench ann --synthetic n=100000,dim=384,clusters=1000,seed=1 --k 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -71,7 +74,6 @@ Gaussian mixture, for example n=100000,dim=384,clusters=1000,seed=1
 	f.StringVar(&o.synthetic, "synthetic", "", "generate a Gaussian mixture: n=,dim=,clusters=,seed=[,queries=][,sigma=]")
 	f.IntVar(&o.k, "k", 10, "neighbours per query; recall is measured at k")
 	f.StringVar(&o.jsonPath, "json", "", "write the rows as a JSON array to this file")
-	f.StringVar(&o.plotPath, "plot", "", "draw recall against QPS to this PNG file")
 	f.StringVar(&o.systems, "systems", strings.Join(bench.SystemNames(), ","), "comma-separated systems to measure")
 	f.IntVar(&o.queries, "queries", 0, "use at most this many queries (0: all)")
 	return cmd
@@ -86,9 +88,6 @@ func runBenchANN(ctx context.Context, stdout, stderr io.Writer, o benchANNOption
 	}
 	if o.queries < 0 {
 		return fmt.Errorf("bench ann: --queries %d must not be negative", o.queries)
-	}
-	if o.plotPath != "" && !strings.EqualFold(filepath.Ext(o.plotPath), ".png") {
-		return fmt.Errorf("bench ann: --plot %s: only .png is supported", o.plotPath)
 	}
 	var systems []string
 	for _, s := range strings.Split(o.systems, ",") {
@@ -132,11 +131,6 @@ func runBenchANN(ctx context.Context, stdout, stderr io.Writer, o benchANNOption
 	if o.jsonPath != "" {
 		if err := fileio.WriteAtomic(o.jsonPath, func(w io.Writer) error { return bench.WriteJSON(w, rep.Rows) }); err != nil {
 			return fmt.Errorf("bench ann: --json: %w", err)
-		}
-	}
-	if o.plotPath != "" {
-		if err := fileio.WriteAtomic(o.plotPath, func(w io.Writer) error { return bench.WritePlot(w, rep) }); err != nil {
-			return fmt.Errorf("bench ann: --plot: %w", err)
 		}
 	}
 	return nil

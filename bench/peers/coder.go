@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/coder/hnsw"
+
+	"github.com/engramdb/engram/bench"
 )
 
 // coderSystem is github.com/coder/hnsw v0.6.1, the latest release, set up
@@ -50,7 +52,7 @@ type coderSystem struct {
 	g   *hnsw.Graph[int]
 }
 
-func newCoderHNSW(cfg config) System {
+func newCoderHNSW(cfg config) bench.System {
 	return &coderSystem{cfg: cfg, ml: hnsw.NewGraph[int]().Ml}
 }
 
