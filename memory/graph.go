@@ -25,11 +25,16 @@ func graphRoot(scope Scope) ([]byte, error) {
 // UpdateGraph runs fn on the graph of scope's user (or the tenant's shared
 // graph when User is empty) in one read-write transaction: everything fn
 // writes commits together when it returns nil, and nothing is written when
-// it returns an error or panics. The [graph.Tx] is valid only until fn
-// returns. UpdateGraph is the one door to the graph's methods (Relate,
-// Invalidate, CreateEntities, MergeEntities, Export, ...); see package
-// graph for each. After a commit the store forgets the entity names it
-// caches for linking, so Recall sees the new names at once.
+// it returns an error or panics (the panic is re-raised). As in
+// [engine.DB.Update], fn runs again when the commit conflicts with a
+// concurrent writer, so it must have no effects outside the transaction
+// but setting its results. The [graph.Tx] is valid only until fn returns.
+//
+// UpdateGraph and [Store.ViewGraph] are the one door to the graph's
+// methods (Invalidate, Delete, CreateEntities, AddObservations,
+// MergeEntities, ...; see package graph for each). After a commit the
+// store forgets the entity names it caches for linking, so Recall sees
+// the new names at once.
 func (s *Store) UpdateGraph(ctx context.Context, scope Scope, fn func(*graph.Tx) error) error {
 	root, err := graphRoot(scope)
 	if err != nil {
@@ -43,10 +48,10 @@ func (s *Store) UpdateGraph(ctx context.Context, scope Scope, fn func(*graph.Tx)
 }
 
 // ViewGraph runs fn on the graph of scope's user (or the tenant's shared
-// graph when User is empty) in one read-only transaction, a consistent
-// snapshot (Facts, Traverse, ReadGraph, SearchNodes, Export, ...). The
-// [graph.Tx] and what it returns that it documents as borrowed are valid
-// only until fn returns; a write through it fails.
+// graph when User is empty) in one read-only transaction over a consistent
+// snapshot: Facts, History, Traverse, ReadGraph, SearchNodes, Export, ...
+// The [graph.Tx] is valid only until fn returns, and fn must not write
+// through it.
 func (s *Store) ViewGraph(ctx context.Context, scope Scope, fn func(*graph.Tx) error) error {
 	root, err := graphRoot(scope)
 	if err != nil {
