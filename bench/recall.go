@@ -2,15 +2,19 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -45,7 +49,10 @@ type RecallResult struct {
 	ExcludedP50, ExcludedP99, IncludedP50, IncludedP99 time.Duration
 	// PeerP50 and PeerP99 time the peer measured in the same run: one
 	// BM25 search (engine.DB.SearchText, records read) of the user's
-	// memories for the same query, the floor under any hybrid recall.
+	// memories for the same query, the floor under any hybrid recall. The
+	// peer searches a copy of the store (its Backup restored into an
+	// engine.DB opened on its own, in memory or beside Dir), so the two
+	// read the same bytes through their own doors.
 	PeerP50, PeerP99 time.Duration
 	// Items is the mean number of items a Recall returned, and Facts the
 	// mean number of them that were graph facts.
@@ -94,7 +101,7 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 			res.Memories++
 		}
 		facts := PowerLawFacts(o.FactsPerUser, o.Seed+uint64(u))
-		if _, err := store.ImportGraph(ctx, scope, &memory.GraphDump{Facts: facts}); err != nil {
+		if _, err := store.ImportGraph(ctx, scope, &graph.Dump{Facts: facts}, nil); err != nil {
 			return res, err
 		}
 		res.Facts += len(facts)
@@ -104,6 +111,11 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 		}
 	}
 	res.Build = time.Since(began)
+	peerDB, err := openPeer(ctx, store, o.Dir)
+	if err != nil {
+		return res, err
+	}
+	defer peerDB.Close()
 
 	excluded := make([]time.Duration, 0, o.Queries)
 	peer := make([]time.Duration, 0, o.Queries)
@@ -121,7 +133,7 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 			return res, err
 		}
 		t = time.Now()
-		if _, err := store.Engine().SearchText(ctx, scope, text, 10, &engine.SearchOptions{Space: "mem"}); err != nil {
+		if _, err := peerDB.SearchText(ctx, scope, text, 10, &engine.SearchOptions{Space: "mem"}); err != nil {
 			return res, err
 		}
 		peerTook := time.Since(t)
@@ -147,6 +159,63 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 	res.Items = float64(items) / float64(len(included))
 	res.FactItems = float64(factItems) / float64(len(included))
 	return res, nil
+}
+
+// peerDB is the engine the peer searches, with the directory it owns.
+type peerDB struct {
+	*engine.DB
+	dir string // removed by Close; "" in memory
+}
+
+// openPeer opens an engine.DB on its own and restores store's Backup into
+// it: in memory when dir (the store's) is empty, else in a new directory
+// beside dir.
+func openPeer(ctx context.Context, store *memory.Store, dir string) (*peerDB, error) {
+	p := &peerDB{}
+	if dir != "" {
+		d, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".recall-peer-")
+		if err != nil {
+			return nil, fmt.Errorf("peer: %w", err)
+		}
+		p.dir = d
+	}
+	db, err := engine.Open(p.dir, &engine.Options{Durability: engine.Async, CompactDelay: -1})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("peer: %w", err), p.removeDir())
+	}
+	p.DB = db
+	pr, pw := io.Pipe()
+	backed := make(chan error, 1)
+	go func() {
+		err := store.Backup(ctx, pw)
+		_ = pw.CloseWithError(err)
+		backed <- err
+	}()
+	err = db.Restore(ctx, pr)
+	_ = pr.CloseWithError(err) // stops the Backup if Restore gave up
+	if berr := <-backed; err == nil {
+		err = berr
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("peer: restore the store's backup: %w", err), p.Close())
+	}
+	return p, nil
+}
+
+// Close closes the peer's engine and removes its directory.
+func (p *peerDB) Close() error {
+	var err error
+	if p.DB != nil {
+		err = p.DB.Close()
+	}
+	return errors.Join(err, p.removeDir())
+}
+
+func (p *peerDB) removeDir() error {
+	if p.dir == "" {
+		return nil
+	}
+	return os.RemoveAll(p.dir)
 }
 
 func orDefault(v, def int) int {

@@ -65,7 +65,7 @@ func TestAppendBadInput(t *testing.T) {
 func rawKeys(t testing.TB, st *Store) string {
 	t.Helper()
 	var keys []string
-	err := st.Engine().KV().View(bg, func(tx *kvTxn) error {
+	err := st.db.KV().View(bg, func(tx *kvTxn) error {
 		it := tx.NewIterator(kvIterOptions{KeysOnly: true})
 		defer it.Close()
 		for it.Seek(nil); it.Valid(); it.Next() {

@@ -3,10 +3,28 @@
 // long-term memories; a knowledge graph of facts per user; and one hybrid
 // [Store.Recall] that fuses them into the context the model sees.
 //
-// The exported types are few: [Store], [Session], [Message] (with [Role] and
-// [ToolCall]), [Scope], [Memory], [Batch], the graph's [Fact] and [Entity]
-// (shared with package graph), [Query] and [Recollection], and the options
-// of each call.
+// The exported types are 47, three of them aliases: [Scope] and
+// [Durability] (package engine's, the store's own vocabulary) and the
+// graph's [Fact] (what [Store.Relate] takes). By job:
+//
+//   - the store: [Store], [Options], [Scope], [Durability], [Retention],
+//     [Usage], [ListOptions], [ImportStats], [ImportError];
+//   - conversations: [Session], [SessionInfo], [SessionsOptions],
+//     [Message], [Role], [ToolCall], [MessagesOptions], [WindowOptions],
+//     [Batch], [BatchResult];
+//   - memories: [Memory], [Kind], [MemoriesOptions];
+//   - recall: [Query], [Source], [Retrieval], [Recollection], [Item],
+//     [Trace], [Candidate];
+//   - memory formation: [ExtractionMode], [Extractor], [ExtractInput],
+//     [Extraction], [Known], [RuleExtractor], [OpenAIExtractor],
+//     [OpenAIExtractorOptions], [QueueInfo], [ParkedJob], [Summarizer],
+//     [Extractive], [OpenAISummarizer], [OpenAISummarizerOptions],
+//     [StatusError];
+//   - personal data: [Redactor], [PII];
+//   - the graph: [Fact].
+//
+// The graph's other types (entities, queries, walks) are package graph's
+// own: [Store.ViewGraph] and [Store.UpdateGraph] are the one door to them.
 //
 // # Basics
 //
@@ -47,12 +65,18 @@
 //	store, _ := memory.Open(dir, &memory.Options{SingleValued: []string{"renewal_owner"}})
 //	store.Relate(ctx, alice, memory.Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana", ValidFrom: march})
 //	store.Relate(ctx, alice, memory.Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Eve", ValidFrom: june})
-//	now, _ := store.Facts(ctx, alice, memory.FactQuery{Subject: "Alice", Predicate: "renewal_owner"})            // Eve
-//	then, _ := store.Facts(ctx, alice, memory.FactQuery{Subject: "Alice", Predicate: "renewal_owner", AsOf: april}) // Dana
-//	walk, _ := store.Traverse(ctx, alice, memory.TraverseQuery{From: []string{"Alice"}, MaxHops: 2})
+//	store.ViewGraph(ctx, alice, func(g *graph.Tx) error {
+//		now, _ := g.Facts(graph.FactQuery{Subject: "Alice", Predicate: "renewal_owner"})             // Eve
+//		then, _ := g.Facts(graph.FactQuery{Subject: "Alice", Predicate: "renewal_owner", AsOf: april}) // Dana
+//		walk, _ := g.Traverse(graph.TraverseQuery{From: []string{"Alice"}, MaxHops: 2})
+//		...
+//	})
 //
-// Entities have the MCP memory server's shape and methods
-// ([Store.CreateEntities], [Store.ReadGraph], [Store.SearchNodes], ...).
+// Every graph operation but Relate is a method of [graph.Tx], run in one
+// transaction by [Store.ViewGraph] (reads, from one snapshot) or
+// [Store.UpdateGraph] (writes, all or nothing). Entities have the MCP
+// memory server's shape and methods (graph.Tx's CreateEntities, ReadGraph,
+// SearchNodes, ...); [Store.ImportGraph] bulk-loads a [graph.Dump].
 // A [Batch] written with [Store.Write] commits messages and the facts drawn
 // from them in one transaction, or nothing.
 //

@@ -158,7 +158,7 @@ func TestDurabilityReachesStore(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			if got := st.Engine().KV().Durability(); got != tt.want {
+			if got := st.db.KV().Durability(); got != tt.want {
 				t.Errorf("kv Durability() = %v, want %v", got, tt.want)
 			}
 			if got := st.Stats().Durability; got != tt.want {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/embed/embedtest"
+	"github.com/engramdb/engram/graph"
 )
 
 // erasureSecret is written everywhere a user's data can go. It has no
@@ -94,13 +95,13 @@ func fillEverywhere(t *testing.T, st *Store, scope Scope) [][]byte {
 	if _, err := st.Relate(ctx, scope, Fact{Subject: "Alice", Predicate: "knows_code", Object: erasureSecret + " vault"}); err != nil {
 		t.Fatalf("Relate: %v", err)
 	}
-	if _, err := st.CreateEntities(ctx, scope, []Entity{{Name: "Vault " + erasureSecret, Type: "thing", Observations: []string{"opened with " + erasureSecret}}}); err != nil {
+	if _, err := updated(ctx, st, scope, (*graph.Tx).CreateEntities, []graph.Entity{{Name: "Vault " + erasureSecret, Type: "thing", Observations: []string{"opened with " + erasureSecret}}}); err != nil {
 		t.Fatalf("CreateEntities: %v", err)
 	}
-	if _, err := st.AddObservations(ctx, scope, []ObservationSet{{EntityName: "Alice", Observations: []string{"whispered " + erasureSecret}}}); err != nil {
+	if _, err := updated(ctx, st, scope, (*graph.Tx).AddObservations, []graph.ObservationSet{{EntityName: "Alice", Observations: []string{"whispered " + erasureSecret}}}); err != nil {
 		t.Fatalf("AddObservations: %v", err)
 	}
-	if _, err := st.AddAliases(ctx, scope, "Alice", "alias-"+erasureSecret); err != nil {
+	if err := st.UpdateGraph(ctx, scope, func(g *graph.Tx) error { _, err := g.AddAliases("Alice", "alias-"+erasureSecret); return err }); err != nil {
 		t.Fatalf("AddAliases: %v", err)
 	}
 	needles := [][]byte{[]byte(erasureSecret)}

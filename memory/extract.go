@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"fmt"
+
+	"github.com/engramdb/engram/graph"
 )
 
 // ExtractionMode says when the messages a store is given become memories,
@@ -108,7 +110,7 @@ type Extraction struct {
 	Memories []Memory
 	// Entities to create or extend: Name and Type, Aliases and
 	// Observations added to an existing entity of that name.
-	Entities []Entity
+	Entities []graph.Entity
 	// Facts to relate.
 	Facts []Fact
 	// SingleValued lists the predicates of Facts that hold one object per

@@ -191,11 +191,11 @@ func (s *Store) prepareExtraction(ctx context.Context, j *job, o *outcome) error
 // message's session (engine.NSExtracted) so that forgetting the session
 // takes it out of the user's memories and graph.
 type ledger struct {
-	Memories     []ledgerMemory   `json:"m,omitempty"`
-	Facts        []string         `json:"f,omitempty"`
-	Entities     []string         `json:"e,omitempty"` // created
-	Observations []ObservationSet `json:"o,omitempty"` // added
-	Aliases      []ObservationSet `json:"a,omitempty"` // added, as entity and aliases
+	Memories     []ledgerMemory         `json:"m,omitempty"`
+	Facts        []string               `json:"f,omitempty"`
+	Entities     []string               `json:"e,omitempty"` // created
+	Observations []graph.ObservationSet `json:"o,omitempty"` // added
+	Aliases      []graph.ObservationSet `json:"a,omitempty"` // added, as entity and aliases
 }
 
 type ledgerMemory struct {
@@ -331,7 +331,7 @@ func (a *applier) apply(j *job, o *outcome) error {
 		if err != nil && !errors.Is(err, graph.ErrEntityNotFound) {
 			return err
 		}
-		if _, err := g.CreateEntities([]Entity{e}); err != nil {
+		if _, err := g.CreateEntities([]graph.Entity{e}); err != nil {
 			return fail(itemRef{'e', i}, err)
 		}
 		after, err := g.Entity(e.Name)
@@ -340,13 +340,13 @@ func (a *applier) apply(j *job, o *outcome) error {
 		}
 		if !found {
 			led.Entities = append(led.Entities, after.Name)
-			before = Entity{} // so its observations and aliases are recorded too
+			before = graph.Entity{} // so its observations and aliases are recorded too
 		}
 		if added := without(after.Observations, before.Observations); len(added) > 0 {
-			led.Observations = append(led.Observations, ObservationSet{EntityName: after.Name, Observations: added})
+			led.Observations = append(led.Observations, graph.ObservationSet{EntityName: after.Name, Observations: added})
 		}
 		if added := without(after.Aliases, before.Aliases); len(added) > 0 {
-			led.Aliases = append(led.Aliases, ObservationSet{EntityName: after.Name, Observations: added})
+			led.Aliases = append(led.Aliases, graph.ObservationSet{EntityName: after.Name, Observations: added})
 		}
 	}
 	single := map[string]bool{}
@@ -644,7 +644,7 @@ func (k *known) Facts(ctx context.Context, entities []string, limit int) ([]Fact
 	}
 	var out []Fact
 	seen := map[string]bool{}
-	err := k.s.viewGraph(ctx, k.user, func(g *graph.Tx) error {
+	err := k.s.ViewGraph(ctx, k.user, func(g *graph.Tx) error {
 		for _, e := range entities {
 			fs, err := g.Neighbors(graph.NeighborQuery{Entity: e, Limit: min(limit, graph.MaxPageSize)})
 			if errors.Is(err, graph.ErrEntityNotFound) {

@@ -719,7 +719,7 @@ func (refs *extractRefs) check(r *extractReply, speaker string) *Extraction {
 		if !ok {
 			continue
 		}
-		ent := Entity{Name: n, Type: extractType(e.Type)}
+		ent := graph.Entity{Name: n, Type: extractType(e.Type)}
 		for _, a := range e.Aliases {
 			if a, ok := extractName(a, ""); ok && graph.Fold(a) != graph.Fold(n) && len(ent.Aliases) < maxExtractAliases &&
 				!slices.ContainsFunc(ent.Aliases, func(b string) bool { return graph.Fold(a) == graph.Fold(b) }) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -199,7 +200,7 @@ func TestOpenAIExtractorMapsReply(t *testing.T) {
 			{Kind: memory.KindFact, Text: "Sam owns the Acme renewal since May 2026.", Tags: []string{"acme", "renewal"}, Importance: 0.8},
 			{Kind: memory.KindPreference, Text: "Alice prefers e-mail to calls.", Importance: 0.5},
 		},
-		Entities: []memory.Entity{
+		Entities: []graph.Entity{
 			{Name: "Sam", Type: "person", Aliases: []string{"Samuel"}, Observations: []string{"owns the Acme renewal"}},
 			{Name: "alice", Type: "person", Observations: []string{"prefers e-mail"}},
 		},
@@ -375,7 +376,7 @@ func TestOpenAIExtractorDropsBadItems(t *testing.T) {
 			}}},
 		{"bad characters", "alice", "{\"add\": [{\"kind\": \"fact\", \"text\": \"bell \\u0007 rings\", \"tags\": [], \"importance\": 0.5}, {\"kind\": \"fact\", \"text\": \"broken \xff\xfe utf-8\", \"tags\": [], \"importance\": 0.5}]," +
 			"\"entities\": [{\"name\": \"Sam\\u0000\", \"type\": \"person\"}, {\"name\": \"Bob\", \"type\": \"  a \\u0001very long type name that goes on and on and on well past the sixty-four bytes kept  \", \"aliases\": [\"\xff\"], \"observations\": [\"\", \"ok\", \"ok\"]}]}",
-			&memory.Extraction{Entities: []memory.Entity{{Name: "Bob", Type: "a very long type name that goes on and on and on well past the s", Observations: []string{"ok"}}}}},
+			&memory.Extraction{Entities: []graph.Entity{{Name: "Bob", Type: "a very long type name that goes on and on and on well past the s", Observations: []string{"ok"}}}}},
 		{"first person without a speaker", "", `{
 			"entities": [{"name": "me", "type": "person", "aliases": [], "observations": []}],
 			"facts": [{"subject": "I", "predicate": "lives_in", "object": "Lisbon", "confidence": 1, "single_valued": true}]}`,

@@ -18,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/graph"
 )
 
 // fakeExtractor turns "fact S P O" messages into a fact, and every message
@@ -73,7 +74,7 @@ func memoriesOf(t testing.TB, st *Store, scope Scope) []Memory {
 
 func factsOf(t testing.TB, st *Store, scope Scope) []Fact {
 	t.Helper()
-	fs, err := st.Facts(bg, scope, FactQuery{History: true, Limit: 1000})
+	fs, err := viewed(bg, st, scope, (*graph.Tx).Facts, graph.FactQuery{History: true, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestExtractionForget(t *testing.T) {
 	fx := &fakeExtractor{}
 	st := openMem(t, &Options{Extractor: fx})
 	s1, s2 := st.Session(testScope), st.Session(Scope{Tenant: "acme", User: "alice", Session: "s2"})
-	if _, err := st.CreateEntities(bg, testUser, []Entity{{Name: "Dana", Type: "person"}}); err != nil {
+	if _, err := updated(bg, st, testUser, (*graph.Tx).CreateEntities, []graph.Entity{{Name: "Dana", Type: "person"}}); err != nil {
 		t.Fatal(err)
 	}
 	mustAppend(t, s1, user("fact alice manager Dana"), user("shared words"))
@@ -289,10 +290,10 @@ func TestExtractionForget(t *testing.T) {
 		t.Errorf("facts after forgetting s1: %+v, want only Lisbon", facts)
 	}
 	// Dana was created by hand before extraction related it: it stays.
-	if _, err := st.Entity(bg, testUser, "Dana"); err != nil {
+	if _, err := viewed(bg, st, testUser, (*graph.Tx).Entity, "Dana"); err != nil {
 		t.Errorf("an entity made by hand went with the session: %v", err)
 	}
-	if _, err := st.Entity(bg, testUser, "Lisbon"); err != nil {
+	if _, err := viewed(bg, st, testUser, (*graph.Tx).Entity, "Lisbon"); err != nil {
 		t.Errorf("an entity of the other session went: %v", err)
 	}
 	if err := st.Forget(bg, testUser); err != nil {
@@ -314,14 +315,14 @@ func TestExtractionForgetCreatedEntity(t *testing.T) {
 	if err := st.Flush(bg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Entity(bg, testUser, "Jane"); err != nil {
+	if _, err := viewed(bg, st, testUser, (*graph.Tx).Entity, "Jane"); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Forget(bg, testScope); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"Jane", "alice"} {
-		if _, err := st.Entity(bg, testUser, name); err == nil {
+		if _, err := viewed(bg, st, testUser, (*graph.Tx).Entity, name); err == nil {
 			t.Errorf("entity %s outlived the session it came from", name)
 		}
 	}
@@ -368,7 +369,7 @@ type badExtractor struct{}
 func (badExtractor) Extract(ctx context.Context, in *ExtractInput) (*Extraction, error) {
 	return &Extraction{
 		Memories:   []Memory{{Kind: "gossip", Text: "x"}, {Text: ""}, {Text: "a good one"}},
-		Entities:   []Entity{{Name: ""}, {Name: "Ok", Type: strings.Repeat("t", 10000)}, {Name: "Fine", Type: "thing"}},
+		Entities:   []graph.Entity{{Name: ""}, {Name: "Ok", Type: strings.Repeat("t", 10000)}, {Name: "Fine", Type: "thing"}},
 		Facts:      []Fact{{Subject: "", Predicate: "p", Object: "o"}, {Subject: "a", Predicate: "p", Object: "b", Confidence: 7}, {Subject: "a", Predicate: "likes", Object: "b"}},
 		Invalidate: []Fact{{ID: "nope"}, {Subject: "a"}},
 		Updates:    []Memory{{ID: "not-an-id", Text: "y"}, {ID: ulid.Make().String(), Text: "unknown memory"}},
@@ -389,7 +390,7 @@ func TestExtractionBadItems(t *testing.T) {
 	if len(facts) != 1 || facts[0].Predicate != "likes" {
 		t.Errorf("facts %+v, want a likes b alone", facts)
 	}
-	if _, err := st.Entity(bg, testUser, "Fine"); err != nil {
+	if _, err := viewed(bg, st, testUser, (*graph.Tx).Entity, "Fine"); err != nil {
 		t.Errorf("the good entity: %v", err)
 	}
 	if q, _ := st.ExtractionQueue(bg); q.Pending+q.ParkedTotal != 0 {

@@ -3,6 +3,8 @@ package memory
 import (
 	"strings"
 	"testing"
+
+	"github.com/engramdb/engram/graph"
 )
 
 // TestFormationRecallAcrossSessions is the support scenario of issue 13,
@@ -20,7 +22,7 @@ func TestFormationRecallAcrossSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	facts, err := st.Facts(bg, testUser, FactQuery{Subject: "alice"})
+	facts, err := viewed(bg, st, testUser, (*graph.Tx).Facts, graph.FactQuery{Subject: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,14 +49,18 @@ func TestFormationRecallAcrossSessions(t *testing.T) {
 	if err := st.Flush(bg); err != nil {
 		t.Fatal(err)
 	}
-	facts, err = st.Facts(bg, testUser, FactQuery{Subject: "alice", Predicate: "renewal_owner"})
+	facts, err = viewed(bg, st, testUser, (*graph.Tx).Facts, graph.FactQuery{Subject: "alice", Predicate: "renewal_owner"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(facts) != 1 || facts[0].Object != "Eve" {
 		t.Fatalf("after the correction: %+v, want Eve alone", facts)
 	}
-	hist, err := st.History(bg, testUser, "alice", "renewal_owner")
+	var hist []Fact
+	err = st.ViewGraph(bg, testUser, func(g *graph.Tx) (err error) {
+		hist, err = g.History("alice", "renewal_owner")
+		return err
+	})
 	if err != nil || len(hist) != 2 {
 		t.Fatalf("history %+v, %v; want Dana then Eve", hist, err)
 	}

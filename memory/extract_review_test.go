@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/engramdb/engram/graph"
 )
 
 // rxFunc is an Extractor from a function.
@@ -50,7 +52,7 @@ func TestExtractionReviewPoisonBatchStallsQueue(t *testing.T) {
 // Forget of the session it came from.
 func TestExtractionReviewForgetLeavesCreatedEntityObservations(t *testing.T) {
 	x := rxFunc(func(ctx context.Context, in *ExtractInput) (*Extraction, error) {
-		return &Extraction{Entities: []Entity{{Name: "Dana", Type: "person", Observations: []string{"Dana has a secret diagnosis"}}}}, nil
+		return &Extraction{Entities: []graph.Entity{{Name: "Dana", Type: "person", Observations: []string{"Dana has a secret diagnosis"}}}}, nil
 	})
 	st := openMem(t, &Options{Extractor: x})
 	sc := Scope{Tenant: "acme", User: "alice", Session: "a"}
@@ -58,13 +60,13 @@ func TestExtractionReviewForgetLeavesCreatedEntityObservations(t *testing.T) {
 	if err := st.Flush(bg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Entity(bg, testUser, "Dana"); err != nil {
+	if _, err := viewed(bg, st, testUser, (*graph.Tx).Entity, "Dana"); err != nil {
 		t.Fatalf("before forget: %v", err)
 	}
 	if err := st.Forget(bg, sc); err != nil {
 		t.Fatal(err)
 	}
-	if e, err := st.Entity(bg, testUser, "Dana"); err == nil {
+	if e, err := viewed(bg, st, testUser, (*graph.Tx).Entity, "Dana"); err == nil {
 		t.Fatalf("after Forget of the session the entity it created is still there: %+v", e)
 	}
 }

@@ -183,7 +183,7 @@ func (r *ruleRun) entity(name, typ string, alias string) {
 	if !ok {
 		i = len(r.out.Entities)
 		r.entities[key] = i
-		r.out.Entities = append(r.out.Entities, Entity{Name: name})
+		r.out.Entities = append(r.out.Entities, graph.Entity{Name: name})
 	}
 	e := &r.out.Entities[i]
 	if e.Type == "" {

@@ -2,56 +2,14 @@ package memory
 
 import (
 	"context"
-	"time"
 
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
 )
 
-// The knowledge graph's types, shared with package graph (see its
-// documentation for the semantics of each).
-type (
-	// Fact is a triple with bi-temporal validity; see [graph.Fact].
-	Fact = graph.Fact
-	// FactQuery selects facts for [Store.Facts].
-	FactQuery = graph.FactQuery
-	// TraverseQuery is a breadth-first walk for [Store.Traverse].
-	TraverseQuery = graph.TraverseQuery
-	// Traversal is what [Store.Traverse] returns.
-	Traversal = graph.Traversal
-	// Step is one fact of a [Traversal], with its hop count and path.
-	Step = graph.Step
-	// NeighborQuery selects the facts of one entity for [Store.Neighbors].
-	NeighborQuery = graph.NeighborQuery
-	// PathQuery asks [Store.ShortestPath] for a chain of facts.
-	PathQuery = graph.PathQuery
-	// Direction says which facts of an entity a walk follows.
-	Direction = graph.Direction
-	// Entity is a node of the graph, in the MCP memory server's shape.
-	Entity = graph.Entity
-	// Relation is a fact in the MCP memory server's shape.
-	Relation = graph.Relation
-	// ObservationSet names observations of one entity.
-	ObservationSet = graph.ObservationSet
-	// Graph is a set of entities and the relations among them.
-	Graph = graph.Graph
-	// GraphPage is one page of [Store.ReadGraph].
-	GraphPage = graph.GraphPage
-	// ReadGraphOptions pages through [Store.ReadGraph].
-	ReadGraphOptions = graph.ReadOptions
-	// SearchNodesOptions bounds [Store.SearchNodes].
-	SearchNodesOptions = graph.SearchOptions
-)
-
-// Directions of a walk.
-const (
-	// DirectionBoth follows facts an entity is the subject or object of.
-	DirectionBoth = graph.Both
-	// DirectionOut follows facts an entity is the subject of.
-	DirectionOut = graph.Out
-	// DirectionIn follows facts an entity is the object of.
-	DirectionIn = graph.In
-)
+// Fact is a triple with bi-temporal validity, shared with package graph
+// (see [graph.Fact]); [Store.Relate] stores one.
+type Fact = graph.Fact
 
 // graphRoot returns the key prefix of the graph of scope: the user's, or
 // the tenant's shared graph when User is empty. Session and Agent do not
@@ -64,8 +22,20 @@ func graphRoot(scope Scope) ([]byte, error) {
 	return engine.Key(p, engine.NSGraph), nil
 }
 
-// updateGraph runs fn on the scope's graph in a read-write transaction.
-func (s *Store) updateGraph(ctx context.Context, scope Scope, fn func(*graph.Tx) error) error {
+// UpdateGraph runs fn on the graph of scope's user (or the tenant's shared
+// graph when User is empty) in one read-write transaction: everything fn
+// writes commits together when it returns nil, and nothing is written when
+// it returns an error or panics (the panic is re-raised). As in
+// [engine.DB.Update], fn runs again when the commit conflicts with a
+// concurrent writer, so it must have no effects outside the transaction
+// but setting its results. The [graph.Tx] is valid only until fn returns.
+//
+// UpdateGraph and [Store.ViewGraph] are the one door to the graph's
+// methods (Invalidate, Delete, CreateEntities, AddObservations,
+// MergeEntities, ...; see package graph for each). After a commit the
+// store forgets the entity names it caches for linking, so Recall sees
+// the new names at once.
+func (s *Store) UpdateGraph(ctx context.Context, scope Scope, fn func(*graph.Tx) error) error {
 	root, err := graphRoot(scope)
 	if err != nil {
 		return err
@@ -77,8 +47,12 @@ func (s *Store) updateGraph(ctx context.Context, scope Scope, fn func(*graph.Tx)
 	return err
 }
 
-// viewGraph runs fn on the scope's graph in a read-only transaction.
-func (s *Store) viewGraph(ctx context.Context, scope Scope, fn func(*graph.Tx) error) error {
+// ViewGraph runs fn on the graph of scope's user (or the tenant's shared
+// graph when User is empty) in one read-only transaction over a consistent
+// snapshot: Facts, History, Traverse, ReadGraph, SearchNodes, Export, ...
+// The [graph.Tx] is valid only until fn returns, and fn must not write
+// through it.
+func (s *Store) ViewGraph(ctx context.Context, scope Scope, fn func(*graph.Tx) error) error {
 	root, err := graphRoot(scope)
 	if err != nil {
 		return err
@@ -93,212 +67,32 @@ func (s *Store) viewGraph(ctx context.Context, scope Scope, fn func(*graph.Tx) e
 // [Store.Write].
 func (s *Store) Relate(ctx context.Context, scope Scope, fact Fact) (Fact, error) {
 	var out Fact
-	err := s.updateGraph(ctx, scope, func(g *graph.Tx) (err error) {
+	err := s.UpdateGraph(ctx, scope, func(g *graph.Tx) (err error) {
 		out, err = g.Relate(fact)
 		return err
 	})
 	return out, err
 }
 
-// Invalidate records that a fact stopped holding at event time at (zero:
-// now); see [graph.Tx.Invalidate].
-func (s *Store) Invalidate(ctx context.Context, scope Scope, id string, at time.Time) (Fact, error) {
-	var out Fact
-	err := s.updateGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.Invalidate(id, at)
-		return err
-	})
-	return out, err
-}
-
-// DeleteFact removes a fact and forgets that it ever held.
-func (s *Store) DeleteFact(ctx context.Context, scope Scope, id string) error {
-	return s.updateGraph(ctx, scope, func(g *graph.Tx) error { return g.Delete(id) })
-}
-
-// Facts returns the facts of the scope's graph that match q, valid now or
-// at q.AsOf; see [graph.Tx.Facts].
-func (s *Store) Facts(ctx context.Context, scope Scope, q FactQuery) ([]Fact, error) {
-	var out []Fact
-	err := s.viewGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.Facts(q)
-		return err
-	})
-	return out, err
-}
-
-// History returns every version of a (subject, predicate) pair in order of
-// ValidFrom: how its value changed.
-func (s *Store) History(ctx context.Context, scope Scope, subject, predicate string) ([]Fact, error) {
-	var out []Fact
-	err := s.viewGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.History(subject, predicate)
-		return err
-	})
-	return out, err
-}
-
-// Traverse walks the scope's graph breadth-first from q.From and returns
-// each fact reached with its hop count and path; see [graph.Tx.Traverse].
-func (s *Store) Traverse(ctx context.Context, scope Scope, q TraverseQuery) (Traversal, error) {
-	var out Traversal
-	err := s.viewGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.Traverse(q)
-		return err
-	})
-	return out, err
-}
-
-// Neighbors returns the facts linking one entity to its neighbours.
-func (s *Store) Neighbors(ctx context.Context, scope Scope, q NeighborQuery) ([]Fact, error) {
-	var out []Fact
-	err := s.viewGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.Neighbors(q)
-		return err
-	})
-	return out, err
-}
-
-// ShortestPath returns a shortest chain of facts between two entities
-// within q.MaxHops, or nil; see [graph.Tx.ShortestPath].
-func (s *Store) ShortestPath(ctx context.Context, scope Scope, q PathQuery) ([]Fact, error) {
-	var out []Fact
-	err := s.viewGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.ShortestPath(q)
-		return err
-	})
-	return out, err
-}
-
-// Entity returns the entity that name (or an alias) names, or
-// [ErrEntityNotFound].
-func (s *Store) Entity(ctx context.Context, scope Scope, name string) (Entity, error) {
-	var out Entity
-	err := s.viewGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.Entity(name)
-		return err
-	})
-	return out, err
-}
-
-// CreateEntities creates the entities not yet known and returns them (the
-// MCP memory server's create_entities); see [graph.Tx.CreateEntities].
-func (s *Store) CreateEntities(ctx context.Context, scope Scope, entities []Entity) ([]Entity, error) {
-	var out []Entity
-	err := s.updateGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.CreateEntities(entities)
-		return err
-	})
-	return out, err
-}
-
-// CreateRelations relates each pair and returns the relations that were
-// new (create_relations).
-func (s *Store) CreateRelations(ctx context.Context, scope Scope, relations []Relation) ([]Relation, error) {
-	var out []Relation
-	err := s.updateGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.CreateRelations(relations)
-		return err
-	})
-	return out, err
-}
-
-// AddObservations adds observations to entities and returns the new ones
-// (add_observations). An unknown entity is [ErrEntityNotFound] and nothing
-// is written.
-func (s *Store) AddObservations(ctx context.Context, scope Scope, sets []ObservationSet) ([]ObservationSet, error) {
-	var out []ObservationSet
-	err := s.updateGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.AddObservations(sets)
-		return err
-	})
-	return out, err
-}
-
-// DeleteEntities removes entities and every fact naming them
-// (delete_entities).
-func (s *Store) DeleteEntities(ctx context.Context, scope Scope, names []string) error {
-	return s.updateGraph(ctx, scope, func(g *graph.Tx) error { return g.DeleteEntities(names) })
-}
-
-// DeleteObservations removes observations from entities
-// (delete_observations).
-func (s *Store) DeleteObservations(ctx context.Context, scope Scope, sets []ObservationSet) error {
-	return s.updateGraph(ctx, scope, func(g *graph.Tx) error { return g.DeleteObservations(sets) })
-}
-
-// DeleteRelations removes the facts of each relation, of every time
-// (delete_relations).
-func (s *Store) DeleteRelations(ctx context.Context, scope Scope, relations []Relation) error {
-	return s.updateGraph(ctx, scope, func(g *graph.Tx) error { return g.DeleteRelations(relations) })
-}
-
-// ReadGraph returns one page of the scope's graph (read_graph); follow
-// GraphPage.Next for the rest.
-func (s *Store) ReadGraph(ctx context.Context, scope Scope, opts ReadGraphOptions) (GraphPage, error) {
-	var out GraphPage
-	err := s.viewGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.ReadGraph(opts)
-		return err
-	})
-	return out, err
-}
-
-// SearchNodes returns the entities whose name, type, aliases or
-// observations contain query, and the relations among them (search_nodes).
-func (s *Store) SearchNodes(ctx context.Context, scope Scope, query string, opts SearchNodesOptions) (Graph, error) {
-	var out Graph
-	err := s.viewGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.SearchNodes(query, opts)
-		return err
-	})
-	return out, err
-}
-
-// OpenNodes returns the named entities and the relations among them
-// (open_nodes).
-func (s *Store) OpenNodes(ctx context.Context, scope Scope, names []string) (Graph, error) {
-	var out Graph
-	err := s.viewGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.OpenNodes(names)
-		return err
-	})
-	return out, err
-}
-
-// AddAliases makes each alias another name of the entity name names.
-func (s *Store) AddAliases(ctx context.Context, scope Scope, name string, aliases ...string) (Entity, error) {
-	var out Entity
-	err := s.updateGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.AddAliases(name, aliases...)
-		return err
-	})
-	return out, err
-}
-
-// MergeEntities folds the entity from into the entity into, facts and all;
-// see [graph.Tx.MergeEntities].
-func (s *Store) MergeEntities(ctx context.Context, scope Scope, into, from string) (Entity, error) {
-	var out Entity
-	err := s.updateGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.MergeEntities(into, from)
-		return err
-	})
-	return out, err
-}
-
-// GraphDump is a graph's entities and facts for [Store.ImportGraph].
-type GraphDump = graph.Dump
-
-// ImportGraph bulk-loads entities and facts into the scope's graph, in
-// chunked transactions (see graph.Store.Load, including its caveats: it is
-// much faster than Relate per fact, keeps ids and times as given, and is
-// not isolated from concurrent writers to the same graph).
-func (s *Store) ImportGraph(ctx context.Context, scope Scope, d *GraphDump) (graph.LoadStats, error) {
+// ImportGraph bulk-loads a dump of entities and facts into the graph of
+// scope's user (or the tenant's shared graph when User is empty), keeping
+// fact ids and record times as given; opts may be nil. It is much faster
+// than Relate per fact. Every entity and fact is checked before anything is
+// written: a bad one is an error and nothing is written. The writes then go
+// in transactions of a few thousand facts, so a storage failure part way
+// leaves the chunks before it (importing the same dump again completes it,
+// since facts already stored are skipped), and the load is not isolated
+// from concurrent writers to the same graph; see [graph.Store.Load].
+//
+// To load N-Quads (as [graph.Tx.Export] writes them inside
+// [Store.ViewGraph], or from any other tool), read them into a dump with
+// [graph.ParseNQuads] first; it holds the whole input in memory, as a load
+// does anyway.
+func (s *Store) ImportGraph(ctx context.Context, scope Scope, d *graph.Dump, opts *graph.LoadOptions) (graph.LoadStats, error) {
 	root, err := graphRoot(scope)
 	if err != nil {
 		return graph.LoadStats{}, err
 	}
 	defer s.nameCache.invalidate(root)
-	return s.graph.Load(ctx, s.db.KV(), root, d, nil)
+	return s.graph.Load(ctx, s.db.KV(), root, d, opts)
 }

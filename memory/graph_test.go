@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/graph"
 )
 
 func TestRelateRenewalOwner(t *testing.T) {
@@ -23,22 +24,26 @@ func TestRelateRenewalOwner(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	now, err := s.Facts(bg, alice, FactQuery{Subject: "ALICE", Predicate: "renewal_owner"})
+	now, err := viewed(bg, s, alice, (*graph.Tx).Facts, graph.FactQuery{Subject: "ALICE", Predicate: "renewal_owner"})
 	if err != nil || len(now) != 1 || now[0].Object != "Eve" || now[0].Confidence != 0.9 {
 		t.Fatalf("now: %+v, %v", now, err)
 	}
-	april, err := s.Facts(bg, alice, FactQuery{Subject: "Alice", Predicate: "renewal_owner", AsOf: march.AddDate(0, 1, 0)})
+	april, err := viewed(bg, s, alice, (*graph.Tx).Facts, graph.FactQuery{Subject: "Alice", Predicate: "renewal_owner", AsOf: march.AddDate(0, 1, 0)})
 	if err != nil || len(april) != 1 || april[0].Object != "Dana" || !april[0].ValidTo.Equal(june) || april[0].ExpiredAt.IsZero() {
 		t.Fatalf("april: %+v, %v", april, err)
 	}
-	tr, err := s.Traverse(bg, alice, TraverseQuery{From: []string{"alice"}, MaxHops: 2})
+	tr, err := viewed(bg, s, alice, (*graph.Tx).Traverse, graph.TraverseQuery{From: []string{"alice"}, MaxHops: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(tr.Steps) != 2 || tr.Steps[0].Object != "Eve" || tr.Steps[1].Hops != 2 || tr.Steps[1].Object != "Acme" {
 		t.Fatalf("traverse: %+v", tr.Steps)
 	}
-	h, err := s.History(bg, alice, "Alice", "renewal_owner")
+	var h []Fact
+	err = s.ViewGraph(bg, alice, func(g *graph.Tx) (err error) {
+		h, err = g.History("Alice", "renewal_owner")
+		return err
+	})
 	if err != nil || len(h) != 2 {
 		t.Fatalf("history: %+v, %v", h, err)
 	}
@@ -58,14 +63,14 @@ func TestGraphIsolation(t *testing.T) {
 		}
 	}
 	for i, sc := range scopes {
-		got, err := s.Facts(bg, sc, FactQuery{})
+		got, err := viewed(bg, s, sc, (*graph.Tx).Facts, graph.FactQuery{})
 		if err != nil || len(got) != 1 || got[0].Object != string(rune('a'+i)) {
 			t.Errorf("%+v sees %+v, %v", sc, got, err)
 		}
 		// A session scope names its user's graph.
 		sc.Session = "s1"
 		if sc.User != "" {
-			if got, err := s.Facts(bg, sc, FactQuery{}); err != nil || len(got) != 1 {
+			if got, err := viewed(bg, s, sc, (*graph.Tx).Facts, graph.FactQuery{}); err != nil || len(got) != 1 {
 				t.Errorf("%+v sees %+v, %v", sc, got, err)
 			}
 		}
@@ -88,7 +93,7 @@ func TestWriteAtomic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := s.Facts(bg, sc, FactQuery{History: true})
+		f, err := viewed(bg, s, sc, (*graph.Tx).Facts, graph.FactQuery{History: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +120,7 @@ func TestWriteAtomic(t *testing.T) {
 		t.Fatalf("after a bad message: %d messages, %d facts", m, f)
 	}
 	// Entities a failed batch created implicitly are gone too.
-	if g, err := s.ReadGraph(bg, sc, ReadGraphOptions{}); err != nil || len(g.Entities) != 0 {
+	if g, err := viewed(bg, s, sc, (*graph.Tx).ReadGraph, graph.ReadOptions{}); err != nil || len(g.Entities) != 0 {
 		t.Fatalf("entities after failures: %+v, %v", g.Entities, err)
 	}
 
@@ -155,7 +160,7 @@ func TestForgetErasesGraph(t *testing.T) {
 	alice := Scope{Tenant: "acme", User: "alice"}
 	shared := Scope{Tenant: "acme"}
 	for _, sc := range []Scope{alice, shared} {
-		if _, err := s.CreateEntities(bg, sc, []Entity{{Name: "Alice", Type: "person", Observations: []string{"likes tea"}}}); err != nil {
+		if _, err := updated(bg, s, sc, (*graph.Tx).CreateEntities, []graph.Entity{{Name: "Alice", Type: "person", Observations: []string{"likes tea"}}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Relate(bg, sc, Fact{Subject: "Alice", Predicate: "knows", Object: "Bob"}); err != nil {
@@ -165,20 +170,20 @@ func TestForgetErasesGraph(t *testing.T) {
 	if err := s.Forget(bg, Scope{Tenant: "acme", User: "alice", Session: "s1"}); err != nil {
 		t.Fatal(err)
 	}
-	if f, _ := s.Facts(bg, alice, FactQuery{}); len(f) != 1 {
+	if f, _ := viewed(bg, s, alice, (*graph.Tx).Facts, graph.FactQuery{}); len(f) != 1 {
 		t.Fatalf("forgetting a session erased the user's facts: %+v", f)
 	}
 	if err := s.Forget(bg, alice); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := s.Facts(bg, alice, FactQuery{History: true}); err != nil || len(f) != 0 {
+	if f, err := viewed(bg, s, alice, (*graph.Tx).Facts, graph.FactQuery{History: true}); err != nil || len(f) != 0 {
 		t.Fatalf("facts after Forget: %+v, %v", f, err)
 	}
-	if g, err := s.ReadGraph(bg, alice, ReadGraphOptions{}); err != nil || len(g.Entities) != 0 {
+	if g, err := viewed(bg, s, alice, (*graph.Tx).ReadGraph, graph.ReadOptions{}); err != nil || len(g.Entities) != 0 {
 		t.Fatalf("entities after Forget: %+v, %v", g, err)
 	}
 	// No key of the user's graph is left, and the tenant's shared graph is.
-	err := s.Engine().View(bg, func(tx *engine.Tx) error {
+	err := s.db.View(bg, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{Prefix: alice.Prefix(engine.LevelUser), KeysOnly: true})
 		defer it.Close()
 		for it.Seek(nil); it.Valid(); it.Next() {
@@ -189,7 +194,7 @@ func TestForgetErasesGraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, err := s.Facts(bg, shared, FactQuery{}); err != nil || len(f) != 1 {
+	if f, err := viewed(bg, s, shared, (*graph.Tx).Facts, graph.FactQuery{}); err != nil || len(f) != 1 {
 		t.Fatalf("shared facts after forgetting a user: %+v, %v", f, err)
 	}
 }
@@ -197,56 +202,86 @@ func TestForgetErasesGraph(t *testing.T) {
 func TestEntityMethods(t *testing.T) {
 	s := openMem(t, nil)
 	sc := Scope{Tenant: "acme", User: "alice"}
-	created, err := s.CreateEntities(bg, sc, []Entity{
+	created, err := updated(bg, s, sc, (*graph.Tx).CreateEntities, []graph.Entity{
 		{Name: "Alice", Type: "person", Observations: []string{"prefers email"}},
 		{Name: "Acme Corp", Type: "company"},
 	})
 	if err != nil || len(created) != 2 {
 		t.Fatalf("create: %+v, %v", created, err)
 	}
-	if again, err := s.CreateEntities(bg, sc, []Entity{{Name: " alice "}}); err != nil || len(again) != 0 {
+	if again, err := updated(bg, s, sc, (*graph.Tx).CreateEntities, []graph.Entity{{Name: " alice "}}); err != nil || len(again) != 0 {
 		t.Fatalf("re-create: %+v, %v", again, err)
 	}
-	rels, err := s.CreateRelations(bg, sc, []Relation{{From: "alice", To: "acme corp", RelationType: "works_at"}, {From: "Alice", To: "Acme Corp", RelationType: "works_at"}})
-	if err != nil || len(rels) != 1 || rels[0] != (Relation{From: "Alice", To: "Acme Corp", RelationType: "works_at"}) {
+	rels, err := updated(bg, s, sc, (*graph.Tx).CreateRelations, []graph.Relation{{From: "alice", To: "acme corp", RelationType: "works_at"}, {From: "Alice", To: "Acme Corp", RelationType: "works_at"}})
+	if err != nil || len(rels) != 1 || rels[0] != (graph.Relation{From: "Alice", To: "Acme Corp", RelationType: "works_at"}) {
 		t.Fatalf("relations: %+v, %v", rels, err)
 	}
-	if _, err := s.AddObservations(bg, sc, []ObservationSet{{EntityName: "Nobody", Observations: []string{"x"}}}); !errors.Is(err, ErrEntityNotFound) {
+	if _, err := updated(bg, s, sc, (*graph.Tx).AddObservations, []graph.ObservationSet{{EntityName: "Nobody", Observations: []string{"x"}}}); !errors.Is(err, ErrEntityNotFound) {
 		t.Fatalf("observation on unknown entity: %v", err)
 	}
-	added, err := s.AddObservations(bg, sc, []ObservationSet{{EntityName: "Alice", Observations: []string{"prefers email", "in Paris"}}})
+	added, err := updated(bg, s, sc, (*graph.Tx).AddObservations, []graph.ObservationSet{{EntityName: "Alice", Observations: []string{"prefers email", "in Paris"}}})
 	if err != nil || len(added) != 1 || len(added[0].Observations) != 1 || added[0].Observations[0] != "in Paris" {
 		t.Fatalf("add observations: %+v, %v", added, err)
 	}
-	if _, err := s.AddAliases(bg, sc, "Acme Corp", "ACME"); err != nil {
+	if err := s.UpdateGraph(bg, sc, func(g *graph.Tx) error { _, err := g.AddAliases("Acme Corp", "ACME"); return err }); err != nil {
 		t.Fatal(err)
 	}
-	g, err := s.SearchNodes(bg, sc, "PARIS", SearchNodesOptions{})
+	var g graph.Graph
+	err = s.ViewGraph(bg, sc, func(tx *graph.Tx) (err error) {
+		g, err = tx.SearchNodes("PARIS", graph.SearchOptions{})
+		return err
+	})
 	if err != nil || len(g.Entities) != 1 || g.Entities[0].Name != "Alice" {
 		t.Fatalf("search: %+v, %v", g, err)
 	}
-	g, err = s.OpenNodes(bg, sc, []string{"acme", "alice", "nobody"})
+	g, err = viewed(bg, s, sc, (*graph.Tx).OpenNodes, []string{"acme", "alice", "nobody"})
 	if err != nil || len(g.Entities) != 2 || len(g.Relations) != 1 {
 		t.Fatalf("open: %+v, %v", g, err)
 	}
-	if err := s.DeleteObservations(bg, sc, []ObservationSet{{EntityName: "Alice", Observations: []string{"in Paris"}}}); err != nil {
+	if err := s.UpdateGraph(bg, sc, func(g *graph.Tx) error {
+		return g.DeleteObservations([]graph.ObservationSet{{EntityName: "Alice", Observations: []string{"in Paris"}}})
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteRelations(bg, sc, []Relation{{From: "Alice", To: "ACME", RelationType: "works_at"}}); err != nil {
+	if err := s.UpdateGraph(bg, sc, func(g *graph.Tx) error {
+		return g.DeleteRelations([]graph.Relation{{From: "Alice", To: "ACME", RelationType: "works_at"}})
+	}); err != nil {
 		t.Fatal(err)
 	}
-	page, err := s.ReadGraph(bg, sc, ReadGraphOptions{})
+	page, err := viewed(bg, s, sc, (*graph.Tx).ReadGraph, graph.ReadOptions{})
 	if err != nil || len(page.Entities) != 2 || len(page.Relations) != 0 || page.Next != "" {
 		t.Fatalf("read: %+v, %v", page, err)
 	}
-	if err := s.DeleteEntities(bg, sc, []string{"Acme Corp"}); err != nil {
+	if err := s.UpdateGraph(bg, sc, func(g *graph.Tx) error { return g.DeleteEntities([]string{"Acme Corp"}) }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Entity(bg, sc, "ACME"); !errors.Is(err, ErrEntityNotFound) {
+	if _, err := viewed(bg, s, sc, (*graph.Tx).Entity, "ACME"); !errors.Is(err, ErrEntityNotFound) {
 		t.Fatalf("deleted entity's alias still resolves: %v", err)
 	}
-	e, err := s.Entity(bg, sc, "alice")
+	e, err := viewed(bg, s, sc, (*graph.Tx).Entity, "alice")
 	if err != nil || e.Name != "Alice" || len(e.Observations) != 1 {
 		t.Fatalf("entity: %+v, %v", e, err)
 	}
+}
+
+// viewed calls one graph.Tx method with arg through [Store.ViewGraph], the
+// way the store's graph is read.
+func viewed[A, R any](ctx context.Context, s *Store, scope Scope, m func(*graph.Tx, A) (R, error), arg A) (R, error) {
+	var out R
+	err := s.ViewGraph(ctx, scope, func(g *graph.Tx) (err error) {
+		out, err = m(g, arg)
+		return err
+	})
+	return out, err
+}
+
+// updated calls one graph.Tx method with arg through [Store.UpdateGraph],
+// the way the store's graph is written.
+func updated[A, R any](ctx context.Context, s *Store, scope Scope, m func(*graph.Tx, A) (R, error), arg A) (R, error) {
+	var out R
+	err := s.UpdateGraph(ctx, scope, func(g *graph.Tx) (err error) {
+		out, err = m(g, arg)
+		return err
+	})
+	return out, err
 }

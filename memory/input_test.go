@@ -92,7 +92,7 @@ func TestTimesOutOfRange(t *testing.T) {
 			return err
 		}},
 		{"engine record", engine.ErrInvalidRecord, func() error {
-			return st.Engine().Update(bg, func(tx *engine.Tx) error {
+			return st.db.Update(bg, func(tx *engine.Tx) error {
 				_, err := tx.PutRecord(engine.Scope{Tenant: "acme", User: "alice"}, "", engine.Record{Text: "x", Vector: []float32{1}, Time: late})
 				return err
 			})

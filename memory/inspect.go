@@ -97,7 +97,7 @@ type Usage struct {
 	Memories int `json:"memories"`
 	Versions int `json:"versions"`
 	// Entities and Facts count the knowledge graph; Facts includes closed
-	// facts (their history), as [Store.History] sees them.
+	// facts (their history), as [graph.Tx.History] sees them.
 	Entities int `json:"entities"`
 	Facts    int `json:"facts"`
 	// Bytes is the size of the scope's keys and values as stored, before

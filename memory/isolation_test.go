@@ -15,6 +15,7 @@ import (
 	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/embed/embedtest"
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/graph"
 )
 
 // isolationGroups are ids that look alike or fold together: case pairs,
@@ -163,7 +164,7 @@ func TestTenantIsolation(t *testing.T) {
 				entities[userOf(sc)] = append(entities[userOf(sc)], marker)
 			case 5:
 				owner[marker] = userOf(sc)
-				if _, err := st.CreateEntities(bg, userOf(sc), []Entity{{Name: marker, Type: "thing", Observations: []string{"zebra " + marker}}}); err != nil {
+				if _, err := updated(bg, st, userOf(sc), (*graph.Tx).CreateEntities, []graph.Entity{{Name: marker, Type: "thing", Observations: []string{"zebra " + marker}}}); err != nil {
 					t.Fatalf("step %d: CreateEntities: %v", step, err)
 				}
 				entities[userOf(sc)] = append(entities[userOf(sc)], marker)
@@ -220,7 +221,7 @@ func TestTenantIsolation(t *testing.T) {
 		}
 
 		// Facts and entities.
-		fs, err := st.Facts(bg, userOf(sc), FactQuery{Limit: 1000})
+		fs, err := viewed(bg, st, userOf(sc), (*graph.Tx).Facts, graph.FactQuery{Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +230,7 @@ func TestTenantIsolation(t *testing.T) {
 			got = append(got, f.Object)
 		}
 		same(step, "Facts", userOf(sc), got, facts[userOf(sc)])
-		page, err := st.ReadGraph(bg, userOf(sc), ReadGraphOptions{Limit: 1000})
+		page, err := viewed(bg, st, userOf(sc), (*graph.Tx).ReadGraph, graph.ReadOptions{Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,7 +378,7 @@ func TestForget(t *testing.T) {
 
 func assertNoKeys(t *testing.T, st *Store, prefix []byte) {
 	t.Helper()
-	err := st.Engine().KV().View(bg, func(tx *kvTxn) error {
+	err := st.db.KV().View(bg, func(tx *kvTxn) error {
 		it := tx.NewIterator(kvIterOptions{Prefix: prefix, KeysOnly: true})
 		defer it.Close()
 		for it.Seek(nil); it.Valid(); it.Next() {
@@ -515,7 +516,7 @@ func TestForgetErasesCachedEmbeddings(t *testing.T) {
 	secret := "Dana owns the renewal of account 3942"
 	mustAppend(t, st.Session(testScope), user(secret))
 	fake := embedtest.NewFake(nil)
-	cache, err := embed.NewCache(fake, st.Engine().EmbeddingCache(), nil)
+	cache, err := embed.NewCache(fake, st.db.EmbeddingCache(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,7 +526,7 @@ func TestForgetErasesCachedEmbeddings(t *testing.T) {
 	if err := st.Forget(bg, testScope); err != nil {
 		t.Fatal(err)
 	}
-	vals, err := st.Engine().EmbeddingCache().LoadEmbeddings(bg, [][]byte{
+	vals, err := st.db.EmbeddingCache().LoadEmbeddings(bg, [][]byte{
 		embed.CacheKey(fake.Identity(), secret),
 		embed.CacheKey(fake.Identity(), "unrelated"),
 	})
@@ -550,7 +551,7 @@ func TestCachedEmbeddingsDoNotOutliveTheirText(t *testing.T) {
 	st := openMem(t, &Options{Embedder: fake, SweepInterval: -1})
 	cached := func(text string) bool {
 		t.Helper()
-		vals, err := st.Engine().EmbeddingCache().LoadEmbeddings(bg, [][]byte{embed.CacheKey(fake.Identity(), text)})
+		vals, err := st.db.EmbeddingCache().LoadEmbeddings(bg, [][]byte{embed.CacheKey(fake.Identity(), text)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -88,7 +88,7 @@ func (s *Store) names(ctx context.Context, scope Scope) (*nameSet, error) {
 	c.mu.Unlock()
 
 	set := &nameSet{names: map[string]string{}}
-	err = s.viewGraph(ctx, scope, func(g *graph.Tx) error {
+	err = s.ViewGraph(ctx, scope, func(g *graph.Tx) error {
 		return g.Names(func(folded, display string) bool {
 			set.names[folded] = display
 			set.maxWords = max(set.maxWords, min(maxLinkWords, len(words(folded))))

@@ -390,7 +390,7 @@ func TestSweeperListsOldStores(t *testing.T) {
 	mustRemember(t, s, Scope{Tenant: "acme"}, Memory{Text: "The office wifi password rotates daily", ExpiresAt: later})
 	mustRemember(t, s, Scope{Tenant: "acme", User: "bob"}, Memory{Text: "Bob keeps this forever"})
 	// Make it an old store: no list, no mark.
-	err = s.Engine().Update(bg, func(tx *engine.Tx) error {
+	err = s.db.Update(bg, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{Prefix: engine.SystemKey(engine.NSExpiring), KeysOnly: true})
 		var keys [][]byte
 		for it.Seek(nil); it.Valid(); it.Next() {

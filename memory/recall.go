@@ -504,8 +504,8 @@ func (s *Store) graphCandidates(ctx context.Context, user Scope, q *Query, f *fu
 		limit = graphPool * depth
 		fanout = limit
 	}
-	var walk Traversal
-	err = s.viewGraph(ctx, user, func(g *graph.Tx) error {
+	var walk graph.Traversal
+	err = s.ViewGraph(ctx, user, func(g *graph.Tx) error {
 		walk, err = g.Traverse(graph.TraverseQuery{From: tr.Entities, MaxHops: q.Hops, AsOf: q.Now, Limit: limit, MaxFanout: fanout})
 		return err
 	})

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/graph"
 )
 
 // TestRecallMyRenewalDefault is issue 13's support scenario: a fact stated
@@ -62,7 +64,7 @@ func TestRecallSelfByAlias(t *testing.T) {
 	if _, err := s.Relate(bg, u, Fact{Subject: "Dana", Predicate: "works_at", Object: "Acme"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddAliases(bg, u, "Alice Smith", "U-42"); err != nil {
+	if err := s.UpdateGraph(bg, u, func(g *graph.Tx) error { _, err := g.AddAliases("Alice Smith", "U-42"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

@@ -621,7 +621,7 @@ func TestSummaryExpiresWithItsMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	prefix := scope.Prefix(engine.LevelSession)
-	err := s.Engine().View(bg, func(tx *engine.Tx) error {
+	err := s.db.View(bg, func(tx *engine.Tx) error {
 		sum, err := loadSummary(tx, prefix)
 		if err != nil || len(sum.Through) != 16 {
 			return fmt.Errorf("stored summary %+v, %v", sum, err)
@@ -672,7 +672,7 @@ func TestForgetErasesRecall(t *testing.T) {
 		t.Fatalf("after Forget: %+v, %v", rec.Trace.Candidates, err)
 	}
 	for _, space := range []string{spaceMemories, spaceMessages} {
-		hits, err := s.Engine().SearchText(bg, alice, "Lisbon budget Dana project", 10, &engine.SearchOptions{Space: space})
+		hits, err := s.db.SearchText(bg, alice, "Lisbon budget Dana project", 10, &engine.SearchOptions{Space: space})
 		if err != nil || len(hits) != 0 {
 			t.Fatalf("%s postings after Forget: %d, %v", space, len(hits), err)
 		}
@@ -687,7 +687,7 @@ func TestForgetErasesRecall(t *testing.T) {
 func countKeys(t *testing.T, s *Store, prefix []byte) int {
 	t.Helper()
 	var n int
-	err := s.Engine().View(bg, func(tx *engine.Tx) error {
+	err := s.db.View(bg, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{Prefix: prefix, KeysOnly: true})
 		defer it.Close()
 		for it.Seek(nil); it.Valid(); it.Next() {

@@ -153,7 +153,7 @@ func TestRedactionInStore(t *testing.T) {
 
 	// Forgetting the session erases its numbering.
 	numbering := func() (n int) {
-		err := st.Engine().View(bg, func(tx *engine.Tx) error {
+		err := st.db.View(bg, func(tx *engine.Tx) error {
 			it := tx.NewIterator(engine.IterOptions{Prefix: engine.Key(testScope.Prefix(engine.LevelSession), engine.NSRedaction)})
 			defer it.Close()
 			for it.Seek(nil); it.Valid(); it.Next() {
@@ -291,7 +291,7 @@ func TestRedactionRefusedBatch(t *testing.T) {
 	if !errors.Is(err, ErrInvalidRole) {
 		t.Fatalf("Append = %v", err)
 	}
-	err = st.Engine().View(bg, func(tx *engine.Tx) error {
+	err = st.db.View(bg, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{Prefix: testScope.Prefix(engine.LevelSession)})
 		defer it.Close()
 		for it.Seek(nil); it.Valid(); it.Next() {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -322,9 +323,10 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// Engine returns the database underneath, for callers that want records and
-// keys without the agent vocabulary.
-func (s *Store) Engine() *engine.DB { return s.db }
+// Backup writes a full copy of the store to w, every tenant's data, sealed
+// with a key drawn from the store's when it is encrypted: the stream of
+// [engine.DB.Backup], which [engine.DB.Restore] loads into a new store.
+func (s *Store) Backup(ctx context.Context, w io.Writer) error { return s.db.Backup(ctx, w) }
 
 // Stats returns a snapshot of the database's state.
 func (s *Store) Stats() engine.Stats { return s.db.Stats() }

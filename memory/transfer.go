@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/oklog/ulid/v2"
 
 	"github.com/engramdb/engram/engine"
-	"github.com/engramdb/engram/graph"
 )
 
 // Moving data between stores: an export is read back with the ids and times
@@ -19,9 +17,6 @@ import (
 // Source, a tool result's call) still finds it, and exporting the imported
 // store gives the same bytes. Session.Append and Store.Remember assign new
 // ids and times, so imports have calls of their own.
-
-// GraphLoadOptions configures [Store.ImportNQuads]; see graph.LoadOptions.
-type GraphLoadOptions = graph.LoadOptions
 
 // ImportStats says what [Store.ImportMessages] or [Store.ImportMemories]
 // did with the records it was given.
@@ -455,29 +450,4 @@ func memoryExists(tx *engine.Tx, scope Scope, archiveKey []byte, id string) (boo
 		return false, nil
 	}
 	return false, err
-}
-
-// ExportGraph writes the graph of the scope's user (or the tenant's shared
-// graph when User is empty) to w as N-Quads, from one consistent snapshot:
-// every entity and every fact of every time, with ids and record times, as
-// graph.Tx.Export documents. [Store.ImportNQuads] reads it back.
-func (s *Store) ExportGraph(ctx context.Context, scope Scope, w io.Writer) error {
-	return s.viewGraph(ctx, scope, func(g *graph.Tx) error { return g.Export(w) })
-}
-
-// ImportNQuads reads N-Quads (as [Store.ExportGraph] writes them, or from
-// any other tool) into the graph of the scope's user (or the tenant's
-// shared graph), keeping fact ids and record times; see graph.Store.Import.
-// The whole input is parsed and checked before anything is written: bad
-// input is an error that wraps graph.ErrInvalidNQuads, names the line, and
-// writes nothing. The writes then go in transactions of a few thousand
-// facts; after a storage failure part way, importing the same input again
-// completes it, since facts already stored are skipped.
-func (s *Store) ImportNQuads(ctx context.Context, scope Scope, r io.Reader, opts *GraphLoadOptions) (graph.LoadStats, error) {
-	root, err := graphRoot(scope)
-	if err != nil {
-		return graph.LoadStats{}, err
-	}
-	defer s.nameCache.invalidate(root)
-	return s.graph.Import(ctx, s.db.KV(), root, r, opts)
 }

@@ -223,19 +223,23 @@ func TestExportImportGraph(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := src.CreateEntities(bg, scope, []Entity{{Name: "Dana", Type: "person", Observations: []string{"works at Acme"}}}); err != nil {
+	if _, err := updated(bg, src, scope, (*graph.Tx).CreateEntities, []graph.Entity{{Name: "Dana", Type: "person", Observations: []string{"works at Acme"}}}); err != nil {
 		t.Fatal(err)
 	}
 	var a bytes.Buffer
-	if err := src.ExportGraph(bg, scope, &a); err != nil {
+	if err := src.ViewGraph(bg, scope, func(g *graph.Tx) error { return g.Export(&a) }); err != nil {
 		t.Fatal(err)
 	}
-	st, err := dst.ImportNQuads(bg, scope, bytes.NewReader(a.Bytes()), nil)
+	d, err := graph.ParseNQuads(bytes.NewReader(a.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := dst.ImportGraph(bg, scope, d, nil)
 	if err != nil || st.Facts != 2 {
-		t.Fatalf("ImportNQuads: %+v, %v", st, err)
+		t.Fatalf("ImportGraph: %+v, %v", st, err)
 	}
 	var b bytes.Buffer
-	if err := dst.ExportGraph(bg, scope, &b); err != nil {
+	if err := dst.ViewGraph(bg, scope, func(g *graph.Tx) error { return g.Export(&b) }); err != nil {
 		t.Fatal(err)
 	}
 	if a.String() != b.String() {
@@ -247,7 +251,7 @@ func TestExportImportGraph(t *testing.T) {
 		t.Fatalf("Recall after graph import: %+v, %v", rec.Trace.Entities, err)
 	}
 	// Bad input names the line and writes nothing.
-	_, err = dst.ImportNQuads(bg, Scope{Tenant: "acme", User: "bob"}, strings.NewReader("<a> <b> <c> .\nnot a quad\n"), nil)
+	_, err = graph.ParseNQuads(strings.NewReader("<a> <b> <c> .\nnot a quad\n"))
 	if !errors.Is(err, graph.ErrInvalidNQuads) || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("bad N-Quads: %v", err)
 	}

@@ -67,7 +67,7 @@ func runBackup(cmd *cobra.Command, o backupOptions) (err error) {
 		if _, err := io.WriteString(cw, backupMagic); err != nil {
 			return err
 		}
-		err := st.Engine().Backup(ctx, cw)
+		err := st.Backup(ctx, cw)
 		n = cw.N
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -107,7 +108,10 @@ func seedStore(t *testing.T) string {
 	if _, err := st.Remember(ctx, bob, memory.Memory{Kind: memory.KindObservation, Text: "Bob asks for short answers"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateEntities(ctx, bob, []memory.Entity{{Name: "Bob", Type: "person", Observations: []string{"likes \"quotes\"\nand new lines"}}}); err != nil {
+	if err := st.UpdateGraph(ctx, bob, func(g *graph.Tx) error {
+		_, err := g.CreateEntities([]graph.Entity{{Name: "Bob", Type: "person", Observations: []string{"likes \"quotes\"\nand new lines"}}})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	shared := memory.Scope{Tenant: "acme"}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -200,11 +201,15 @@ func printExtracted(ctx context.Context, w io.Writer, store *memory.Store, log [
 		}
 		return strings.Join(out, ", ")
 	}
-	g, err := store.ReadGraph(ctx, demoUser, memory.ReadGraphOptions{})
-	if err != nil {
+	var g graph.GraphPage
+	var facts []graph.Fact
+	err := store.ViewGraph(ctx, demoUser, func(gtx *graph.Tx) (err error) {
+		if g, err = gtx.ReadGraph(graph.ReadOptions{}); err != nil {
+			return err
+		}
+		facts, err = gtx.Facts(graph.FactQuery{})
 		return err
-	}
-	facts, err := store.Facts(ctx, demoUser, memory.FactQuery{})
+	})
 	if err != nil {
 		return err
 	}

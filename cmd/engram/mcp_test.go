@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
+	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -107,7 +108,7 @@ type mcpGraph struct {
 		EntityType   string   `json:"entityType"`
 		Observations []string `json:"observations"`
 	} `json:"entities"`
-	Relations []memory.Relation `json:"relations"`
+	Relations []graph.Relation `json:"relations"`
 }
 
 // TestMCPStdio runs engram mcp as a subprocess, drives it with the SDK's
@@ -178,7 +179,7 @@ func TestMCPStdio(t *testing.T) {
 	}
 	defer st.Close()
 	sc := memory.Scope{Tenant: "acme", User: "alice", Session: "renewal"}
-	if e, err := st.Entity(context.Background(), sc, "alice"); err != nil || e.Name != "Alice" {
+	if e, err := storedEntity(st, sc, "alice"); err != nil || e.Name != "Alice" {
 		t.Errorf("entity %+v, %v", e, err)
 	}
 	if msgs, err := st.Session(sc).Messages(context.Background(), memory.MessagesOptions{}); err != nil || len(msgs) != 1 {
@@ -381,7 +382,7 @@ func TestServeMCP(t *testing.T) {
 	defer acme.Close()
 	mcpCall(t, acme, "create_entities", `{"entities": [{"name": "Alice", "entityType": "person", "observations": []}]}`, nil)
 	mcpCall(t, acme, "append_message", `{"role": "user", "content": "hi"}`, nil)
-	if e, err := st.Entity(context.Background(), memory.Scope{Tenant: "acme", User: "alice"}, "Alice"); err != nil || e.Name != "Alice" {
+	if e, err := storedEntity(st, memory.Scope{Tenant: "acme", User: "alice"}, "Alice"); err != nil || e.Name != "Alice" {
 		t.Errorf("acme/alice has %+v, %v", e, err)
 	}
 	sess := memory.Scope{Tenant: "acme", User: "alice", Session: "default"}
@@ -477,4 +478,14 @@ func TestMCPStdioBadLine(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("engram mcp did not exit when its input closed")
 	}
+}
+
+// storedEntity reads the entity name names from the store's graph of sc.
+func storedEntity(st *memory.Store, sc memory.Scope, name string) (graph.Entity, error) {
+	var e graph.Entity
+	err := st.ViewGraph(context.Background(), sc, func(g *graph.Tx) (err error) {
+		e, err = g.Entity(name)
+		return err
+	})
+	return e, err
 }

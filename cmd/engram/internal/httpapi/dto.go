@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/engramdb/engram/cmd/engram/internal/wire"
+	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -111,7 +112,7 @@ type factsResponse struct {
 	Next  string        `json:"next,omitempty"`
 }
 
-// traverseRequest is memory.TraverseQuery with the direction spelt out.
+// traverseRequest is graph.TraverseQuery with the direction spelt out.
 type traverseRequest struct {
 	From       []string  `json:"from"`
 	MaxHops    int       `json:"max_hops,omitempty"`
@@ -123,11 +124,11 @@ type traverseRequest struct {
 }
 
 type traversalResponse struct {
-	Steps     []memory.Step `json:"steps"`
-	Truncated bool          `json:"truncated"`
+	Steps     []graph.Step `json:"steps"`
+	Truncated bool         `json:"truncated"`
 }
 
-// entityInput is memory.Entity without its creation time.
+// entityInput is graph.Entity without its creation time.
 type entityInput struct {
 	Name         string   `json:"name"`
 	Type         string   `json:"entityType"`
@@ -140,7 +141,7 @@ type entitiesRequest struct {
 }
 
 type entitiesResponse struct {
-	Entities []memory.Entity `json:"entities"`
+	Entities []graph.Entity `json:"entities"`
 }
 
 type deleteEntitiesRequest struct {
@@ -148,11 +149,11 @@ type deleteEntitiesRequest struct {
 }
 
 type relationsRequest struct {
-	Relations []memory.Relation `json:"relations"`
+	Relations []graph.Relation `json:"relations"`
 }
 
 type relationsResponse struct {
-	Relations []memory.Relation `json:"relations"`
+	Relations []graph.Relation `json:"relations"`
 }
 
 // observationInput is one entity's observations to add, in the MCP
@@ -184,16 +185,16 @@ type observationsResponse struct {
 	Results []addedObservations `json:"results"`
 	// Observations is the answer's shape before the API took MCP's.
 	// Deprecated: read results.
-	Observations []memory.ObservationSet `json:"observations"`
+	Observations []graph.ObservationSet `json:"observations"`
 }
 
 // deleteObservationsRequest is the body of DELETE .../observations, as
 // MCP's delete_observations takes it.
 type deleteObservationsRequest struct {
-	Deletions []memory.ObservationSet `json:"deletions,omitempty"`
+	Deletions []graph.ObservationSet `json:"deletions,omitempty"`
 	// Observations is the name Deletions had before the API took the MCP
 	// shape. Deprecated: send deletions; one of the two, not both.
-	Observations []memory.ObservationSet `json:"observations,omitempty"`
+	Observations []graph.ObservationSet `json:"observations,omitempty"`
 }
 
 type openNodesRequest struct {
@@ -201,9 +202,9 @@ type openNodesRequest struct {
 }
 
 type graphResponse struct {
-	Entities  []memory.Entity   `json:"entities"`
-	Relations []memory.Relation `json:"relations"`
-	Next      string            `json:"next,omitempty"`
+	Entities  []graph.Entity   `json:"entities"`
+	Relations []graph.Relation `json:"relations"`
+	Next      string           `json:"next,omitempty"`
 }
 
 // recallRequest is memory.Query; the tenant comes from the token.
@@ -243,7 +244,7 @@ func newRecallResponse(rec *memory.Recollection) recallResponse {
 
 // entities returns es with nil observation lists as empty ones, the MCP
 // memory server's shape.
-func entities(es []memory.Entity) []memory.Entity {
+func entities(es []graph.Entity) []graph.Entity {
 	es = nonNil(es)
 	for i := range es {
 		es[i].Observations = nonNil(es[i].Observations)
@@ -251,6 +252,6 @@ func entities(es []memory.Entity) []memory.Entity {
 	return es
 }
 
-func newGraphResponse(g memory.Graph, next string) graphResponse {
+func newGraphResponse(g graph.Graph, next string) graphResponse {
 	return graphResponse{Entities: entities(g.Entities), Relations: nonNil(g.Relations), Next: next}
 }

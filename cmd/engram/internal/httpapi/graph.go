@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/engramdb/engram/memory"
+	"github.com/engramdb/engram/graph"
 )
 
 // maxTraverseLimit bounds the facts one traversal answers: a response of
@@ -25,7 +25,7 @@ func (h *Handler) relate(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) listFacts(w http.ResponseWriter, r *http.Request) error {
 	q := newQuery(r)
-	fq := memory.FactQuery{
+	fq := graph.FactQuery{
 		Subject:   q.str("subject"),
 		Predicate: q.str("predicate"),
 		Object:    q.str("object"),
@@ -37,7 +37,11 @@ func (h *Handler) listFacts(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	facts, err := h.store.Facts(r.Context(), userScope(r), fq)
+	var facts []graph.Fact
+	err := h.store.ViewGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
+		facts, err = g.Facts(fq)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -50,7 +54,7 @@ func (h *Handler) listFacts(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteFact(w http.ResponseWriter, r *http.Request) error {
-	if err := h.store.DeleteFact(r.Context(), userScope(r), r.PathValue("id")); err != nil {
+	if err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) error { return g.Delete(r.PathValue("id")) }); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -62,23 +66,28 @@ func (h *Handler) traverse(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	var dir memory.Direction
+	var dir graph.Direction
 	switch req.Direction {
 	case "", "both":
-		dir = memory.DirectionBoth
+		dir = graph.Both
 	case "out":
-		dir = memory.DirectionOut
+		dir = graph.Out
 	case "in":
-		dir = memory.DirectionIn
+		dir = graph.In
 	default:
 		return badRequest("invalid_query", "direction %q is not both, out or in", req.Direction)
 	}
 	if req.Limit > maxTraverseLimit {
 		return badRequest("invalid_query", "limit %d is above the limit of %d", req.Limit, maxTraverseLimit)
 	}
-	t, err := h.store.Traverse(r.Context(), userScope(r), memory.TraverseQuery{
+	q := graph.TraverseQuery{
 		From: req.From, MaxHops: req.MaxHops, Direction: dir, Predicates: req.Predicates,
 		AsOf: req.AsOf, MaxFanout: req.MaxFanout, Limit: req.Limit,
+	}
+	var t graph.Traversal
+	err := h.store.ViewGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
+		t, err = g.Traverse(q)
+		return err
 	})
 	if err != nil {
 		return err
@@ -93,11 +102,15 @@ func (h *Handler) createEntities(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	es := make([]memory.Entity, len(req.Entities))
+	es := make([]graph.Entity, len(req.Entities))
 	for i, e := range req.Entities {
-		es[i] = memory.Entity{Name: e.Name, Type: e.Type, Observations: e.Observations, Aliases: e.Aliases}
+		es[i] = graph.Entity{Name: e.Name, Type: e.Type, Observations: e.Observations, Aliases: e.Aliases}
 	}
-	created, err := h.store.CreateEntities(r.Context(), userScope(r), es)
+	var created []graph.Entity
+	err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
+		created, err = g.CreateEntities(es)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -110,7 +123,7 @@ func (h *Handler) deleteEntities(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if err := h.store.DeleteEntities(r.Context(), userScope(r), req.EntityNames); err != nil {
+	if err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) error { return g.DeleteEntities(req.EntityNames) }); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -123,7 +136,11 @@ func (h *Handler) createRelations(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	created, err := h.store.CreateRelations(r.Context(), userScope(r), req.Relations)
+	var created []graph.Relation
+	err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
+		created, err = g.CreateRelations(req.Relations)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -136,7 +153,7 @@ func (h *Handler) deleteRelations(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if err := h.store.DeleteRelations(r.Context(), userScope(r), req.Relations); err != nil {
+	if err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) error { return g.DeleteRelations(req.Relations) }); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -150,17 +167,21 @@ func (h *Handler) addObservations(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	sets := make([]memory.ObservationSet, len(req.Observations))
+	sets := make([]graph.ObservationSet, len(req.Observations))
 	for i, o := range req.Observations {
 		if o.Contents != nil && o.Observations != nil {
 			return badRequest("invalid_json", "observations[%d] has both contents and observations (deprecated); send contents", i)
 		}
-		sets[i] = memory.ObservationSet{EntityName: o.EntityName, Observations: o.Contents}
+		sets[i] = graph.ObservationSet{EntityName: o.EntityName, Observations: o.Contents}
 		if o.Contents == nil {
 			sets[i].Observations = o.Observations
 		}
 	}
-	added, err := h.store.AddObservations(r.Context(), userScope(r), sets)
+	var added []graph.ObservationSet
+	err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
+		added, err = g.AddObservations(sets)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -186,7 +207,7 @@ func (h *Handler) deleteObservations(w http.ResponseWriter, r *http.Request) err
 	if sets == nil {
 		sets = req.Observations
 	}
-	if err := h.store.DeleteObservations(r.Context(), userScope(r), sets); err != nil {
+	if err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) error { return g.DeleteObservations(sets) }); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -196,11 +217,15 @@ func (h *Handler) deleteObservations(w http.ResponseWriter, r *http.Request) err
 // readGraph answers one page of the graph (read_graph); follow next.
 func (h *Handler) readGraph(w http.ResponseWriter, r *http.Request) error {
 	q := newQuery(r)
-	opts := memory.ReadGraphOptions{Cursor: q.str("cursor"), Limit: q.int("limit", MaxPageSize)}
+	opts := graph.ReadOptions{Cursor: q.str("cursor"), Limit: q.int("limit", MaxPageSize)}
 	if q.err != nil {
 		return q.err
 	}
-	page, err := h.store.ReadGraph(r.Context(), userScope(r), opts)
+	var page graph.GraphPage
+	err := h.store.ViewGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
+		page, err = g.ReadGraph(opts)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -213,18 +238,22 @@ func (h *Handler) readGraph(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) searchNodes(w http.ResponseWriter, r *http.Request) error {
 	q := newQuery(r)
 	text := q.str("q")
-	opts := memory.SearchNodesOptions{Limit: q.int("limit", MaxPageSize)}
+	opts := graph.SearchOptions{Limit: q.int("limit", MaxPageSize)}
 	if q.err != nil {
 		return q.err
 	}
 	if text == "" {
 		return badRequest("invalid_parameter", "query parameter q is required")
 	}
-	g, err := h.store.SearchNodes(r.Context(), userScope(r), text, opts)
+	var found graph.Graph
+	err := h.store.ViewGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
+		found, err = g.SearchNodes(text, opts)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, newGraphResponse(g, ""))
+	writeJSON(w, http.StatusOK, newGraphResponse(found, ""))
 	return nil
 }
 
@@ -235,10 +264,14 @@ func (h *Handler) openNodes(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	g, err := h.store.OpenNodes(r.Context(), userScope(r), req.Names)
+	var found graph.Graph
+	err := h.store.ViewGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
+		found, err = g.OpenNodes(req.Names)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, newGraphResponse(g, ""))
+	writeJSON(w, http.StatusOK, newGraphResponse(found, ""))
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/engramdb/engram/cmd/engram/internal/wire"
+	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -212,17 +213,17 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"MemoriesResponse":          {memoriesResponse{}, true},
 		"FactsResponse":             {factsResponse{}, true},
 		"TraverseRequest":           {traverseRequest{}, false},
-		"Step":                      {memory.Step{}, true},
+		"Step":                      {graph.Step{}, true},
 		"Traversal":                 {traversalResponse{}, true},
 		"EntityInput":               {entityInput{}, false},
-		"Entity":                    {memory.Entity{}, true},
+		"Entity":                    {graph.Entity{}, true},
 		"EntitiesRequest":           {entitiesRequest{}, false},
 		"EntitiesResponse":          {entitiesResponse{}, true},
 		"DeleteEntitiesRequest":     {deleteEntitiesRequest{}, false},
-		"Relation":                  {memory.Relation{}, true},
+		"Relation":                  {graph.Relation{}, true},
 		"RelationsRequest":          {relationsRequest{}, false},
 		"RelationsResponse":         {relationsResponse{}, true},
-		"ObservationSet":            {memory.ObservationSet{}, true},
+		"ObservationSet":            {graph.ObservationSet{}, true},
 		"ObservationInput":          {observationInput{}, false},
 		"AddObservationsRequest":    {addObservationsRequest{}, false},
 		"AddedObservations":         {addedObservations{}, true},

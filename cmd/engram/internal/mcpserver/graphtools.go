@@ -43,13 +43,13 @@ type (
 		Observations []string `json:"observations"`
 	}
 	graphJSON struct {
-		Entities  []entityJSON      `json:"entities"`
-		Relations []memory.Relation `json:"relations"`
+		Entities  []entityJSON     `json:"entities"`
+		Relations []graph.Relation `json:"relations"`
 	}
 	readGraphOut struct {
-		Entities   []entityJSON      `json:"entities"`
-		Relations  []memory.Relation `json:"relations"`
-		NextCursor string            `json:"nextCursor,omitempty"`
+		Entities   []entityJSON     `json:"entities"`
+		Relations  []graph.Relation `json:"relations"`
+		NextCursor string           `json:"nextCursor,omitempty"`
 	}
 	statusOut struct {
 		Success bool   `json:"success"`
@@ -63,10 +63,10 @@ type (
 		Entities []entityJSON `json:"entities"`
 	}
 	relationsIn struct {
-		Relations []memory.Relation `json:"relations"`
+		Relations []graph.Relation `json:"relations"`
 	}
 	relationsOut struct {
-		Relations []memory.Relation `json:"relations"`
+		Relations []graph.Relation `json:"relations"`
 	}
 	addObservationsIn struct {
 		Observations []struct {
@@ -85,7 +85,7 @@ type (
 		EntityNames []string `json:"entityNames"`
 	}
 	deleteObservationsIn struct {
-		Deletions []memory.ObservationSet `json:"deletions"`
+		Deletions []graph.ObservationSet `json:"deletions"`
 	}
 	readGraphIn struct {
 		Cursor string `json:"cursor,omitempty"`
@@ -308,7 +308,7 @@ func (h *handlers) addGraphTools(s *mcp.Server) {
 	mcp.AddTool(s, t.openNodes, h.openNodes)
 }
 
-func toEntities(es []memory.Entity) []entityJSON {
+func toEntities(es []graph.Entity) []entityJSON {
 	out := make([]entityJSON, 0, len(es))
 	for _, e := range es {
 		obs := e.Observations
@@ -337,12 +337,12 @@ func nonNil[T any](s []T) []T {
 //
 // One case differs: an entity created with an empty type and no
 // observations looks implicit too, and is hidden as if it were.
-func implicit(e memory.Entity) bool {
+func implicit(e graph.Entity) bool {
 	return e.Type == "" && len(e.Observations) == 0 && len(e.Aliases) == 0
 }
 
 // visible returns the entities that are not [implicit].
-func visible(es []memory.Entity) []memory.Entity {
+func visible(es []graph.Entity) []graph.Entity {
 	out := es[:0:0]
 	for _, e := range es {
 		if !implicit(e) {
@@ -350,6 +350,17 @@ func visible(es []memory.Entity) []memory.Entity {
 		}
 	}
 	return out
+}
+
+// entity returns the entity that name (or an alias) names in the scope's
+// graph, in a transaction of its own.
+func (h *handlers) entity(ctx context.Context, sc memory.Scope, name string) (graph.Entity, error) {
+	var e graph.Entity
+	err := h.store.ViewGraph(ctx, sc, func(g *graph.Tx) (err error) {
+		e, err = g.Entity(name)
+		return err
+	})
+	return e, err
 }
 
 // createEntities creates the entities whose names are unknown, as the
@@ -365,10 +376,10 @@ func (h *handlers) createEntities(ctx context.Context, _ *mcp.CallToolRequest, i
 	if err != nil {
 		return nil, createEntitiesOut{}, err
 	}
-	es := make([]memory.Entity, 0, len(in.Entities))
+	es := make([]graph.Entity, 0, len(in.Entities))
 	wasImplicit := map[string]bool{}
 	for _, e := range in.Entities {
-		cur, err := h.store.Entity(ctx, sc, e.Name)
+		cur, err := h.entity(ctx, sc, e.Name)
 		switch {
 		case err == nil && !implicit(cur):
 			continue // the reference leaves it as it is
@@ -377,23 +388,27 @@ func (h *handlers) createEntities(ctx context.Context, _ *mcp.CallToolRequest, i
 		case !errors.Is(err, memory.ErrEntityNotFound) && !errors.Is(err, memory.ErrInvalidName):
 			return nil, createEntitiesOut{}, err
 		}
-		es = append(es, memory.Entity{Name: e.Name, Type: e.EntityType, Observations: e.Observations})
+		es = append(es, graph.Entity{Name: e.Name, Type: e.EntityType, Observations: e.Observations})
 	}
-	created, err := h.store.CreateEntities(ctx, sc, es)
+	var created []graph.Entity
+	err = h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) (err error) {
+		created, err = g.CreateEntities(es)
+		return err
+	})
 	if err != nil {
 		return nil, createEntitiesOut{}, err
 	}
 	// Answer in the order asked, each entity once, as stored.
-	byName := make(map[string]memory.Entity, len(created))
+	byName := make(map[string]graph.Entity, len(created))
 	for _, e := range created {
 		byName[graph.Fold(e.Name)] = e
 	}
-	answer := make([]memory.Entity, 0, len(es))
+	answer := make([]graph.Entity, 0, len(es))
 	for _, e := range es {
 		f := graph.Fold(e.Name)
 		c, ok := byName[f]
 		if !ok && wasImplicit[f] {
-			if c, err = h.store.Entity(ctx, sc, e.Name); err != nil {
+			if c, err = h.entity(ctx, sc, e.Name); err != nil {
 				return nil, createEntitiesOut{}, err
 			}
 			ok = true
@@ -414,7 +429,11 @@ func (h *handlers) createRelations(ctx context.Context, _ *mcp.CallToolRequest, 
 	if err != nil {
 		return nil, relationsOut{}, err
 	}
-	created, err := h.store.CreateRelations(ctx, sc, in.Relations)
+	var created []graph.Relation
+	err = h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) (err error) {
+		created, err = g.CreateRelations(in.Relations)
+		return err
+	})
 	if err != nil {
 		return nil, relationsOut{}, err
 	}
@@ -435,19 +454,23 @@ func (h *handlers) addObservations(ctx context.Context, _ *mcp.CallToolRequest, 
 	if err != nil {
 		return nil, addObservationsOut{}, err
 	}
-	sets := make([]memory.ObservationSet, len(in.Observations))
+	sets := make([]graph.ObservationSet, len(in.Observations))
 	for i, o := range in.Observations {
-		sets[i] = memory.ObservationSet{EntityName: o.EntityName, Observations: o.Contents}
+		sets[i] = graph.ObservationSet{EntityName: o.EntityName, Observations: o.Contents}
 		// The end of a relation is no entity to the reference.
-		if e, err := h.store.Entity(ctx, sc, o.EntityName); err == nil && implicit(e) {
+		if e, err := h.entity(ctx, sc, o.EntityName); err == nil && implicit(e) {
 			return nil, addObservationsOut{}, entityNotFoundError{o.EntityName}
 		}
 	}
-	added, err := h.store.AddObservations(ctx, sc, sets)
+	var added []graph.ObservationSet
+	err = h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) (err error) {
+		added, err = g.AddObservations(sets)
+		return err
+	})
 	if errors.Is(err, memory.ErrEntityNotFound) {
 		// Nothing was written; name the first unknown entity.
 		for _, set := range sets {
-			if _, err := h.store.Entity(ctx, sc, set.EntityName); errors.Is(err, memory.ErrEntityNotFound) {
+			if _, err := h.entity(ctx, sc, set.EntityName); errors.Is(err, memory.ErrEntityNotFound) {
 				return nil, addObservationsOut{}, entityNotFoundError{set.EntityName}
 			}
 		}
@@ -474,7 +497,7 @@ func (h *handlers) deleteEntities(ctx context.Context, _ *mcp.CallToolRequest, i
 	if err != nil {
 		return nil, statusOut{}, err
 	}
-	if err := h.store.DeleteEntities(ctx, sc, in.EntityNames); err != nil {
+	if err := h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) error { return g.DeleteEntities(in.EntityNames) }); err != nil {
 		return nil, statusOut{}, err
 	}
 	return status("Entities deleted successfully")
@@ -485,7 +508,7 @@ func (h *handlers) deleteObservations(ctx context.Context, _ *mcp.CallToolReques
 	if err != nil {
 		return nil, statusOut{}, err
 	}
-	if err := h.store.DeleteObservations(ctx, sc, in.Deletions); err != nil {
+	if err := h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) error { return g.DeleteObservations(in.Deletions) }); err != nil {
 		return nil, statusOut{}, err
 	}
 	return status("Observations deleted successfully")
@@ -496,7 +519,7 @@ func (h *handlers) deleteRelations(ctx context.Context, _ *mcp.CallToolRequest, 
 	if err != nil {
 		return nil, statusOut{}, err
 	}
-	if err := h.store.DeleteRelations(ctx, sc, in.Relations); err != nil {
+	if err := h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) error { return g.DeleteRelations(in.Relations) }); err != nil {
 		return nil, statusOut{}, err
 	}
 	return status("Relations deleted successfully")
@@ -511,7 +534,11 @@ func (h *handlers) readGraph(ctx context.Context, _ *mcp.CallToolRequest, in rea
 	if limit == 0 {
 		limit = DefaultReadGraphLimit
 	}
-	page, err := h.store.ReadGraph(ctx, sc, memory.ReadGraphOptions{Cursor: in.Cursor, Limit: limit})
+	var page graph.GraphPage
+	err = h.store.ViewGraph(ctx, sc, func(g *graph.Tx) (err error) {
+		page, err = g.ReadGraph(graph.ReadOptions{Cursor: in.Cursor, Limit: limit})
+		return err
+	})
 	if errors.Is(err, memory.ErrInvalidCursor) {
 		return nil, readGraphOut{}, fmt.Errorf("invalid cursor %q: pass the nextCursor of the previous page, or no cursor to start", in.Cursor)
 	}
@@ -532,11 +559,15 @@ func (h *handlers) searchNodes(ctx context.Context, _ *mcp.CallToolRequest, in s
 	if err != nil {
 		return nil, graphJSON{}, err
 	}
-	g, err := h.store.SearchNodes(ctx, sc, in.Query, memory.SearchNodesOptions{Limit: MaxSearchResults})
+	var found graph.Graph
+	err = h.store.ViewGraph(ctx, sc, func(g *graph.Tx) (err error) {
+		found, err = g.SearchNodes(in.Query, graph.SearchOptions{Limit: MaxSearchResults})
+		return err
+	})
 	if err != nil {
 		return nil, graphJSON{}, err
 	}
-	return h.nodes(ctx, sc, visible(g.Entities))
+	return h.nodes(ctx, sc, visible(found.Entities))
 }
 
 func (h *handlers) openNodes(ctx context.Context, _ *mcp.CallToolRequest, in openNodesIn) (*mcp.CallToolResult, graphJSON, error) {
@@ -547,22 +578,30 @@ func (h *handlers) openNodes(ctx context.Context, _ *mcp.CallToolRequest, in ope
 	if len(in.Names) > graph.MaxPageSize {
 		return nil, graphJSON{}, fmt.Errorf("open_nodes takes at most %d names, not %d", graph.MaxPageSize, len(in.Names))
 	}
-	g, err := h.store.OpenNodes(ctx, sc, in.Names)
+	var found graph.Graph
+	err = h.store.ViewGraph(ctx, sc, func(g *graph.Tx) (err error) {
+		found, err = g.OpenNodes(in.Names)
+		return err
+	})
 	if err != nil {
 		return nil, graphJSON{}, err
 	}
-	return h.nodes(ctx, sc, visible(g.Entities))
+	return h.nodes(ctx, sc, visible(found.Entities))
 }
 
 // nodes answers search_nodes and open_nodes as the reference does: the
 // entities, and the relations that hold now with at least one end among
 // them, so that a caller sees an entity's connections to entities outside
 // the answer. (The memory package returns only the relations among them.)
-func (h *handlers) nodes(ctx context.Context, sc memory.Scope, entities []memory.Entity) (*mcp.CallToolResult, graphJSON, error) {
-	out := graphJSON{Entities: toEntities(entities), Relations: []memory.Relation{}}
+func (h *handlers) nodes(ctx context.Context, sc memory.Scope, entities []graph.Entity) (*mcp.CallToolResult, graphJSON, error) {
+	out := graphJSON{Entities: toEntities(entities), Relations: []graph.Relation{}}
 	seen := map[string]bool{}
 	for _, e := range entities {
-		facts, err := h.store.Neighbors(ctx, sc, memory.NeighborQuery{Entity: e.Name, Limit: graph.MaxPageSize})
+		var facts []graph.Fact
+		err := h.store.ViewGraph(ctx, sc, func(g *graph.Tx) (err error) {
+			facts, err = g.Neighbors(graph.NeighborQuery{Entity: e.Name, Limit: graph.MaxPageSize})
+			return err
+		})
 		if errors.Is(err, memory.ErrEntityNotFound) {
 			continue // deleted since the search
 		} else if err != nil {

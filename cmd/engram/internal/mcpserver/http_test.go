@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -107,7 +108,7 @@ func TestStreamableHTTP(t *testing.T) {
 
 	// The headers chose the scope: the writes are alice's, session s1.
 	sc := memory.Scope{Tenant: "acme", User: "alice", Session: "s1"}
-	if e, err := st.Entity(context.Background(), sc, "Alice"); err != nil || e.Type != "person" {
+	if e, err := storedEntity(st, sc, "Alice"); err != nil || e.Type != "person" {
 		t.Errorf("store has %+v, %v", e, err)
 	}
 	if msgs, err := st.Session(sc).Messages(context.Background(), memory.MessagesOptions{}); err != nil || len(msgs) != 1 {
@@ -227,4 +228,14 @@ func TestScopeFromHeaders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// storedEntity reads the entity name names from the store's graph of sc.
+func storedEntity(st *memory.Store, sc memory.Scope, name string) (graph.Entity, error) {
+	var e graph.Entity
+	err := st.ViewGraph(context.Background(), sc, func(g *graph.Tx) (err error) {
+		e, err = g.Entity(name)
+		return err
+	})
+	return e, err
 }

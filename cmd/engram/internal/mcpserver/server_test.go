@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -17,9 +18,9 @@ import (
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
 type testGraph struct {
-	Entities   []entityJSON      `json:"entities"`
-	Relations  []memory.Relation `json:"relations"`
-	NextCursor string            `json:"nextCursor"`
+	Entities   []entityJSON     `json:"entities"`
+	Relations  []graph.Relation `json:"relations"`
+	NextCursor string           `json:"nextCursor"`
 }
 
 func (g *testGraph) names() []string {
@@ -100,11 +101,11 @@ func TestCreateEntities(t *testing.T) {
 func TestCreateRelations(t *testing.T) {
 	cs := connect(t, NewServer(openStore(t), fixed(testScope)))
 	seed(t, cs)
-	var out struct{ Relations []memory.Relation }
+	var out struct{ Relations []graph.Relation }
 	ok(t, cs, "create_relations", raw(`{"relations": [
 		{"from": "Alice", "to": "Acme", "relationType": "works_at"},
 		{"from": "Alice", "to": "Bob", "relationType": "manages"}]}`), &out)
-	if want := []memory.Relation{{From: "Alice", To: "Bob", RelationType: "manages"}}; !slices.Equal(out.Relations, want) {
+	if want := []graph.Relation{{From: "Alice", To: "Bob", RelationType: "manages"}}; !slices.Equal(out.Relations, want) {
 		t.Errorf("created %+v, want only the new %+v", out.Relations, want)
 	}
 	fails(t, cs, "create_relations", raw(`{"relations": [{"from": "Alice", "to": "Bob", "relationType": ""}]}`), "empty predicate")

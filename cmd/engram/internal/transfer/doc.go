@@ -62,7 +62,7 @@
 // record the store refuses (a tool result without its call, a memory with
 // an unknown kind) fails its batch, which writes nothing, and stops the
 // import; batches before it stay. A graph file is checked whole and then
-// written in chunks, as memory.Store.ImportNQuads does.
+// written in chunks, as memory.Store.ImportGraph does.
 //
 // Every record keeps its id, and records whose id is already stored are
 // skipped, so running the same import again, after fixing the line an

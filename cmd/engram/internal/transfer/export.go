@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/engramdb/engram/cmd/engram/internal/fileio"
+	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -164,7 +165,7 @@ func ExportNQuads(ctx context.Context, st *memory.Store, scope memory.Scope, w i
 	if err := writeHeader(w, scope.User); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	if err := st.ExportGraph(ctx, scope, w); err != nil {
+	if err := st.ViewGraph(ctx, scope, func(g *graph.Tx) error { return g.Export(w) }); err != nil {
 		return fmt.Errorf("export: graph of %q: %w", scope.User, err)
 	}
 	return nil
@@ -257,7 +258,7 @@ func exportGraphFile(ctx context.Context, st *memory.Store, scope memory.Scope, 
 			return err
 		}
 		cw := &fileio.CountingWriter{W: w}
-		err := st.ExportGraph(ctx, scope, cw)
+		err := st.ViewGraph(ctx, scope, func(g *graph.Tx) error { return g.Export(cw) })
 		quads = cw.N
 		return err
 	})

@@ -279,7 +279,11 @@ func (im *importer) write(ctx context.Context, in Input, owner graphOwner, stats
 	defer f.Close()
 	if in.Format == FormatNQuads {
 		scope := memory.Scope{Tenant: im.opts.Tenant, User: owner.user}
-		ls, err := im.st.ImportNQuads(ctx, scope, f, &memory.GraphLoadOptions{Progress: func(done, total int) {
+		d, err := graph.ParseNQuads(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", in.Name, err)
+		}
+		ls, err := im.st.ImportGraph(ctx, scope, d, &graph.LoadOptions{Progress: func(done, total int) {
 			if total > 0 {
 				im.report(in.Size * int64(done) / int64(total))
 			}
