@@ -17,6 +17,10 @@ import (
 type Dump struct {
 	Entities []Entity `json:"entities"`
 	Facts    []Fact   `json:"facts"`
+
+	// lines, set by ParseNQuads, is the input line of each entity and
+	// fact, so that Load's refusal of one names its line.
+	lines *dumpLines
 }
 
 // LoadOptions configures [Store.Load].
@@ -53,6 +57,9 @@ func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts 
 		o = *opts
 	}
 	if err := s.checkDump(d); err != nil {
+		if d.lines != nil {
+			return LoadStats{}, d.lines.locate(s, d, err)
+		}
 		return LoadStats{}, err
 	}
 	maxEntries, maxBytes := db.TxnLimits()

@@ -34,13 +34,16 @@ const maxNQuadsLine = 1 << 20
 //
 // Errors wrap [ErrInvalidNQuads] and name the line; checking the facts and
 // entities against the graph's rules (names, times, confidence) is left to
-// Load.
+// Load, which names the line of what it refuses in a parsed Dump, as
+// [Store.Import] does.
 func ParseNQuads(r io.Reader) (*Dump, error) {
 	p, err := parseNQuads(context.Background(), r)
 	if err != nil {
 		return nil, err
 	}
-	return &p.dump, nil
+	d := p.dump
+	d.lines = &p.lines
+	return &d, nil
 }
 
 // Import parses r completely (see [ParseNQuads]) and writes what it holds
@@ -62,7 +65,7 @@ func (s *Store) Import(ctx context.Context, db *kv.DB, root []byte, r io.Reader,
 		return LoadStats{}, err
 	}
 	if err := s.checkDump(&p.dump); err != nil {
-		return LoadStats{}, p.locate(s, err)
+		return LoadStats{}, p.lines.locate(s, &p.dump, err)
 	}
 	st, err := s.Load(ctx, db, root, &p.dump, opts)
 	if err != nil {
@@ -73,24 +76,34 @@ func (s *Store) Import(ctx context.Context, db *kv.DB, root []byte, r io.Reader,
 
 // parsedNQuads is a Dump with the line each entity and fact starts at.
 type parsedNQuads struct {
-	dump        Dump
-	entityLines []int
-	factLines   []int
+	dump  Dump
+	lines dumpLines
 }
 
-// locate turns the error of checkDump for the whole dump into one naming
+// dumpLines is the input line of each entity and fact of a parsed Dump.
+type dumpLines struct {
+	entities []int
+	facts    []int
+}
+
+// locate turns the error of checkDump for the whole dump d into one naming
 // the line of the first entity or fact it refuses, by checking them one at
-// a time (checkDump stays the one place that knows the rules).
-func (p *parsedNQuads) locate(s *Store, err error) error {
-	for i := range p.dump.Entities {
-		if e := s.checkDump(&Dump{Entities: p.dump.Entities[i : i+1]}); e != nil {
-			return lineError("import n-quads", p.entityLines[i], unwrapIndex(e))
+// a time (checkDump stays the one place that knows the rules). A Dump
+// changed after parsing may hold items without a line; those are checked
+// last and reported as checkDump reports them.
+func (l *dumpLines) locate(s *Store, d *Dump, err error) error {
+	for i := range min(len(d.Entities), len(l.entities)) {
+		if e := s.checkDump(&Dump{Entities: d.Entities[i : i+1]}); e != nil {
+			return lineError("import n-quads", l.entities[i], unwrapIndex(e))
 		}
 	}
-	for i := range p.dump.Facts {
-		if e := s.checkDump(&Dump{Facts: p.dump.Facts[i : i+1]}); e != nil {
-			return lineError("import n-quads", p.factLines[i], unwrapIndex(e))
+	for i := range min(len(d.Facts), len(l.facts)) {
+		if e := s.checkDump(&Dump{Facts: d.Facts[i : i+1]}); e != nil {
+			return lineError("import n-quads", l.facts[i], unwrapIndex(e))
 		}
+	}
+	if len(d.Entities) > len(l.entities) || len(d.Facts) > len(l.facts) {
+		return err
 	}
 	return fmt.Errorf("import n-quads: %w: %w", ErrInvalidNQuads, err)
 }
@@ -436,19 +449,21 @@ func (p *nqParser) finish() (*parsedNQuads, error) {
 			Entities: make([]Entity, 0, len(p.entityList)),
 			Facts:    make([]Fact, 0, len(p.factList)),
 		},
-		entityLines: make([]int, 0, len(p.entityList)),
-		factLines:   make([]int, 0, len(p.factList)),
+		lines: dumpLines{
+			entities: make([]int, 0, len(p.entityList)),
+			facts:    make([]int, 0, len(p.factList)),
+		},
 	}
 	for _, d := range p.entityList {
 		out.dump.Entities = append(out.dump.Entities, d.e)
-		out.entityLines = append(out.entityLines, d.line)
+		out.lines.entities = append(out.lines.entities, d.line)
 	}
 	for _, d := range p.factList {
 		if d.mainLine == 0 {
 			return nil, lineError("parse n-quads", d.line, fmt.Errorf("fact %s has metadata but no main quad", d.f.ID))
 		}
 		out.dump.Facts = append(out.dump.Facts, d.f)
-		out.factLines = append(out.factLines, d.mainLine)
+		out.lines.facts = append(out.lines.facts, d.mainLine)
 	}
 	return out, nil
 }
