@@ -89,7 +89,7 @@ func TestUpdateRollback(t *testing.T) {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	key := Key(Scope{Tenant: "t"}.Prefix(LevelTenant), NSMeta, []byte("k"))
+	key := Key(Scope{Tenant: "t"}.Prefix(LevelTenant), NSSystemMessage, []byte("k"))
 	errBoom := errors.New("boom")
 	if err := db.Update(ctx, func(tx *Tx) error {
 		if err := tx.Set(key, []byte("v")); err != nil {
@@ -178,7 +178,7 @@ func TestOnCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	key := Key(Scope{Tenant: "t"}.Prefix(LevelTenant), NSMeta, []byte("k"))
+	key := Key(Scope{Tenant: "t"}.Prefix(LevelTenant), NSSystemMessage, []byte("k"))
 	var ran []string
 	err = db.Update(context.Background(), func(tx *Tx) error {
 		tx.OnCommit(func() { ran = append(ran, "committed") })

@@ -61,7 +61,7 @@ func graphRoot(scope Scope) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Key(p, engine.NSGraph), nil
+	return partitionPrefix(p).graphRoot(), nil
 }
 
 // updateGraph runs fn on the scope's graph in a read-write transaction.
