@@ -73,11 +73,11 @@ func TestPrefixIsolation(t *testing.T) {
 		}
 		// A user-level namespace key never parses as a session.
 		up := a.Prefix(LevelUser)
-		if _, ok := SessionAt(up, Key(up, NSSessionInfo)); ok {
+		if _, ok := ChildAt(up, Key(up, NSSessionInfo)); ok {
 			t.Fatal("namespace key parsed as a session")
 		}
-		if s, ok := SessionAt(up, Key(a.Prefix(LevelSession), NSMessage)); !ok || s != a.Session {
-			t.Fatalf("SessionAt = %q, %v; want %q", s, ok, a.Session)
+		if s, ok := ChildAt(up, Key(a.Prefix(LevelSession), NSMessage)); !ok || s != a.Session {
+			t.Fatalf("ChildAt = %q, %v; want %q", s, ok, a.Session)
 		}
 	}
 }

@@ -274,14 +274,6 @@ func ChildAt(parent, key []byte) (string, bool) {
 	return "", false
 }
 
-// SessionsStart returns the first key at which the sessions under a user
-// prefix can start; it is [ChildrenStart].
-func SessionsStart(userPrefix []byte) []byte { return ChildrenStart(userPrefix) }
-
-// SessionAt parses the session id at the start of a key under userPrefix;
-// it is [ChildAt].
-func SessionAt(userPrefix, key []byte) (string, bool) { return ChildAt(userPrefix, key) }
-
 // PrefixEnd returns the smallest key after every key that starts with p: the
 // place to seek to skip all of them.
 func PrefixEnd(p []byte) []byte { return kv.PrefixEnd(p) }
