@@ -14,8 +14,10 @@ import (
 // This file owns the layout in both directions: it builds every key and
 // prefix ([Scope.Prefix], [Key], [SystemKey], [SpacePrefix], [ChildPrefix])
 // and parses them back ([ParseKey], [ParsePrefix], [ParseSystemKey],
-// [ChildAt]). No other file of the module reads or writes key bytes, so a
-// change of layout touches this file and package memory's keys.go.
+// [ChildAt]). Package memory builds its keys on these in its own keys.go,
+// and package graph lays out what lies under an NSGraph root in its
+// keys.go; no other file handles key bytes, so a change of this layout
+// touches this file and memory's keys.go.
 //
 // Every key of tenant data starts with the tenant, so that no prefix scan
 // crosses tenants, then narrows to the user and the session:
