@@ -351,7 +351,7 @@ func (db *DB) ErasePrefix(ctx context.Context, prefix []byte, visit func(key, va
 	}
 	db.parts.Unlock()
 	db.ScheduleCompact()
-	if db.kv.Dir() != "" && len(prefix) > 1 && prefix[0] == tagTenant {
+	if db.kv.Dir() != "" && isTenantKey(prefix) {
 		if err := db.removeSnapshotsUnder(ctx, prefix); err != nil {
 			return n, fmt.Errorf("engine: remove snapshots: %w", err)
 		}

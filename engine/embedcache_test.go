@@ -99,7 +99,7 @@ func TestNamespaceOf(t *testing.T) {
 	}{
 		{Key(s.Prefix(LevelSession), NSMessage, []byte("id\x00\x01")), LevelSession, NSMessage, true},
 		{Key(s.Prefix(LevelUser), NSSessionInfo), LevelUser, NSSessionInfo, true},
-		{Key(s.Prefix(LevelTenant), NSMeta), LevelTenant, NSMeta, true},
+		{Key(s.Prefix(LevelTenant), NSSystemMessage), LevelTenant, NSSystemMessage, true},
 		{SystemKey(NSEmbeddingCache, []byte("x")), 0, 0, false},
 		{[]byte{tagTenant, 't', 0}, 0, 0, false},
 		{nil, 0, 0, false},

@@ -73,11 +73,11 @@ func TestPrefixIsolation(t *testing.T) {
 		}
 		// A user-level namespace key never parses as a session.
 		up := a.Prefix(LevelUser)
-		if _, ok := SessionAt(up, Key(up, NSSessionInfo)); ok {
+		if _, ok := ChildAt(up, Key(up, NSSessionInfo)); ok {
 			t.Fatal("namespace key parsed as a session")
 		}
-		if s, ok := SessionAt(up, Key(a.Prefix(LevelSession), NSMessage)); !ok || s != a.Session {
-			t.Fatalf("SessionAt = %q, %v; want %q", s, ok, a.Session)
+		if s, ok := ChildAt(up, Key(a.Prefix(LevelSession), NSMessage)); !ok || s != a.Session {
+			t.Fatalf("ChildAt = %q, %v; want %q", s, ok, a.Session)
 		}
 	}
 }
@@ -89,7 +89,7 @@ func TestUpdateRollback(t *testing.T) {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	key := Key(Scope{Tenant: "t"}.Prefix(LevelTenant), NSMeta, []byte("k"))
+	key := Key(Scope{Tenant: "t"}.Prefix(LevelTenant), NSSystemMessage, []byte("k"))
 	errBoom := errors.New("boom")
 	if err := db.Update(ctx, func(tx *Tx) error {
 		if err := tx.Set(key, []byte("v")); err != nil {
@@ -178,7 +178,7 @@ func TestOnCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	key := Key(Scope{Tenant: "t"}.Prefix(LevelTenant), NSMeta, []byte("k"))
+	key := Key(Scope{Tenant: "t"}.Prefix(LevelTenant), NSSystemMessage, []byte("k"))
 	var ran []string
 	err = db.Update(context.Background(), func(tx *Tx) error {
 		tx.OnCommit(func() { ran = append(ran, "committed") })

@@ -85,8 +85,8 @@ func (n snapNames) path(prefix []byte) string {
 
 // tenantHash hashes the tenant prefix of a key: tag, tenant, separator.
 func (n snapNames) tenantHash(key []byte) string {
-	if i := bytes.IndexByte(key[1:], sep); i >= 0 {
-		return n.hash(key[:i+2])
+	if t, ok := tenantPrefixOf(key); ok {
+		return n.hash(t)
 	}
 	return n.hash(key)
 }
@@ -153,15 +153,8 @@ func (db *DB) snapshotNames(ctx context.Context, create bool) (n snapNames, ok b
 // tenant prefix when a namespace byte follows it (or nothing does), else
 // the user prefix.
 func partitionBase(key []byte) []byte {
-	t := bytes.IndexByte(key[1:], sep) + 2 // the tenant prefix's length
-	switch {
-	case t < 2:
-		return key // no tenant prefix
-	case t == len(key) || key[t] < 0x20:
-		return key[:t]
-	}
-	if u := bytes.IndexByte(key[t:], sep); u >= 0 {
-		return key[:t+u+1]
+	if p, ok := partitionOf(key); ok {
+		return p
 	}
 	return key
 }
@@ -182,7 +175,7 @@ func (db *DB) removeSnapshotsUnder(ctx context.Context, prefix []byte) error {
 		return nil
 	}
 	pattern := names.tenantHash(prefix) + "-" + names.hash(prefix) + "-*.snap" // a user's
-	if bytes.IndexByte(prefix[1:], sep) == len(prefix)-2 {
+	if l, ok := prefixLevel(prefix); ok && l == LevelTenant {
 		pattern = names.tenantHash(prefix) + "-*.snap" // a tenant's
 	}
 	files, err := filepath.Glob(filepath.Join(db.kv.Dir(), snapDir, pattern))
@@ -244,7 +237,7 @@ func (db *DB) snapshotFilePrefix(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: snapshot prefix", ErrCorrupt)
 	}
 	n := binary.LittleEndian.Uint32(payload[16:])
-	if uint64(n) > uint64(len(payload)-at) || n < 2 || payload[at] != tagTenant {
+	if uint64(n) > uint64(len(payload)-at) || !isTenantKey(payload[at:at+int(n)]) {
 		return nil, fmt.Errorf("%w: snapshot prefix", ErrCorrupt)
 	}
 	return bytes.Clone(payload[at : at+int(n)]), nil
@@ -291,8 +284,7 @@ func (db *DB) rebuild(ctx context.Context, p *partition) error {
 		defer it.Close()
 		var val []byte
 		for it.Seek(nil); it.Valid(); it.Next() {
-			var id ulid.ULID
-			copy(id[:], it.Key()[len(recPrefix):])
+			id := idAfter(recPrefix, it.Key())
 			var err error
 			if val, err = it.Value(val[:0]); err != nil {
 				return err
@@ -355,7 +347,7 @@ func lastLogID(tx *Tx, prefix []byte) (ulid.ULID, error) {
 	defer it.Close()
 	var id ulid.ULID
 	if it.Seek(nil); it.Valid() {
-		copy(id[:], it.Key()[len(logPrefix):])
+		id = idAfter(logPrefix, it.Key())
 	}
 	return id, nil
 }
@@ -496,9 +488,9 @@ func (db *DB) replay(ctx context.Context, p *partition, mark ulid.ULID) error {
 		defer it.Close()
 		start := NextID(mark)
 		var val []byte
-		for it.Seek(append(bytes.Clone(logPrefix), start[:]...)); it.Valid(); it.Next() {
-			var logID, id ulid.ULID
-			copy(logID[:], it.Key()[len(logPrefix):])
+		for it.Seek(Key(p.prefix, NSVectorLog, start[:])); it.Valid(); it.Next() {
+			var id ulid.ULID
+			logID := idAfter(logPrefix, it.Key())
 			var err error
 			if val, err = it.Value(val[:0]); err != nil {
 				return err

@@ -95,7 +95,7 @@ func recordPrefix(scope Scope, space string) ([]byte, error) {
 	if space == "" {
 		return prefix, nil
 	}
-	return append(Key(prefix, NSSpace, []byte(space)), sep), nil
+	return SpacePrefix(prefix, space), nil
 }
 
 // partitionFor returns the partition prefix a scope's records live in: the

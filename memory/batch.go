@@ -100,7 +100,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 			}
 			continue
 		}
-		steps[i].root = engine.Key(p, engine.NSGraph)
+		steps[i].root = partitionPrefix(p).graphRoot()
 	}
 	// Lock sessions in one global order, so that two batches cannot wait
 	// on each other.

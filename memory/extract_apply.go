@@ -415,7 +415,7 @@ func (a *applier) apply(j *job, o *outcome) error {
 	b, _ := json.Marshal(&led) // strings and bools always marshal
 	// No TTL: the ledger outlives expired messages, so that forgetting
 	// their session still finds what was formed from them.
-	return a.tx.Set(engine.Key(j.prefix, engine.NSExtracted, j.id[:]), append([]byte{recordVersion}, b...))
+	return a.tx.Set(sessionPrefix(j.prefix).extracted(j.id), append([]byte{recordVersion}, b...))
 }
 
 // without returns the items of a not in b.
@@ -437,14 +437,14 @@ func without(a, b []string) []string {
 // created that nothing else refers to any more. Its queue entries go
 // first, so no extraction of the session commits after the ledger is read.
 func (s *Store) forgetExtracted(ctx context.Context, scope Scope, prefix []byte) error {
-	for _, ns := range []engine.Namespace{engine.NSExtractQueue, engine.NSExtractParked} {
-		if _, err := s.db.ErasePrefix(ctx, engine.SystemKey(ns, prefix), nil); err != nil {
+	for _, ns := range queues {
+		if _, err := s.db.ErasePrefix(ctx, queuePrefix(ns, prefix), nil); err != nil {
 			return err
 		}
 	}
 	var all ledger
 	ids := map[string]bool{}
-	ledPrefix := engine.Key(prefix, engine.NSExtracted)
+	ledPrefix := sessionPrefix(prefix).extractions()
 	err := s.db.View(ctx, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{Prefix: ledPrefix})
 		defer it.Close()
@@ -454,8 +454,7 @@ func (s *Store) forgetExtracted(ctx context.Context, scope Scope, prefix []byte)
 			if val, err = it.Value(val[:0]); err != nil {
 				return err
 			}
-			var id ulid.ULID
-			copy(id[:], it.Key()[len(ledPrefix):])
+			id := keyID(ledPrefix, it.Key())
 			ids[id.String()] = true
 			var l ledger
 			if len(val) == 0 || val[0] != recordVersion || json.Unmarshal(val[1:], &l) != nil {
@@ -487,7 +486,7 @@ func (s *Store) forgetExtracted(ctx context.Context, scope Scope, prefix []byte)
 			if lm.Replaces == "" || err != nil {
 				continue
 			}
-			b, err := tx.Get(engine.Key(userPrefix, engine.NSMemoryArchive, old[:]))
+			b, err := tx.Get(partitionPrefix(userPrefix).archive(old))
 			if errors.Is(err, engine.ErrNotFound) {
 				continue
 			}
@@ -543,7 +542,7 @@ func (s *Store) forgetExtracted(ctx context.Context, scope Scope, prefix []byte)
 				back := p.m
 				back.SupersededBy = ""
 				old, _ := ulid.ParseStrict(back.ID)
-				if err := tx.Delete(engine.Key(userPrefix, engine.NSMemoryArchive, old[:])); err != nil {
+				if err := tx.Delete(partitionPrefix(userPrefix).archive(old)); err != nil {
 					return err
 				}
 				if err := s.putMemory(tx, user, userPrefix, nil, &back, p.vec); err != nil {

@@ -55,12 +55,6 @@ const (
 	maxJobError = 512
 )
 
-// queueKey returns the queue entry of message id of the session with
-// prefix.
-func queueKey(ns engine.Namespace, sessionPrefix []byte, id ulid.ULID) []byte {
-	return engine.SystemKey(ns, sessionPrefix, id[:])
-}
-
 // job is one message waiting for extraction.
 type job struct {
 	key    []byte // its queue entry
@@ -95,27 +89,14 @@ func decodeJobState(b []byte) jobState {
 }
 
 // parseJob parses a queue (or parked) entry of namespace ns.
-func parseJob(ns engine.Namespace, key, val []byte) (job, bool) {
-	base := len(engine.SystemKey(ns))
-	if len(key) < base+len(ulid.ULID{})+4 {
+func parseJob(ns engine.SystemNamespace, key, val []byte) (job, bool) {
+	j := job{key: bytes.Clone(key)}
+	var ok bool
+	if j.prefix, j.scope, j.id, ok = parseQueueKey(ns, j.key); !ok {
 		return job{}, false
 	}
-	j := job{key: bytes.Clone(key), state: decodeJobState(val)}
-	j.prefix = j.key[base : len(key)-len(ulid.ULID{})]
-	copy(j.id[:], key[len(key)-len(ulid.ULID{}):])
-	sc, ok := scopeOfSession(j.prefix)
-	if !ok {
-		return job{}, false
-	}
-	j.scope = sc
+	j.state = decodeJobState(val)
 	return j, true
-}
-
-// scopeOfSession parses a session prefix (0x01 tenant 0x00 user 0x00
-// session 0x00).
-func scopeOfSession(p []byte) (Scope, bool) {
-	sc, ok := scopeOfPrefix(p)
-	return sc, ok && sc.Session != "" && bytes.Equal(sc.Prefix(engine.LevelSession), p)
 }
 
 // extracts reports whether m is queued for extraction: user and assistant
@@ -363,7 +344,7 @@ func (s *Store) extractAppended(ctx context.Context, a *preparedAppend, ids []ul
 func (s *Store) firstQueued(ctx context.Context, prefix, key []byte) bool {
 	first := false
 	_ = s.db.View(ctx, func(tx *engine.Tx) error {
-		p := engine.SystemKey(engine.NSExtractQueue, prefix)
+		p := queuePrefix(engine.NSExtractQueue, prefix)
 		it := tx.NewIterator(engine.IterOptions{Prefix: p, KeysOnly: true})
 		defer it.Close()
 		it.Seek(p)
@@ -377,7 +358,7 @@ func (s *Store) firstQueued(ctx context.Context, prefix, key []byte) bool {
 // sessions skip names.
 func (s *Store) nextJobs(ctx context.Context, limit int, skip func(prefix []byte) bool) ([]job, error) {
 	var jobs []job
-	base := engine.SystemKey(engine.NSExtractQueue)
+	base := queuePrefix(engine.NSExtractQueue, nil)
 	err := s.db.View(ctx, func(tx *engine.Tx) error {
 		jobs = jobs[:0]
 		it := tx.NewIterator(engine.IterOptions{Prefix: base})
@@ -394,7 +375,7 @@ func (s *Store) nextJobs(ctx context.Context, limit int, skip func(prefix []byte
 				continue
 			}
 			if skip != nil && skip(j.prefix) {
-				it.Seek(engine.PrefixEnd(engine.SystemKey(engine.NSExtractQueue, j.prefix)))
+				it.Seek(engine.PrefixEnd(queuePrefix(engine.NSExtractQueue, j.prefix)))
 				continue
 			}
 			jobs = append(jobs, j)
@@ -635,11 +616,12 @@ func callExtractor(ctx context.Context, x Extractor, in *ExtractInput) (out *Ext
 // jobInput reads the message of a job and the messages before it; nil
 // when the message is gone (expired or erased).
 func (s *Store) jobInput(ctx context.Context, j *job) (*ExtractInput, error) {
-	msgPrefix := engine.Key(j.prefix, engine.NSMessage)
+	keys := sessionPrefix(j.prefix)
+	msgPrefix := keys.messages()
 	var in *ExtractInput
 	err := s.db.View(ctx, func(tx *engine.Tx) error {
 		in = nil
-		b, err := tx.Get(engine.Key(j.prefix, engine.NSMessage, j.id[:]))
+		b, err := tx.Get(keys.message(j.id))
 		switch {
 		case errors.Is(err, engine.ErrNotFound):
 			return nil
@@ -661,12 +643,11 @@ func (s *Store) jobInput(ctx context.Context, j *job) (*ExtractInput, error) {
 		it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, Reverse: true})
 		defer it.Close()
 		var val []byte
-		for it.Seek(engine.Key(j.prefix, engine.NSMessage, engine.PrevID(j.id).Bytes())); it.Valid() && len(in.Previous) < ExtractContextMessages; it.Next() {
+		for it.Seek(keys.message(engine.PrevID(j.id))); it.Valid() && len(in.Previous) < ExtractContextMessages; it.Next() {
 			if val, err = it.Value(val[:0]); err != nil {
 				return err
 			}
-			var id ulid.ULID
-			copy(id[:], it.Key()[len(msgPrefix):])
+			id := keyID(msgPrefix, it.Key())
 			pm := Message{ID: id.String()}
 			if _, err := decodeRecord(val, &pm); err != nil {
 				continue
@@ -706,7 +687,7 @@ func (s *Store) Flush(ctx context.Context) error {
 	var pending [][]byte
 	err := s.db.View(ctx, func(tx *engine.Tx) error {
 		pending = pending[:0]
-		base := engine.SystemKey(engine.NSExtractQueue)
+		base := queuePrefix(engine.NSExtractQueue, nil)
 		it := tx.NewIterator(engine.IterOptions{Prefix: base, KeysOnly: true})
 		defer it.Close()
 		for it.Seek(base); it.Valid(); it.Next() {
@@ -778,8 +759,8 @@ func (s *Store) ExtractionQueue(ctx context.Context) (QueueInfo, error) {
 	var q QueueInfo
 	err := s.db.View(ctx, func(tx *engine.Tx) error {
 		q = QueueInfo{}
-		for _, ns := range []engine.Namespace{engine.NSExtractQueue, engine.NSExtractParked} {
-			base := engine.SystemKey(ns)
+		for _, ns := range queues {
+			base := queuePrefix(ns, nil)
 			it := tx.NewIterator(engine.IterOptions{Prefix: base})
 			var val []byte
 			for it.Seek(base); it.Valid(); it.Next() {
@@ -816,7 +797,7 @@ func (s *Store) ExtractionQueue(ctx context.Context) (QueueInfo, error) {
 // counted afresh, and returns how many.
 func (s *Store) RetryParked(ctx context.Context) (int, error) {
 	n := 0
-	base := engine.SystemKey(engine.NSExtractParked)
+	base := queuePrefix(engine.NSExtractParked, nil)
 	for {
 		moved := 0
 		err := s.db.Update(ctx, func(tx *engine.Tx) error {

@@ -19,7 +19,7 @@ func graphRoot(scope Scope) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Key(p, engine.NSGraph), nil
+	return partitionPrefix(p).graphRoot(), nil
 }
 
 // UpdateGraph runs fn on the graph of scope's user (or the tenant's shared

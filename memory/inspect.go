@@ -24,7 +24,7 @@ type ListOptions struct {
 // Tenants lists the tenants that hold data, in id order, a page at a time.
 // A tenant leaves the list once [Store.Forget] has erased it.
 func (s *Store) Tenants(ctx context.Context, opts ListOptions) ([]string, error) {
-	return s.listIDs(ctx, []byte{0x01}, opts) // engine's tagTenant: every tenant key starts with it
+	return s.listIDs(ctx, engine.TenantsPrefix(), opts)
 }
 
 // Users lists the users of the scope's tenant that hold data (messages,
@@ -41,8 +41,8 @@ func (s *Store) Users(ctx context.Context, scope Scope, opts ListOptions) ([]str
 }
 
 // listIDs returns the distinct ids that follow parent in the store's keys:
-// tenants under the tenant tag, users under a tenant prefix. Keys whose
-// next byte is a namespace (below 0x20) belong to parent itself.
+// tenants under engine.TenantsPrefix, users under a tenant prefix. Keys of
+// parent's own namespaces sort before every id and are skipped.
 func (s *Store) listIDs(ctx context.Context, parent []byte, opts ListOptions) ([]string, error) {
 	limit, err := pageSize(opts.Limit)
 	if err != nil {
@@ -57,31 +57,24 @@ func (s *Store) listIDs(ctx context.Context, parent []byte, opts ListOptions) ([
 	err = s.db.View(ctx, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{Prefix: parent, KeysOnly: true})
 		defer it.Close()
-		start := engine.SessionsStart(parent) // the first key an id can start
+		start := engine.ChildrenStart(parent)
 		if opts.After != "" {
-			start = engine.PrefixEnd(idPrefix(parent, opts.After))
+			start = engine.PrefixEnd(engine.ChildPrefix(parent, opts.After))
 		}
 		for it.Seek(start); it.Valid() && len(out) < limit; {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			id, ok := engine.SessionAt(parent, it.Key())
+			id, ok := engine.ChildAt(parent, it.Key())
 			if !ok {
 				break
 			}
 			out = append(out, id)
-			it.Seek(engine.PrefixEnd(idPrefix(parent, id)))
+			it.Seek(engine.PrefixEnd(engine.ChildPrefix(parent, id)))
 		}
 		return nil
 	})
 	return out, err
-}
-
-// idPrefix returns parent, id and the separator: the prefix of every key
-// of that id.
-func idPrefix(parent []byte, id string) []byte {
-	p := make([]byte, 0, len(parent)+len(id)+1)
-	return append(append(append(p, parent...), id...), 0x00)
 }
 
 // Usage counts what a scope holds; see [Store.Usage].
@@ -150,17 +143,17 @@ func (s *Store) Usage(ctx context.Context, scope Scope) (Usage, error) {
 				return err
 			}
 			u.Bytes += int64(len(k) + len(val))
-			l, nsAt, ok := namespaceAt(k)
+			pk, ok := engine.ParseKey(k)
 			if !ok {
 				continue
 			}
-			if l >= engine.LevelUser {
-				if user := k[:userEnd(k)]; !bytes.Equal(user, lastUser) {
+			if pk.Level >= engine.LevelUser {
+				if user := pk.PrefixAt(engine.LevelUser); !bytes.Equal(user, lastUser) {
 					u.Users++
 					lastUser = append(lastUser[:0], user...)
 				}
 			}
-			u.count(k, l, nsAt)
+			u.count(pk)
 		}
 		return nil
 	})
@@ -170,10 +163,9 @@ func (s *Store) Usage(ctx context.Context, scope Scope) (Usage, error) {
 	return u, err
 }
 
-// count adds the key k, whose namespace byte is at k[nsAt] at level l, to
-// the counts it belongs to.
-func (u *Usage) count(k []byte, l engine.Level, nsAt int) {
-	switch ns := engine.Namespace(k[nsAt]); {
+// count adds the key k to the counts it belongs to.
+func (u *Usage) count(k engine.ParsedKey) {
+	switch l, ns := k.Level, k.Namespace; {
 	case l == engine.LevelSession && ns == engine.NSMessage:
 		u.Messages++
 	case l == engine.LevelSession && ns == engine.NSSessionInfo:
@@ -181,46 +173,17 @@ func (u *Usage) count(k []byte, l engine.Level, nsAt int) {
 	case l != engine.LevelSession && ns == engine.NSMemoryArchive:
 		u.Versions++
 	case l != engine.LevelSession && ns == engine.NSSpace:
-		// prefix NSSpace "mem" 0x00 NSRecord id: a current memory.
-		space := append(append([]byte{byte(engine.NSSpace)}, spaceMemories...), 0x00, byte(engine.NSRecord))
-		if engine.IsRecordKey(k) && len(k) == nsAt+len(space)+16 && bytes.HasPrefix(k[nsAt:], space) {
-			u.Memories++
+		if _, ok := spaceRecord(k, spaceMemories); ok {
+			u.Memories++ // a current memory
 		}
-	case l != engine.LevelSession && ns == engine.NSGraph && len(k) > nsAt+1:
+	case l != engine.LevelSession && ns == engine.NSGraph && len(k.Suffix) > 0:
 		// Package graph's layout under its root (graph's keys.go): one
 		// 'e' key per entity and one 'f' key per fact.
-		switch k[nsAt+1] {
+		switch k.Suffix[0] {
 		case 'e':
 			u.Entities++
 		case 'f':
 			u.Facts++
 		}
 	}
-}
-
-// namespaceAt parses a tenant key as engine.NamespaceOf does, and also
-// returns where the namespace byte is.
-func namespaceAt(key []byte) (engine.Level, int, bool) {
-	if len(key) == 0 || key[0] != 0x01 {
-		return 0, 0, false
-	}
-	i := 1
-	for l := engine.LevelTenant; l <= engine.LevelSession; l++ {
-		j := bytes.IndexByte(key[i:], 0x00)
-		if j <= 0 || i+j+1 >= len(key) {
-			return 0, 0, false
-		}
-		i += j + 1
-		if key[i] < 0x20 {
-			return l, i, true
-		}
-	}
-	return 0, 0, false
-}
-
-// userEnd returns the length of the user prefix of a key at user or
-// session level: the tag, the tenant, the user and their separators.
-func userEnd(key []byte) int {
-	t := bytes.IndexByte(key[1:], 0x00) + 1
-	return t + 1 + bytes.IndexByte(key[t+1:], 0x00) + 1
 }

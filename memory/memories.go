@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -298,7 +297,7 @@ type remembered struct {
 // prepareMemory).
 func (s *Store) rememberTx(tx *engine.Tx, scope Scope, prefix []byte, p *preparedMemory, now time.Time) (remembered, error) {
 	m := p.m
-	hashKey := engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))
+	hashKey := partitionPrefix(prefix).memoryHash(m.Kind, m.Text)
 	existing := p.near
 	switch b, err := tx.Get(hashKey); {
 	case err == nil:
@@ -382,7 +381,7 @@ func (s *Store) putMemory(tx *engine.Tx, scope Scope, prefix []byte, old, m *Mem
 	}
 	// The hash key finds the memory by its text; another current memory
 	// with the same text (an update can make one) keeps it.
-	hashKey := engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))
+	hashKey := partitionPrefix(prefix).memoryHash(m.Kind, m.Text)
 	switch b, err := tx.Get(hashKey); {
 	case err == nil && string(b) != m.ID:
 		switch _, err := tx.GetRecord(scope, spaceMemories, string(b), &engine.GetRecordOptions{SkipVector: true}); {
@@ -399,7 +398,7 @@ func (s *Store) putMemory(tx *engine.Tx, scope Scope, prefix []byte, old, m *Mem
 
 // deleteHash deletes the hash key of m's text if it names m.
 func deleteHash(tx *engine.Tx, prefix []byte, m *Memory) error {
-	hashKey := engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))
+	hashKey := partitionPrefix(prefix).memoryHash(m.Kind, m.Text)
 	switch b, err := tx.Get(hashKey); {
 	case errors.Is(err, engine.ErrNotFound):
 		return nil
@@ -417,15 +416,6 @@ func memoryError(err error) error {
 		return fmt.Errorf("%w: %w", ErrInvalidMemory, err)
 	}
 	return err
-}
-
-// expiryKey is the key that schedules the record id of a partition for
-// sweeping at t.
-func expiryKey(prefix []byte, t time.Time, id string) []byte {
-	var ts [8]byte
-	binary.BigEndian.PutUint64(ts[:], uint64(t.UnixNano()))
-	u, _ := ulid.ParseStrict(id) // ids come from the store
-	return engine.Key(prefix, engine.NSExpiry, ts[:], u[:])
 }
 
 // UpdateMemory replaces the memory id with a new version and returns the
@@ -503,7 +493,7 @@ func getMemory(tx *engine.Tx, scope Scope, prefix []byte, id string) (Memory, er
 	if perr != nil {
 		return Memory{}, err
 	}
-	b, err := tx.Get(engine.Key(prefix, engine.NSMemoryArchive, u[:]))
+	b, err := tx.Get(partitionPrefix(prefix).archive(u))
 	if err != nil {
 		return Memory{}, err
 	}
@@ -615,10 +605,9 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	start := engine.Key(prefix, engine.NSExpiry)
-	var ts [8]byte
-	binary.BigEndian.PutUint64(ts[:], uint64(time.Now().UnixNano()))
-	end := append(bytes.Clone(start), ts[:]...)
+	keys := partitionPrefix(prefix)
+	start := keys.expiries()
+	end := keys.expiriesUntil(time.Now())
 	type due struct {
 		key   []byte
 		id    string
@@ -637,11 +626,10 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 			var val []byte
 			for it.Seek(nil); it.Valid() && len(batch) < 256 && bytes.Compare(it.Key(), end) < 0; it.Next() {
 				k := it.Key()
-				if len(k) != len(start)+8+16 {
+				_, u, ok := keys.parseExpiry(k)
+				if !ok {
 					continue
 				}
-				var u ulid.ULID
-				copy(u[:], k[len(start)+8:])
 				var err error
 				if val, err = it.Value(val[:0]); err != nil {
 					return err
@@ -698,7 +686,7 @@ func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
 // concurrent write that schedules a record (and sets the entry) conflict
 // with the delete.
 func (s *Store) unlistIfDone(ctx context.Context, prefix []byte) error {
-	listKey := engine.SystemKey(engine.NSExpiring, prefix)
+	listKey := expiringKey(prefix)
 	notes := s.sweep.noted(prefix) // a write noted after this keeps it listed
 	done := false
 	err := s.db.Update(ctx, func(tx *engine.Tx) error {
@@ -710,7 +698,7 @@ func (s *Store) unlistIfDone(ctx context.Context, prefix []byte) error {
 		case err != nil:
 			return err
 		}
-		it := tx.NewIterator(engine.IterOptions{Prefix: engine.Key(prefix, engine.NSExpiry), KeysOnly: true})
+		it := tx.NewIterator(engine.IterOptions{Prefix: partitionPrefix(prefix).expiries(), KeysOnly: true})
 		it.Seek(nil)
 		pending := it.Valid()
 		it.Close()
@@ -799,7 +787,7 @@ func (s *Store) updateMemoryTx(tx *engine.Tx, scope Scope, prefix []byte, oldID 
 			return "", err
 		}
 	}
-	if err := tx.SetTTL(engine.Key(prefix, engine.NSMemoryArchive, oldID[:]), b, ttl); err != nil {
+	if err := tx.SetTTL(partitionPrefix(prefix).archive(oldID), b, ttl); err != nil {
 		return "", err
 	}
 	if err := tx.DeleteRecord(scope, spaceMemories, id); err != nil {
@@ -829,7 +817,7 @@ func deleteMemoryTx(tx *engine.Tx, scope Scope, prefix []byte, id string) (texts
 				return texts, err
 			}
 		}
-		if err := tx.Delete(engine.Key(prefix, engine.NSMemoryArchive, u[:])); err != nil {
+		if err := tx.Delete(partitionPrefix(prefix).archive(u)); err != nil {
 			return texts, err
 		}
 		if !m.ExpiresAt.IsZero() {

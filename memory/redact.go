@@ -282,13 +282,6 @@ func checkPhone(s string) (string, bool) {
 	return "", false
 }
 
-// Keys under engine.NSRedaction, after the session (or partition) prefix.
-const (
-	redactSalt    byte = 0x00 // 32 random bytes
-	redactValue   byte = 0x01 // kind 0x00 HMAC(salt, kind 0x00 value)[:16] → uvarint number
-	redactCounter byte = 0x02 // kind → uvarint: the last number given
-)
-
 // piiKey identifies one piece of data within a call.
 type piiKey struct{ kind, value string }
 
@@ -458,7 +451,7 @@ func (s *Store) number(ctx context.Context, prefix []byte, ttl time.Duration, rd
 	}
 	keys := rd.order
 	err := s.db.Update(ctx, func(tx *engine.Tx) error {
-		saltKey := engine.Key(prefix, engine.NSRedaction, []byte{redactSalt})
+		saltKey := redactSaltKey(prefix)
 		salt, err := tx.Get(saltKey)
 		switch {
 		case errors.Is(err, engine.ErrNotFound):
@@ -476,7 +469,7 @@ func (s *Store) number(ctx context.Context, prefix []byte, ttl time.Duration, rd
 		for _, k := range keys {
 			c, ok := counters[k.kind]
 			if !ok {
-				switch b, err := tx.Get(engine.Key(prefix, engine.NSRedaction, []byte{redactCounter}, []byte(k.kind))); {
+				switch b, err := tx.Get(redactCounterKey(prefix, k.kind)); {
 				case errors.Is(err, engine.ErrNotFound):
 				case err != nil:
 					return err
@@ -488,7 +481,7 @@ func (s *Store) number(ctx context.Context, prefix []byte, ttl time.Duration, rd
 			mac.Write([]byte(k.kind))
 			mac.Write([]byte{0})
 			mac.Write([]byte(k.value))
-			valueKey := engine.Key(prefix, engine.NSRedaction, []byte{redactValue}, []byte(k.kind), []byte{0}, mac.Sum(nil)[:16])
+			valueKey := redactValueKey(prefix, k.kind, mac.Sum(nil)[:16])
 			var n uint64
 			switch b, err := tx.Get(valueKey); {
 			case errors.Is(err, engine.ErrNotFound):
@@ -508,7 +501,7 @@ func (s *Store) number(ctx context.Context, prefix []byte, ttl time.Duration, rd
 			}
 		}
 		for kind, c := range counters {
-			if err := tx.SetTTL(engine.Key(prefix, engine.NSRedaction, []byte{redactCounter}, []byte(kind)), binary.AppendUvarint(nil, c), ttl); err != nil {
+			if err := tx.SetTTL(redactCounterKey(prefix, kind), binary.AppendUvarint(nil, c), ttl); err != nil {
 				return err
 			}
 		}

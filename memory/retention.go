@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,7 +138,7 @@ func (s *Store) retain(ctx context.Context, now time.Time) (int, error) {
 		if err != nil {
 			return erased, err
 		}
-		key := engine.Key(prefix, engine.NSMemoryArchive, a.id[:])
+		key := partitionPrefix(prefix).archive(a.id)
 		err = s.db.Update(ctx, func(tx *engine.Tx) error {
 			b, err := tx.Get(key)
 			if errors.Is(err, engine.ErrNotFound) {
@@ -182,10 +181,8 @@ func (s *Store) findExpired(ctx context.Context, now time.Time) (*expiredItems, 
 		return !before.IsZero() && len(id) == 16 && ulid.Time(ulid.ULID(id).Time()).Before(before)
 	}
 	found := &expiredItems{sessions: map[string]*expiredSession{}}
-	memPrefix := append([]byte(spaceMemories), 0, byte(engine.NSRecord))
-	msgPrefix := append([]byte(spaceMessages), 0, byte(engine.NSRecord))
 	err := s.db.View(ctx, func(tx *engine.Tx) error {
-		// Every key; NamespaceOf skips the store's own.
+		// Every key; ParseKey skips the store's own.
 		it := tx.NewIterator(engine.IterOptions{KeysOnly: true})
 		defer it.Close()
 		var val []byte
@@ -193,34 +190,31 @@ func (s *Store) findExpired(ctx context.Context, now time.Time) (*expiredItems, 
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			k := it.Key()
-			l, ns, ok := engine.NamespaceOf(k)
+			k, ok := engine.ParseKey(it.Key())
 			if !ok {
 				continue
 			}
-			scope, at, ok := scopeOfKey(k, l)
-			if !ok {
-				continue
-			}
-			rest := k[at+1:] // after the namespace byte
+			l, ns, rest := k.Level, k.Namespace, k.Suffix
+			epID, isEpisode := spaceRecord(k, spaceMessages)
+			memID, isMemory := spaceRecord(k, spaceMemories)
 			switch {
 			case l == engine.LevelSession && ns == engine.NSMessage:
 				if !older(rest, msgCut) {
 					continue
 				}
-				es := found.sessions[string(k[:at])]
+				es := found.sessions[string(k.Prefix)]
 				if es == nil {
-					es = &expiredSession{scope: scope}
-					found.sessions[string(k[:at])] = es
+					es = &expiredSession{scope: k.Scope()}
+					found.sessions[string(k.Prefix)] = es
 				}
 				es.ids = append(es.ids, ulid.ULID(rest))
 				found.n++
-			case l != engine.LevelSession && ns == engine.NSSpace && bytes.HasPrefix(rest, msgPrefix):
-				if id := rest[len(msgPrefix):]; older(id, epCut) {
-					found.episodes = append(found.episodes, expiredRecord{scope, ulid.ULID(id)})
+			case isEpisode:
+				if older(epID[:], epCut) {
+					found.episodes = append(found.episodes, expiredRecord{k.Scope(), epID})
 					found.n++
 				}
-			case l != engine.LevelSession && ns == engine.NSSpace && bytes.HasPrefix(rest, memPrefix) && len(rest) == len(memPrefix)+16:
+			case isMemory:
 				if epCut.IsZero() && memCut.IsZero() {
 					continue
 				}
@@ -237,10 +231,10 @@ func (s *Store) findExpired(ctx context.Context, now time.Time) (*expiredItems, 
 					continue
 				}
 				if memoryExpired(&m, epCut, memCut) {
-					found.memories = append(found.memories, expiredRecord{scope, ulid.ULID(rest[len(memPrefix):])})
+					found.memories = append(found.memories, expiredRecord{k.Scope(), memID})
 					found.n++
 				}
-			case l != engine.LevelSession && ns == engine.NSMemoryArchive && len(rest) == 16:
+			case l != engine.LevelSession && ns == engine.NSMemoryArchive && len(rest) == idLen:
 				if epCut.IsZero() && memCut.IsZero() {
 					continue
 				}
@@ -253,7 +247,7 @@ func (s *Store) findExpired(ctx context.Context, now time.Time) (*expiredItems, 
 					continue
 				}
 				if memoryExpired(&m, epCut, memCut) {
-					found.archived = append(found.archived, expiredRecord{scope, ulid.ULID(rest)})
+					found.archived = append(found.archived, expiredRecord{k.Scope(), ulid.ULID(rest)})
 					found.n++
 				}
 			}
@@ -272,26 +266,6 @@ func memoryExpired(m *Memory, epCut, memCut time.Time) bool {
 	return !cut.IsZero() && m.CreatedAt.Before(cut)
 }
 
-// scopeOfKey parses the tenant, user and session ids of a tenant key whose
-// namespace byte sits at level l, and returns the namespace byte's
-// offset.
-func scopeOfKey(k []byte, l engine.Level) (Scope, int, bool) {
-	var ids [3]string
-	at := 1
-	for i := 0; i <= int(l-engine.LevelTenant); i++ {
-		j := bytes.IndexByte(k[at:], 0)
-		if j <= 0 {
-			return Scope{}, 0, false
-		}
-		ids[i] = string(k[at : at+j])
-		at += j + 1
-	}
-	if at >= len(k) {
-		return Scope{}, 0, false
-	}
-	return Scope{Tenant: ids[0], User: ids[1], Session: ids[2]}, at, true
-}
-
 // expireMessages erases a session's expired messages: the whole session
 // when its newest message is older than cut, otherwise each message with
 // its episode and tool-call index entries, and the session's rolling
@@ -303,7 +277,7 @@ func (s *Store) expireMessages(ctx context.Context, es *expiredSession, cut time
 	defer mu.Unlock()
 	var last ulid.ULID
 	err := s.db.View(ctx, func(tx *engine.Tx) error {
-		b, err := tx.Get(engine.Key(prefix, engine.NSSessionInfo))
+		b, err := tx.Get(sessionPrefix(prefix).info())
 		if errors.Is(err, engine.ErrNotFound) {
 			return nil
 		}
@@ -332,7 +306,7 @@ func (s *Store) expireMessages(ctx context.Context, es *expiredSession, cut time
 		err := s.db.Update(ctx, func(tx *engine.Tx) error {
 			batchTexts = batchTexts[:0]
 			for _, id := range batch {
-				key := engine.Key(prefix, engine.NSMessage, id[:])
+				key := sessionPrefix(prefix).message(id)
 				b, err := tx.Get(key)
 				if errors.Is(err, engine.ErrNotFound) {
 					continue
@@ -347,12 +321,12 @@ func (s *Store) expireMessages(ctx context.Context, es *expiredSession, cut time
 						batchTexts = append(batchTexts, t)
 					}
 					for _, c := range m.ToolCalls {
-						if err := tx.Delete(engine.Key(prefix, engine.NSToolCall, []byte(c.ID))); err != nil {
+						if err := tx.Delete(sessionPrefix(prefix).toolCall(c.ID)); err != nil {
 							return err
 						}
 					}
 				}
-				for _, k := range [][]byte{key, engine.Key(prefix, engine.NSSystemMessage, id[:])} {
+				for _, k := range [][]byte{key, sessionPrefix(prefix).systemMessage(id)} {
 					if err := tx.Delete(k); err != nil {
 						return err
 					}
@@ -361,7 +335,7 @@ func (s *Store) expireMessages(ctx context.Context, es *expiredSession, cut time
 					return err
 				}
 			}
-			return tx.Delete(engine.Key(prefix, engine.NSSummary))
+			return tx.Delete(sessionPrefix(prefix).summary())
 		})
 		if err != nil {
 			return start, err

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -415,22 +414,20 @@ func (s *Store) Sessions(ctx context.Context, scope Scope, opts SessionsOptions)
 	err = s.db.View(ctx, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{Prefix: userPrefix, KeysOnly: true})
 		defer it.Close()
-		start := engine.SessionsStart(userPrefix)
+		start := engine.ChildrenStart(userPrefix)
 		if opts.After != "" {
 			// Skip past every key of the After session.
-			after := Scope{Tenant: scope.Tenant, User: scope.User, Session: opts.After}
-			start = engine.PrefixEnd(after.Prefix(engine.LevelSession))
+			start = engine.PrefixEnd(engine.ChildPrefix(userPrefix, opts.After))
 		}
 		// Skip-scan: land on a session's first key, read its info record,
 		// then jump past all of its keys.
 		for it.Seek(start); it.Valid() && len(out) < limit; {
-			id, ok := engine.SessionAt(userPrefix, it.Key())
+			id, ok := engine.ChildAt(userPrefix, it.Key())
 			if !ok {
 				break
 			}
-			sess := Scope{Tenant: scope.Tenant, User: scope.User, Session: id}
-			prefix := sess.Prefix(engine.LevelSession)
-			b, err := tx.Get(engine.Key(prefix, engine.NSSessionInfo))
+			prefix := sessionPrefix(engine.ChildPrefix(userPrefix, id))
+			b, err := tx.Get(prefix.info())
 			switch {
 			case err == nil:
 				si, err := decodeSessionInfo(b)
@@ -500,8 +497,8 @@ func (s *Store) forgetLocked(ctx context.Context, scope Scope, level engine.Leve
 		}
 	} else {
 		// The queue first, so no extraction of the scope commits after it.
-		for _, ns := range []engine.Namespace{engine.NSExtractQueue, engine.NSExtractParked} {
-			if _, err := s.db.ErasePrefix(ctx, engine.SystemKey(ns, prefix), nil); err != nil {
+		for _, ns := range queues {
+			if _, err := s.db.ErasePrefix(ctx, queuePrefix(ns, prefix), nil); err != nil {
 				return err
 			}
 		}
@@ -523,7 +520,7 @@ func (s *Store) forgetLocked(ctx context.Context, scope Scope, level engine.Leve
 	if level != engine.LevelSession {
 		s.nameCache.invalidatePrefix(prefix)
 		if err == nil {
-			_, err = s.db.ErasePrefix(ctx, engine.SystemKey(engine.NSExpiring, prefix), nil)
+			_, err = s.db.ErasePrefix(ctx, expiringKey(prefix), nil)
 		}
 		s.sweep.forget(prefix)
 	}
@@ -535,10 +532,11 @@ func (s *Store) forgetLocked(ctx context.Context, scope Scope, level engine.Leve
 func (s *Store) forgetEpisodes(ctx context.Context, scope Scope) error {
 	prefix := scope.Prefix(engine.LevelSession)
 	user := Scope{Tenant: scope.Tenant, User: scope.User}
-	msgPrefix := engine.Key(prefix, engine.NSMessage)
-	var after []byte
+	keys := sessionPrefix(prefix)
+	msgPrefix := keys.messages()
+	var after *ulid.ULID
 	for {
-		var last []byte // set once the batch commits: Update may retry fn
+		var last *ulid.ULID // set once the batch commits: Update may retry fn
 		n := 0
 		err := s.db.Update(ctx, func(tx *engine.Tx) error {
 			n, last = 0, nil
@@ -546,15 +544,13 @@ func (s *Store) forgetEpisodes(ctx context.Context, scope Scope) error {
 			var ids []ulid.ULID
 			start := msgPrefix
 			if after != nil {
-				start = append(bytes.Clone(msgPrefix), after...)
+				start = keys.message(*after)
 			}
 			for it.Seek(start); it.Valid() && len(ids) < 256; it.Next() {
-				k := it.Key()
-				if after != nil && bytes.Equal(k[len(msgPrefix):], after) {
+				id := keyID(msgPrefix, it.Key())
+				if after != nil && id == *after {
 					continue
 				}
-				var id ulid.ULID
-				copy(id[:], k[len(msgPrefix):])
 				ids = append(ids, id)
 			}
 			it.Close()
@@ -565,7 +561,7 @@ func (s *Store) forgetEpisodes(ctx context.Context, scope Scope) error {
 			}
 			n = len(ids)
 			if n > 0 {
-				last = bytes.Clone(ids[n-1][:])
+				last = &ids[n-1]
 			}
 			return nil
 		})

@@ -49,7 +49,7 @@ func (ss *Session) Summary(ctx context.Context) (string, error) {
 }
 
 func loadSummary(tx *engine.Tx, prefix []byte) (storedSummary, error) {
-	b, err := tx.Get(engine.Key(prefix, engine.NSSummary))
+	b, err := tx.Get(sessionPrefix(prefix).summary())
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 		return storedSummary{}, nil
@@ -153,7 +153,7 @@ func (s *Store) sessionSummary(ctx context.Context, ss *Session, win []Message) 
 		// The newest message it covers must still be there: a session
 		// forgotten (or expired) meanwhile gets no summary back. Reading
 		// it makes a concurrent Forget conflict with this write.
-		expires, err := tx.KV().Expiry(engine.Key(prefix, engine.NSMessage, last[:]))
+		expires, err := tx.KV().Expiry(sessionPrefix(prefix).message(last))
 		if errors.Is(err, kv.ErrNotFound) {
 			text = ""
 			return nil
@@ -179,7 +179,7 @@ func (s *Store) sessionSummary(ctx context.Context, ss *Session, win []Message) 
 				return nil
 			}
 		}
-		return tx.SetTTL(engine.Key(prefix, engine.NSSummary), encodeSummary(&next), ttl)
+		return tx.SetTTL(sessionPrefix(prefix).summary(), encodeSummary(&next), ttl)
 	})
 	if err != nil {
 		return "", err

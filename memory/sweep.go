@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -64,11 +63,10 @@ func (w *sweeper) start(s *Store, interval time.Duration) error {
 		return nil
 	}
 	err := s.db.View(context.Background(), func(tx *engine.Tx) error {
-		list := engine.SystemKey(engine.NSExpiring)
-		it := tx.NewIterator(engine.IterOptions{Prefix: list, KeysOnly: true})
+		it := tx.NewIterator(engine.IterOptions{Prefix: expiringList(), KeysOnly: true})
 		defer it.Close()
 		for it.Seek(nil); it.Valid(); it.Next() {
-			if sc, ok := scopeOfPartition(it.Key()[len(list):]); ok {
+			if sc, ok := parseExpiring(it.Key()); ok {
 				w.note(sc)
 			}
 		}
@@ -195,16 +193,12 @@ func (w *sweeper) listed() int {
 // keys are the partition prefixes; their values are empty.
 func (s *Store) markExpiring(tx *engine.Tx, scope Scope, prefix []byte) error {
 	scope.Session, scope.Agent = "", ""
-	if err := tx.Set(engine.SystemKey(engine.NSExpiring, prefix), nil); err != nil {
+	if err := tx.Set(expiringKey(prefix), nil); err != nil {
 		return err
 	}
 	tx.OnCommit(func() { s.sweep.note(scope) })
 	return nil
 }
-
-// expiringListed marks a store whose partitions with expiry keys are all
-// listed under engine.NSExpiring: every store since the list exists.
-var expiringListed = engine.SystemKey(engine.NSMeta, []byte("expiring-listed"))
 
 // listExpiring lists, once, the partitions of a store written before the
 // list existed: it finds their expiry keys in one pass over the keys, then
@@ -223,20 +217,21 @@ func (s *Store) listExpiring(ctx context.Context) error {
 	if err != nil || done {
 		return err
 	}
-	const suffix = 1 + 8 + 16 // NSExpiry, time, id
 	found := map[string]bool{}
 	empty := true
 	err = s.db.View(ctx, func(tx *engine.Tx) error {
-		it := tx.NewIterator(engine.IterOptions{KeysOnly: true}) // every key; NamespaceOf skips the store's own
+		it := tx.NewIterator(engine.IterOptions{KeysOnly: true}) // every key; ParseKey skips the store's own
 		defer it.Close()
 		for it.Seek(nil); it.Valid(); it.Next() {
 			empty = false
-			k := it.Key()
-			l, ns, ok := engine.NamespaceOf(k)
-			if !ok || ns != engine.NSExpiry || l == engine.LevelSession || len(k) <= suffix {
+			k, ok := engine.ParseKey(it.Key())
+			if !ok || k.Namespace != engine.NSExpiry || k.Level == engine.LevelSession {
 				continue
 			}
-			if prefix := k[:len(k)-suffix]; !found[string(prefix)] {
+			if _, _, ok := partitionPrefix(k.Prefix).parseExpiry(it.Key()); !ok {
+				continue
+			}
+			if prefix := k.Prefix; !found[string(prefix)] {
 				if _, ok := scopeOfPartition(prefix); ok {
 					found[string(prefix)] = true
 				}
@@ -254,7 +249,7 @@ func (s *Store) listExpiring(ctx context.Context) error {
 		n := min(len(prefixes), 256)
 		err := s.db.Update(ctx, func(tx *engine.Tx) error {
 			for _, p := range prefixes[:n] {
-				if err := tx.Set(engine.SystemKey(engine.NSExpiring, []byte(p)), nil); err != nil {
+				if err := tx.Set(expiringKey([]byte(p)), nil); err != nil {
 					return err
 				}
 			}
@@ -266,27 +261,6 @@ func (s *Store) listExpiring(ctx context.Context) error {
 		prefixes = prefixes[n:]
 	}
 	return s.db.Update(ctx, func(tx *engine.Tx) error { return tx.Set(expiringListed, []byte{1}) })
-}
-
-// scopeOfPrefix parses a tenant, user or session key prefix: tag, then
-// each id followed by its separator.
-func scopeOfPrefix(p []byte) (Scope, bool) {
-	if len(p) == 0 {
-		return Scope{}, false
-	}
-	parts := strings.Split(string(p[1:]), "\x00")
-	if len(parts) < 2 || len(parts) > 4 || parts[len(parts)-1] != "" {
-		return Scope{}, false
-	}
-	ids := append(parts[:len(parts)-1], "", "")
-	sc := Scope{Tenant: ids[0], User: ids[1], Session: ids[2]}
-	return sc, sc.Validate(sc.Level()) == nil
-}
-
-// scopeOfPartition parses a partition prefix: a tenant's, or a user's.
-func scopeOfPartition(p []byte) (Scope, bool) {
-	sc, ok := scopeOfPrefix(p)
-	return sc, ok && sc.Session == ""
 }
 
 // stop ends the loop and waits for it; calling it again does nothing.

@@ -47,8 +47,9 @@ func (ss *Session) Window(ctx context.Context, opts WindowOptions) ([]Message, e
 		opts.MaxMessages = DefaultWindowMessages
 	}
 	encoding := ss.store.opts.Encoding
-	msgPrefix := engine.Key(prefix, engine.NSMessage)
-	sysPrefix := engine.Key(prefix, engine.NSSystemMessage)
+	keys := sessionPrefix(prefix)
+	msgPrefix := keys.messages()
+	sysPrefix := keys.systemMessages()
 	var out []Message
 	err = ss.store.db.View(ctx, func(tx *engine.Tx) error {
 		// System messages first: they are kept whatever else is dropped.
@@ -56,8 +57,8 @@ func (ss *Session) Window(ctx context.Context, opts WindowOptions) ([]Message, e
 		var id ulid.ULID
 		sys := tx.NewIterator(engine.IterOptions{Prefix: sysPrefix, KeysOnly: true})
 		for sys.Seek(nil); sys.Valid(); sys.Next() {
-			copy(id[:], sys.Key()[len(sysPrefix):])
-			val, err := tx.Get(engine.Key(prefix, engine.NSMessage, id[:]))
+			id = keyID(sysPrefix, sys.Key())
+			val, err := tx.Get(keys.message(id))
 			if err != nil {
 				sys.Close()
 				return fmt.Errorf("system message %s: %w", id, err)
@@ -85,7 +86,7 @@ func (ss *Session) Window(ctx context.Context, opts WindowOptions) ([]Message, e
 		defer it.Close()
 		var val []byte
 		for it.Seek(nil); it.Valid(); it.Next() {
-			copy(id[:], it.Key()[len(msgPrefix):])
+			id = keyID(msgPrefix, it.Key())
 			if val, err = it.Value(val[:0]); err != nil {
 				return err
 			}
