@@ -584,8 +584,7 @@ func (tx *Tx) ScanRecords(scope Scope, space string, after ulid.ULID, fn func(Re
 	}
 	var val []byte
 	for it.Seek(start); it.Valid(); it.Next() {
-		var id ulid.ULID
-		copy(id[:], it.Key()[len(recPrefix):])
+		id := idAfter(recPrefix, it.Key())
 		if val, err = it.Value(val[:0]); err != nil {
 			return err
 		}

@@ -30,6 +30,17 @@ const (
 	tagPOS    byte = 'p'
 )
 
+// IsEntityKey reports whether rel, a key with its graph's root removed,
+// is an entity's record: a graph has one such key per entity, so a caller
+// counting a scan of raw keys (package memory's Usage) need not know the
+// layout.
+func IsEntityKey(rel []byte) bool { return len(rel) > 1 && rel[0] == tagEntity }
+
+// IsFactKey reports whether rel, a key with its graph's root removed, is a
+// fact's id entry: a graph has one such key per stored fact, current or
+// closed.
+func IsFactKey(rel []byte) bool { return len(rel) == 1+len(ulid.ULID{}) && rel[0] == tagFact }
+
 // keys builds keys under one root; its buffer is reused, so a returned key
 // is valid until the next call unless copied (kv copies keys it stores).
 type keys struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/graph"
 )
 
 // Inspection: which tenants and users a store holds, and how much. Tenants
@@ -176,13 +177,12 @@ func (u *Usage) count(k engine.ParsedKey) {
 		if _, ok := spaceRecord(k, spaceMemories); ok {
 			u.Memories++ // a current memory
 		}
-	case l != engine.LevelSession && ns == engine.NSGraph && len(k.Suffix) > 0:
-		// Package graph's layout under its root (graph's keys.go): one
-		// 'e' key per entity and one 'f' key per fact.
-		switch k.Suffix[0] {
-		case 'e':
+	case l != engine.LevelSession && ns == engine.NSGraph:
+		// The suffix is the key under the graph's root.
+		switch {
+		case graph.IsEntityKey(k.Suffix):
 			u.Entities++
-		case 'f':
+		case graph.IsFactKey(k.Suffix):
 			u.Facts++
 		}
 	}

@@ -137,7 +137,7 @@ type toolAnswer struct{ key, entry []byte }
 func (w *messageWriter) checkToolCalls(tx *engine.Tx, m *Message) (toolAnswer, error) {
 	prefix := w.a.prefix
 	for _, c := range m.ToolCalls {
-		if _, err := tx.Get(engine.Key(prefix, engine.NSToolCall, []byte(c.ID))); err == nil {
+		if _, err := tx.Get(sessionPrefix(prefix).toolCall(c.ID)); err == nil {
 			return toolAnswer{}, fmt.Errorf("%w %q", ErrDuplicateToolCall, c.ID)
 		} else if !errors.Is(err, engine.ErrNotFound) {
 			return toolAnswer{}, err
@@ -149,7 +149,7 @@ func (w *messageWriter) checkToolCalls(tx *engine.Tx, m *Message) (toolAnswer, e
 	if w.answered[m.ToolCallID] {
 		return toolAnswer{}, fmt.Errorf("%w: %q", ErrDuplicateToolResult, m.ToolCallID)
 	}
-	key := engine.Key(prefix, engine.NSToolCall, []byte(m.ToolCallID))
+	key := sessionPrefix(prefix).toolCall(m.ToolCallID)
 	entry, err := toolCallState(tx, key, m.ToolCallID, w.made)
 	if err != nil {
 		return toolAnswer{}, err
@@ -164,17 +164,17 @@ func (w *messageWriter) checkToolCalls(tx *engine.Tx, m *Message) (toolAnswer, e
 func (w *messageWriter) putMessage(tx *engine.Tx, i int, id ulid.ULID, ans toolAnswer) error {
 	s, a, m := w.s, w.a, &w.a.msgs[i]
 	prefix, ttl := a.prefix, s.opts.SessionTTL
-	if err := tx.SetTTL(engine.Key(prefix, engine.NSMessage, id[:]), a.values[i], ttl); err != nil {
+	if err := tx.SetTTL(sessionPrefix(prefix).message(id), a.values[i], ttl); err != nil {
 		return err
 	}
 	if m.Role == RoleSystem {
-		if err := tx.SetTTL(engine.Key(prefix, engine.NSSystemMessage, id[:]), nil, ttl); err != nil {
+		if err := tx.SetTTL(sessionPrefix(prefix).systemMessage(id), nil, ttl); err != nil {
 			return err
 		}
 	}
 	for _, c := range m.ToolCalls {
 		w.made[c.ID] = id
-		if err := tx.SetTTL(engine.Key(prefix, engine.NSToolCall, []byte(c.ID)), id[:], ttl); err != nil {
+		if err := tx.SetTTL(sessionPrefix(prefix).toolCall(c.ID), id[:], ttl); err != nil {
 			return err
 		}
 	}

@@ -166,7 +166,7 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) {
 	prefix, msgs, now := a.prefix, a.msgs, a.now
 	ttl := s.opts.SessionTTL
-	infoKey := engine.Key(prefix, engine.NSSessionInfo)
+	infoKey := sessionPrefix(prefix).info()
 	si := &sessionInfo{Created: now.UnixNano()}
 	switch b, err := tx.Get(infoKey); {
 	case err == nil:
@@ -181,7 +181,7 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 	w := s.newMessageWriter(a)
 	// The first episode's context is the session's last message.
 	if last != (ulid.ULID{}) && slices.ContainsFunc(a.vectors, func(v []float32) bool { return v != nil }) {
-		switch b, err := tx.Get(engine.Key(prefix, engine.NSMessage, last[:])); {
+		switch b, err := tx.Get(sessionPrefix(prefix).message(last)); {
 		case err == nil:
 			var pm Message
 			if _, err := decodeRecord(b, &pm); err == nil {
@@ -283,21 +283,20 @@ func (ss *Session) Messages(ctx context.Context, opts MessagesOptions) ([]Messag
 		return nil, nil
 	}
 	enc := ss.store.opts.Encoding
-	msgPrefix := engine.Key(prefix, engine.NSMessage)
+	msgPrefix := sessionPrefix(prefix).messages()
 	var out []Message
 	err = ss.store.db.View(ctx, func(tx *engine.Tx) error {
 		it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, Reverse: opts.Reverse, Prefetch: min(limit, 64)})
 		defer it.Close()
 		// Seek to the near bound; the loop stops at the far one.
 		if opts.Reverse {
-			it.Seek(append(msgPrefix[:len(msgPrefix):len(msgPrefix)], hi[:]...))
+			it.Seek(sessionPrefix(prefix).message(hi))
 		} else {
-			it.Seek(append(msgPrefix[:len(msgPrefix):len(msgPrefix)], lo[:]...))
+			it.Seek(sessionPrefix(prefix).message(lo))
 		}
 		var val []byte
 		for ; it.Valid() && len(out) < limit; it.Next() {
-			var id ulid.ULID
-			copy(id[:], it.Key()[len(msgPrefix):])
+			id := keyID(msgPrefix, it.Key())
 			if (!opts.Reverse && id.Compare(hi) > 0) || (opts.Reverse && id.Compare(lo) < 0) {
 				break
 			}

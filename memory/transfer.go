@@ -174,7 +174,7 @@ func (s *Store) prepareImport(ctx context.Context, scope Scope, msgs []Message) 
 // holds the session's lock.
 func (s *Store) importTx(tx *engine.Tx, a *preparedAppend, ids []ulid.ULID, given []bool) (ImportStats, error) {
 	prefix, ttl := a.prefix, s.opts.SessionTTL
-	infoKey := engine.Key(prefix, engine.NSSessionInfo)
+	infoKey := sessionPrefix(prefix).info()
 	var si *sessionInfo
 	switch b, err := tx.Get(infoKey); {
 	case err == nil:
@@ -196,7 +196,7 @@ func (s *Store) importTx(tx *engine.Tx, a *preparedAppend, ids []ulid.ULID, give
 		m := &a.msgs[i]
 		fail := func(err error) (ImportStats, error) { return ImportStats{}, &ImportError{Index: i, Err: err} }
 		if given[i] {
-			switch _, err := tx.Get(engine.Key(prefix, engine.NSMessage, ids[i][:])); {
+			switch _, err := tx.Get(sessionPrefix(prefix).message(ids[i])); {
 			case err == nil:
 				st.Existing++
 				continue
@@ -256,11 +256,11 @@ func (s *Store) importTx(tx *engine.Tx, a *preparedAppend, ids []ulid.ULID, give
 // messageBefore returns the episode text of the session's stored message
 // just before id, or "".
 func messageBefore(tx *engine.Tx, prefix []byte, id ulid.ULID) (string, error) {
-	msgPrefix := engine.Key(prefix, engine.NSMessage)
+	msgPrefix := sessionPrefix(prefix).messages()
 	it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, Reverse: true, Prefetch: 1})
 	defer it.Close()
 	before := engine.PrevID(id)
-	it.Seek(append(msgPrefix[:len(msgPrefix):len(msgPrefix)], before[:]...))
+	it.Seek(sessionPrefix(prefix).message(before))
 	if !it.Valid() {
 		return "", nil
 	}
@@ -384,7 +384,7 @@ func (s *Store) ImportMemories(ctx context.Context, scope Scope, mems []Memory) 
 				continue
 			}
 			m := &it.m
-			archiveKey := engine.Key(prefix, engine.NSMemoryArchive, it.id[:])
+			archiveKey := partitionPrefix(prefix).archive(it.id)
 			if ok, err := memoryExists(tx, scope, archiveKey, m.ID); err != nil {
 				return err
 			} else if ok {
@@ -403,7 +403,7 @@ func (s *Store) ImportMemories(ctx context.Context, scope Scope, mems []Memory) 
 				st.Written++
 				continue
 			}
-			switch b, err := tx.Get(engine.Key(prefix, engine.NSMemoryHash, memoryHash(m.Kind, m.Text))); {
+			switch b, err := tx.Get(partitionPrefix(prefix).memoryHash(m.Kind, m.Text)); {
 			case err == nil:
 				_, err := tx.GetRecord(scope, spaceMemories, string(b), &engine.GetRecordOptions{SkipVector: true})
 				if err == nil {
