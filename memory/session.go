@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -417,4 +418,96 @@ func (s *Store) putEpisode(tx *engine.Tx, a *preparedAppend, i int, id ulid.ULID
 	}
 	_, err := tx.PutRecord(a.user, spaceMessages, rec)
 	return err
+}
+
+// SessionInfo describes one session of a user.
+type SessionInfo struct {
+	ID       string    // the session id
+	Created  time.Time // first append
+	Updated  time.Time // last append
+	Messages int       // messages appended (expired ones included)
+}
+
+// sessionInfo is the stored form of SessionInfo (JSON after a version byte).
+type sessionInfo struct {
+	Created  int64  `json:"c"`
+	Updated  int64  `json:"u"`
+	Messages int    `json:"n"`
+	Last     []byte `json:"l"` // the newest message's id
+}
+
+func encodeSessionInfo(si *sessionInfo) []byte {
+	b, _ := json.Marshal(si) // a struct of ints and bytes always marshals
+	return append([]byte{recordVersion}, b...)
+}
+
+func decodeSessionInfo(b []byte) (*sessionInfo, error) {
+	if len(b) == 0 || b[0] != recordVersion {
+		return nil, fmt.Errorf("%w: unknown session record version", ErrCorrupt)
+	}
+	var si sessionInfo
+	if err := json.Unmarshal(b[1:], &si); err != nil {
+		return nil, fmt.Errorf("%w: session record: %v", ErrCorrupt, err)
+	}
+	return &si, nil
+}
+
+// SessionsOptions pages through a user's sessions.
+type SessionsOptions struct {
+	// After lists sessions whose id sorts after this one (exclusive).
+	After string
+	// Limit caps the page; zero means [DefaultPageSize].
+	Limit int
+}
+
+// Sessions lists the sessions of the scope's user in id order, a page at a
+// time. The scope needs Tenant and User; Session is ignored.
+func (s *Store) Sessions(ctx context.Context, scope Scope, opts SessionsOptions) ([]SessionInfo, error) {
+	scope.Session = ""
+	if err := scope.Validate(engine.LevelUser); err != nil {
+		return nil, err
+	}
+	limit, err := pageSize(opts.Limit)
+	if err != nil {
+		return nil, err
+	}
+	userPrefix := scope.Prefix(engine.LevelUser)
+	var out []SessionInfo
+	err = s.db.View(ctx, func(tx *engine.Tx) error {
+		it := tx.NewIterator(engine.IterOptions{Prefix: userPrefix, KeysOnly: true})
+		defer it.Close()
+		start := engine.ChildrenStart(userPrefix)
+		if opts.After != "" {
+			// Skip past every key of the After session.
+			start = engine.PrefixEnd(engine.ChildPrefix(userPrefix, opts.After))
+		}
+		// Skip-scan: land on a session's first key, read its info record,
+		// then jump past all of its keys.
+		for it.Seek(start); it.Valid() && len(out) < limit; {
+			id, ok := engine.ChildAt(userPrefix, it.Key())
+			if !ok {
+				break
+			}
+			prefix := sessionPrefix(engine.ChildPrefix(userPrefix, id))
+			b, err := tx.Get(prefix.info())
+			switch {
+			case err == nil:
+				si, err := decodeSessionInfo(b)
+				if err != nil {
+					return err
+				}
+				out = append(out, SessionInfo{
+					ID:       id,
+					Created:  time.Unix(0, si.Created).UTC(),
+					Updated:  time.Unix(0, si.Updated).UTC(),
+					Messages: si.Messages,
+				})
+			case !errors.Is(err, engine.ErrNotFound):
+				return err
+			}
+			it.Seek(engine.PrefixEnd(prefix))
+		}
+		return nil
+	})
+	return out, err
 }

@@ -2,16 +2,15 @@ package memory
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
-	"github.com/oklog/ulid/v2"
 	tiktoken "github.com/pkoukk/tiktoken-go"
 
 	"github.com/engramdb/engram/embed"
@@ -358,291 +357,6 @@ func sessionLockIndex(prefix []byte, n int) int {
 	return int(h.Sum32() % uint32(n))
 }
 
-// SessionInfo describes one session of a user.
-type SessionInfo struct {
-	ID       string    // the session id
-	Created  time.Time // first append
-	Updated  time.Time // last append
-	Messages int       // messages appended (expired ones included)
-}
-
-// sessionInfo is the stored form of SessionInfo (JSON after a version byte).
-type sessionInfo struct {
-	Created  int64  `json:"c"`
-	Updated  int64  `json:"u"`
-	Messages int    `json:"n"`
-	Last     []byte `json:"l"` // the newest message's id
-}
-
-func encodeSessionInfo(si *sessionInfo) []byte {
-	b, _ := json.Marshal(si) // a struct of ints and bytes always marshals
-	return append([]byte{recordVersion}, b...)
-}
-
-func decodeSessionInfo(b []byte) (*sessionInfo, error) {
-	if len(b) == 0 || b[0] != recordVersion {
-		return nil, fmt.Errorf("%w: unknown session record version", ErrCorrupt)
-	}
-	var si sessionInfo
-	if err := json.Unmarshal(b[1:], &si); err != nil {
-		return nil, fmt.Errorf("%w: session record: %v", ErrCorrupt, err)
-	}
-	return &si, nil
-}
-
-// SessionsOptions pages through a user's sessions.
-type SessionsOptions struct {
-	// After lists sessions whose id sorts after this one (exclusive).
-	After string
-	// Limit caps the page; zero means [DefaultPageSize].
-	Limit int
-}
-
-// Sessions lists the sessions of the scope's user in id order, a page at a
-// time. The scope needs Tenant and User; Session is ignored.
-func (s *Store) Sessions(ctx context.Context, scope Scope, opts SessionsOptions) ([]SessionInfo, error) {
-	scope.Session = ""
-	if err := scope.Validate(engine.LevelUser); err != nil {
-		return nil, err
-	}
-	limit, err := pageSize(opts.Limit)
-	if err != nil {
-		return nil, err
-	}
-	userPrefix := scope.Prefix(engine.LevelUser)
-	var out []SessionInfo
-	err = s.db.View(ctx, func(tx *engine.Tx) error {
-		it := tx.NewIterator(engine.IterOptions{Prefix: userPrefix, KeysOnly: true})
-		defer it.Close()
-		start := engine.ChildrenStart(userPrefix)
-		if opts.After != "" {
-			// Skip past every key of the After session.
-			start = engine.PrefixEnd(engine.ChildPrefix(userPrefix, opts.After))
-		}
-		// Skip-scan: land on a session's first key, read its info record,
-		// then jump past all of its keys.
-		for it.Seek(start); it.Valid() && len(out) < limit; {
-			id, ok := engine.ChildAt(userPrefix, it.Key())
-			if !ok {
-				break
-			}
-			prefix := sessionPrefix(engine.ChildPrefix(userPrefix, id))
-			b, err := tx.Get(prefix.info())
-			switch {
-			case err == nil:
-				si, err := decodeSessionInfo(b)
-				if err != nil {
-					return err
-				}
-				out = append(out, SessionInfo{
-					ID:       id,
-					Created:  time.Unix(0, si.Created).UTC(),
-					Updated:  time.Unix(0, si.Updated).UTC(),
-					Messages: si.Messages,
-				})
-			case !errors.Is(err, engine.ErrNotFound):
-				return err
-			}
-			it.Seek(engine.PrefixEnd(prefix))
-		}
-		return nil
-	})
-	return out, err
-}
-
-// Forget erases a scope: a whole session (Tenant, User and Session set), a
-// user with all their sessions (Tenant and User), or a tenant (Tenant
-// alone). Everything stored under the scope goes: messages and their
-// episodes in the vector and text indexes, session records and rolling
-// summaries, and the embeddings cached for that text (under every
-// provider and model); for a user or tenant also memories with all their
-// versions, and the knowledge graph. Forgetting a session leaves the
-// user's memories and facts, which belong to the user. Agent is ignored.
-//
-// Forget deletes in batches; if it fails part way, what was deleted stays
-// deleted and calling it again finishes. The bytes leave the files at the
-// background compaction Forget schedules, within Options.SweepInterval
-// (one minute by default), or at once with [Store.Compact]: the
-// memtables are flushed, the tables compacted to one level and the value
-// log collected, so no file of the store holds them afterwards.
-func (s *Store) Forget(ctx context.Context, scope Scope) error {
-	scope.Agent = ""
-	level := scope.Level()
-	if err := scope.Validate(level); err != nil {
-		return err
-	}
-	prefix := scope.Prefix(level)
-	if level == engine.LevelSession {
-		mu := s.sessionLock(prefix)
-		mu.Lock()
-		defer mu.Unlock()
-	}
-	return s.forgetLocked(ctx, scope, level, prefix)
-}
-
-// forgetLocked is Forget of a validated scope at level, with prefix its
-// key prefix; the caller holds the session's lock when level is
-// LevelSession.
-func (s *Store) forgetLocked(ctx context.Context, scope Scope, level engine.Level, prefix []byte) error {
-	// First the embeddings cached for the scope's text, while the messages
-	// that name them still exist: a retry after a failure finds them again.
-	if err := s.forgetCachedEmbeddings(ctx, prefix); err != nil {
-		return err
-	}
-	if level == engine.LevelSession {
-		// What extraction drew from the session's messages lives in the
-		// user's partition.
-		if err := s.forgetExtracted(ctx, scope, prefix); err != nil {
-			return err
-		}
-	} else {
-		// The queue first, so no extraction of the scope commits after it.
-		for _, ns := range queues {
-			if _, err := s.db.ErasePrefix(ctx, queuePrefix(ns, prefix), nil); err != nil {
-				return err
-			}
-		}
-	}
-	if level == engine.LevelSession {
-		// The session's messages are episodes in the user's partition.
-		if err := s.forgetEpisodes(ctx, scope); err != nil {
-			return err
-		}
-	}
-	_, err := s.db.ErasePrefix(ctx, prefix, nil)
-	if err == nil {
-		// A second pass for a rolling summary that a concurrent Recall
-		// committed while the last batch of the first was open (that batch
-		// neither saw nor conflicted with it). Any later summary write reads
-		// the newest message it covers, now gone, and writes nothing.
-		_, err = s.db.ErasePrefix(ctx, prefix, nil)
-	}
-	if level != engine.LevelSession {
-		s.nameCache.invalidatePrefix(prefix)
-		if err == nil {
-			_, err = s.db.ErasePrefix(ctx, expiringKey(prefix), nil)
-		}
-		s.sweep.forget(prefix)
-	}
-	return err
-}
-
-// forgetEpisodes deletes the episodes of a session's messages from its
-// user's partition, in batches.
-func (s *Store) forgetEpisodes(ctx context.Context, scope Scope) error {
-	prefix := scope.Prefix(engine.LevelSession)
-	user := Scope{Tenant: scope.Tenant, User: scope.User}
-	keys := sessionPrefix(prefix)
-	msgPrefix := keys.messages()
-	var after *ulid.ULID
-	for {
-		var last *ulid.ULID // set once the batch commits: Update may retry fn
-		n := 0
-		err := s.db.Update(ctx, func(tx *engine.Tx) error {
-			n, last = 0, nil
-			it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, KeysOnly: true})
-			var ids []ulid.ULID
-			start := msgPrefix
-			if after != nil {
-				start = keys.message(*after)
-			}
-			for it.Seek(start); it.Valid() && len(ids) < 256; it.Next() {
-				id := keyID(msgPrefix, it.Key())
-				if after != nil && id == *after {
-					continue
-				}
-				ids = append(ids, id)
-			}
-			it.Close()
-			for _, id := range ids {
-				if err := tx.DeleteRecord(user, spaceMessages, id.String()); err != nil {
-					return err
-				}
-			}
-			n = len(ids)
-			if n > 0 {
-				last = &ids[n-1]
-			}
-			return nil
-		})
-		if err != nil || n < 256 {
-			return err
-		}
-		after = last
-	}
-}
-
-// forgetCachedEmbeddings erases the cached vectors of every message under
-// prefix, whichever provider made them.
-func (s *Store) forgetCachedEmbeddings(ctx context.Context, prefix []byte) error {
-	seen := map[[32]byte]bool{}
-	var hashes [][32]byte
-	err := s.db.View(ctx, func(tx *engine.Tx) error {
-		it := tx.NewIterator(engine.IterOptions{Prefix: prefix})
-		defer it.Close()
-		var val []byte
-		addHash := func(h [32]byte) {
-			if !seen[h] {
-				seen[h] = true
-				hashes = append(hashes, h)
-			}
-		}
-		add := func(text string) { addHash(embed.ContentHash(text)) }
-		for it.Seek(nil); it.Valid(); it.Next() {
-			l, ns, ok := engine.NamespaceOf(it.Key())
-			if !ok {
-				continue
-			}
-			switch {
-			case l == engine.LevelSession && ns == engine.NSMessage:
-				var err error
-				if val, err = it.Value(val[:0]); err != nil {
-					return err
-				}
-				var m Message
-				if _, err := decodeRecord(val, &m); err != nil {
-					continue // erased below all the same
-				}
-				add(m.Content)
-				if t, ok := episodeText(&m); ok {
-					add(t)
-				}
-			case ns == engine.NSSpace && engine.IsRecordKey(it.Key()):
-				var err error
-				if val, err = it.Value(val[:0]); err != nil {
-					return err
-				}
-				if r, err := engine.DecodeRecord(val); err == nil {
-					add(r.Text)
-				}
-			case ns == engine.NSExpiry:
-				// An expired record not yet swept names its text here.
-				var err error
-				if val, err = it.Value(val[:0]); err != nil {
-					return err
-				}
-				if _, h, ok := parseExpiryValue(val); ok {
-					addHash(h)
-				}
-			case ns == engine.NSMemoryArchive:
-				var err error
-				if val, err = it.Value(val[:0]); err != nil {
-					return err
-				}
-				var m Memory
-				if json.Unmarshal(val, &m) == nil {
-					add(m.Text)
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return s.db.EraseCachedEmbeddings(ctx, hashes...)
-}
-
 // pageSize applies the listings' Limit rule: negative is an error, zero
 // means [DefaultPageSize].
 func pageSize(limit int) (int, error) {
@@ -661,3 +375,26 @@ func pageSize(limit int) (int, error) {
 // the LSM tree to one level and garbage-collects the value log; it is
 // slow on a large store.
 func (s *Store) Compact(ctx context.Context) error { return s.db.Compact(ctx) }
+
+// embed returns the vectors of texts from the store's embedder, checked:
+// one per text, non-empty, finite.
+func (s *Store) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := s.embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbedding, err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("%w: %d vectors for %d texts", ErrEmbedding, len(vecs), len(texts))
+	}
+	for _, v := range vecs {
+		if len(v) == 0 {
+			return nil, fmt.Errorf("%w: empty vector", ErrEmbedding)
+		}
+		for _, f := range v {
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				return nil, fmt.Errorf("%w: vector has a NaN or infinite component", ErrEmbedding)
+			}
+		}
+	}
+	return vecs, nil
+}

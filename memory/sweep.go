@@ -1,40 +1,17 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/engine"
 )
-
-// embed returns the vectors of texts from the store's embedder, checked:
-// one per text, non-empty, finite.
-func (s *Store) embed(ctx context.Context, texts []string) ([][]float32, error) {
-	vecs, err := s.embedder.Embed(ctx, texts)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrEmbedding, err)
-	}
-	if len(vecs) != len(texts) {
-		return nil, fmt.Errorf("%w: %d vectors for %d texts", ErrEmbedding, len(vecs), len(texts))
-	}
-	for _, v := range vecs {
-		if len(v) == 0 {
-			return nil, fmt.Errorf("%w: empty vector", ErrEmbedding)
-		}
-		for _, f := range v {
-			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-				return nil, fmt.Errorf("%w: vector has a NaN or infinite component", ErrEmbedding)
-			}
-		}
-	}
-	return vecs, nil
-}
 
 // sweeper removes expired memories and messages from the indexes of the
 // partitions that have them, in the background. The partitions with
@@ -271,4 +248,140 @@ func (w *sweeper) stop() {
 			<-w.done
 		}
 	})
+}
+
+// Sweep removes the scope's expired memories and message episodes from the
+// indexes (their records are already unreadable), erases their cached
+// embeddings, and returns how many it removed. The store sweeps by itself
+// every Options.SweepInterval; call Sweep to reclaim index memory at once.
+func (s *Store) Sweep(ctx context.Context, scope Scope) (int, error) {
+	scope, prefix, err := memoryScope(scope)
+	if err != nil {
+		return 0, err
+	}
+	keys := partitionPrefix(prefix)
+	start := keys.expiries()
+	end := keys.expiriesUntil(time.Now())
+	type due struct {
+		key   []byte
+		id    string
+		space string
+	}
+	total := 0
+	for {
+		// Read a batch, erase its cached embeddings, then delete it: an
+		// expiry key goes only after the cache entry it names, so a
+		// failure part way leaves it for the next sweep.
+		var batch []due
+		var hashes [][32]byte
+		err := s.db.View(ctx, func(tx *engine.Tx) error {
+			it := tx.NewIterator(engine.IterOptions{Prefix: start})
+			defer it.Close()
+			var val []byte
+			for it.Seek(nil); it.Valid() && len(batch) < 256 && bytes.Compare(it.Key(), end) < 0; it.Next() {
+				k := it.Key()
+				_, u, ok := keys.parseExpiry(k)
+				if !ok {
+					continue
+				}
+				var err error
+				if val, err = it.Value(val[:0]); err != nil {
+					return err
+				}
+				space, hash, ok := parseExpiryValue(val)
+				if ok {
+					hashes = append(hashes, hash)
+				}
+				batch = append(batch, due{key: bytes.Clone(k), id: u.String(), space: space})
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		if len(batch) == 0 {
+			return total, s.unlistIfDone(ctx, prefix)
+		}
+		if s.cache != nil {
+			if err := s.db.EraseCachedEmbeddings(ctx, hashes...); err != nil {
+				return total, err
+			}
+		}
+		err = s.db.Update(ctx, func(tx *engine.Tx) error {
+			for _, d := range batch {
+				// Still due? A merge may have moved the expiry since.
+				switch _, err := tx.Get(d.key); {
+				case errors.Is(err, engine.ErrNotFound):
+					continue
+				case err != nil:
+					return err
+				}
+				if err := tx.DeleteRecord(scope, d.space, d.id); err != nil {
+					return err
+				}
+				if err := tx.Delete(d.key); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += len(batch)
+		if len(batch) < 256 {
+			return total, s.unlistIfDone(ctx, prefix)
+		}
+	}
+}
+
+// unlistIfDone takes the partition off the sweeper's list when nothing
+// more is scheduled to expire in it. Reading the list entry makes a
+// concurrent write that schedules a record (and sets the entry) conflict
+// with the delete.
+func (s *Store) unlistIfDone(ctx context.Context, prefix []byte) error {
+	listKey := expiringKey(prefix)
+	notes := s.sweep.noted(prefix) // a write noted after this keeps it listed
+	done := false
+	err := s.db.Update(ctx, func(tx *engine.Tx) error {
+		done = false
+		switch _, err := tx.Get(listKey); {
+		case errors.Is(err, engine.ErrNotFound):
+			done = true
+			return nil
+		case err != nil:
+			return err
+		}
+		it := tx.NewIterator(engine.IterOptions{Prefix: partitionPrefix(prefix).expiries(), KeysOnly: true})
+		it.Seek(nil)
+		pending := it.Valid()
+		it.Close()
+		if pending {
+			return nil
+		}
+		done = true
+		return tx.Delete(listKey)
+	})
+	if err == nil && done {
+		s.sweep.dropIf(prefix, notes)
+	}
+	return err
+}
+
+// expiryValue is the value of an expiry key: the record's space and the
+// content hash of its text, so a sweep can erase its cached embedding.
+func expiryValue(space, text string) []byte {
+	h := embed.ContentHash(text)
+	return append(append([]byte(space), 0), h[:]...)
+}
+
+// parseExpiryValue splits an expiry key's value; keys written before the
+// hash was added hold the space alone.
+func parseExpiryValue(v []byte) (space string, hash [32]byte, ok bool) {
+	i := bytes.IndexByte(v, 0)
+	if i < 0 || len(v)-i-1 != len(hash) {
+		return string(v), hash, false
+	}
+	copy(hash[:], v[i+1:])
+	return string(v[:i]), hash, true
 }
