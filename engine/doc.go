@@ -9,8 +9,9 @@
 //     its [Durability] says) and described by [Stats];
 //   - [Tx], a transaction of [DB.Update] or [DB.View], iterated with
 //     [IterOptions];
-//   - [Scope] and [Level], which address the data, and [Namespace], the
-//     kind of a key;
+//   - [Scope] and [Level], which address the data; [Namespace] and
+//     [SystemNamespace], the kinds of a key; [ParsedKey], a key taken
+//     apart by [ParseKey] (keys.go builds and parses every key);
 //   - [Record], found by [DB.Search] as a [Hit] (tuned by [SearchOptions])
 //     and read by [Tx.GetRecord] (tuned by [GetRecordOptions]);
 //   - [EmbeddingCache], where cached embeddings are kept.
@@ -27,7 +28,7 @@
 //	scope := engine.Scope{Tenant: "acme", User: "alice", Session: "s1"}
 //	if err := scope.Validate(engine.LevelSession); err != nil { ... }
 //	prefix := scope.Prefix(engine.LevelSession) // starts every key of the session
-//	key := ... // prefix, a Namespace and a suffix (keys.go builds them)
+//	key := engine.Key(prefix, engine.NSMessage, id[:]) // prefix, namespace, suffix
 //	err = db.Update(ctx, func(tx *engine.Tx) error { return tx.Set(key, value) })
 //
 // Keys start with the tenant, then the user, then the session, then a
