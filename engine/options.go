@@ -72,9 +72,9 @@ func (o *Options) validate() error {
 		errs = append(errs, fmt.Errorf("ExactThreshold %d is negative", o.ExactThreshold))
 	}
 	if o.HNSW != nil {
-		// The index's own check, on the smallest valid dimension: the
-		// dimension of a partition is known only at its first record.
-		if _, err := index.NewHNSW(1, o.HNSW); err != nil {
+		// The index's own check: a partition builds its graph long after
+		// Open, when it outgrows ExactThreshold.
+		if err := o.HNSW.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("HNSW: %w", err))
 		}
 	}

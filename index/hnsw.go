@@ -79,6 +79,15 @@ func (o *HNSWOptions) validate(dim int) error {
 	return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 }
 
+// Validate reports why [NewHNSW] would refuse these options at every
+// dimension, or nil; zero fields mean the defaults, as there. A caller that
+// builds indexes later (package engine, at a partition's first vector)
+// checks its options up front with it. Errors wrap [ErrInvalidOptions].
+func (o *HNSWOptions) Validate() error {
+	w := o.withDefaults()
+	return w.validate(1) // 1 is inside [1, MaxDim]: only the options are judged
+}
+
 // MaxDim is the largest vector dimension an index accepts.
 const MaxDim = 1 << 16
 

@@ -331,6 +331,12 @@ func TestHNSWBadInput(t *testing.T) {
 		if _, err := NewHNSW(tc.dim, tc.opts); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("NewHNSW(%d, %+v) = %v, want ErrInvalidOptions", tc.dim, tc.opts, err)
 		}
+		// Validate judges the options alone, as NewHNSW does at a valid
+		// dimension.
+		_, atValid := NewHNSW(8, tc.opts)
+		if err := tc.opts.Validate(); (err == nil) != (atValid == nil) || (err != nil && !errors.Is(err, ErrInvalidOptions)) {
+			t.Errorf("(%+v).Validate() = %v; NewHNSW at dimension 8 says %v", tc.opts, err, atValid)
+		}
 	}
 	h, err := NewHNSW(4, nil)
 	if err != nil {
