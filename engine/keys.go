@@ -94,7 +94,7 @@ const (
 	NSGraph Namespace = 0x07
 	// NSSpace holds the named record spaces of the partition: the space's
 	// name and a 0x00 separator, then the space's own NSRecord and
-	// NSVectorLog keys (see Tx.PutRecordIn).
+	// NSVectorLog keys (see Tx.PutRecord).
 	NSSpace Namespace = 0x08
 	// NSMemoryHash maps a memory's content hash (32 bytes) to its id, for
 	// exact deduplication (package memory).

@@ -35,9 +35,9 @@ const maxNQuadsLine = 1 << 20
 // Errors wrap [ErrInvalidNQuads] and name the line; checking the facts and
 // entities against the graph's rules (names, times, confidence) is left to
 // Load, which names the line of what it refuses in a parsed Dump, as
-// [Store.Import] does.
-func ParseNQuads(r io.Reader) (*Dump, error) {
-	p, err := parseNQuads(context.Background(), r)
+// [Store.Import] does. ctx is checked every few thousand lines.
+func ParseNQuads(ctx context.Context, r io.Reader) (*Dump, error) {
+	p, err := parseNQuads(ctx, r)
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,7 @@ func TestImportAnyForm(t *testing.T) {
 <urn:engram:entity:caf%C3%A9> <urn:engram:alias> "Le Café" .
 <urn:engram:fact:` + id + `> <urn:engram:validFrom> "2024-02-29T11:00:00.5Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> .
 `
-	d, err := ParseNQuads(strings.NewReader(in))
+	d, err := ParseNQuads(t.Context(), strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestImportAnyForm(t *testing.T) {
 		t.Errorf("parsed\n%+v\nwant\n%+v", *d, want)
 	}
 	// The same with a byte order mark and CRLF line ends.
-	d, err = ParseNQuads(strings.NewReader("\uFEFF" + strings.ReplaceAll(in, "\n", "\r\n")))
+	d, err = ParseNQuads(t.Context(), strings.NewReader("\uFEFF"+strings.ReplaceAll(in, "\n", "\r\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestImportMalformed(t *testing.T) {
 	for _, c := range malformedNQuads {
 		t.Run(c.name, func(t *testing.T) {
 			s, db, _ := newTestGraph(t, nil)
-			_, perr := ParseNQuads(strings.NewReader(c.in))
+			_, perr := ParseNQuads(t.Context(), strings.NewReader(c.in))
 			_, err := s.Import(t.Context(), db, testRoot, strings.NewReader(c.in), nil)
 			for _, err := range []error{perr, err} {
 				if !errors.Is(err, ErrInvalidNQuads) {
@@ -293,7 +293,7 @@ func TestImportInvalidFact(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, db, _ := newTestGraph(t, nil)
-			d, err := ParseNQuads(strings.NewReader(c.in))
+			d, err := ParseNQuads(t.Context(), strings.NewReader(c.in))
 			if err != nil {
 				t.Fatalf("ParseNQuads: %v", err)
 			}
@@ -328,7 +328,7 @@ func TestImportLongLine(t *testing.T) {
 	// A line longer than the reader's buffer but within the limit parses.
 	obs := strings.Repeat("é", 100_000)
 	in := ok + "<b> <urn:engram:observation> \"" + obs + "\" .\n<a> <b> <c> ."
-	d, err := ParseNQuads(strings.NewReader(in))
+	d, err := ParseNQuads(t.Context(), strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,6 +344,9 @@ func TestImportCancelled(t *testing.T) {
 	in := strings.Repeat("<a> <b> <c> .\n", 10000)
 	if _, err := s.Import(ctx, db, testRoot, strings.NewReader(in), nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if _, err := ParseNQuads(ctx, strings.NewReader(in)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ParseNQuads: err %v, want context.Canceled", err)
 	}
 	checkEmpty(t, s, db)
 }
@@ -373,7 +376,7 @@ func FuzzImport(f *testing.F) {
 	n := 0
 	f.Cleanup(func() { db.Close() })
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := ParseNQuads(bytes.NewReader(data))
+		d, err := ParseNQuads(t.Context(), bytes.NewReader(data))
 		if err != nil {
 			if !errors.Is(err, ErrInvalidNQuads) {
 				t.Fatalf("ParseNQuads: %v does not wrap ErrInvalidNQuads", err)

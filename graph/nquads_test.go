@@ -126,7 +126,7 @@ func TestNQuadsRoundTrip(t *testing.T) {
 	s, db := nquadsTestGraph(t)
 	first := exportNQuads(t, s, db, testRoot)
 
-	d, err := ParseNQuads(bytes.NewReader(first))
+	d, err := ParseNQuads(t.Context(), bytes.NewReader(first))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func BenchmarkNQuads(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if _, err := ParseNQuads(bytes.NewReader(data)); err != nil {
+				if _, err := ParseNQuads(context.Background(), bytes.NewReader(data)); err != nil {
 					b.Fatal(err)
 				}
 			}

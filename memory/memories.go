@@ -60,7 +60,7 @@ const (
 )
 
 // Record spaces of a user's (or tenant's) partition; see
-// engine.Tx.PutRecordIn.
+// engine.Tx.PutRecord.
 const (
 	spaceMemories = "mem"
 	spaceMessages = "msg"

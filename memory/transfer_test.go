@@ -230,7 +230,7 @@ func TestExportImportGraph(t *testing.T) {
 	if err := src.ViewGraph(bg, scope, func(g *graph.Tx) error { return g.Export(&a) }); err != nil {
 		t.Fatal(err)
 	}
-	d, err := graph.ParseNQuads(bytes.NewReader(a.Bytes()))
+	d, err := graph.ParseNQuads(bg, bytes.NewReader(a.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,13 +250,25 @@ func TestExportImportGraph(t *testing.T) {
 	if err != nil || len(rec.Trace.Entities) == 0 {
 		t.Fatalf("Recall after graph import: %+v, %v", rec.Trace.Entities, err)
 	}
-	// Bad input names the line and writes nothing.
-	_, err = graph.ParseNQuads(strings.NewReader("<a> <b> <c> .\nnot a quad\n"))
+	// Bad input names the line and writes nothing: input that is not
+	// N-Quads fails to parse, and a fact the graph refuses fails to load.
+	_, err = graph.ParseNQuads(bg, strings.NewReader("<a> <b> <c> .\nnot a quad\n"))
 	if !errors.Is(err, graph.ErrInvalidNQuads) || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("bad N-Quads: %v", err)
 	}
-	if u, _ := dst.Usage(bg, Scope{Tenant: "acme", User: "bob"}); u.Facts != 0 {
-		t.Errorf("bad N-Quads wrote %d facts", u.Facts)
+	const fact = "<urn:engram:fact:01JH0000000000000000000000>"
+	d, err = graph.ParseNQuads(bg, strings.NewReader("<x> <y> <z> .\n<a> <b> <c> "+fact+" .\n"+
+		fact+` <urn:engram:confidence> "2"^^<http://www.w3.org/2001/XMLSchema#double> .`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := Scope{Tenant: "acme", User: "bob"}
+	_, err = dst.ImportGraph(bg, bob, d, nil)
+	if !errors.Is(err, graph.ErrInvalidNQuads) || !errors.Is(err, graph.ErrInvalidFact) || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("refused fact: %v", err)
+	}
+	if u, _ := dst.Usage(bg, bob); u.Facts != 0 || u.Entities != 0 {
+		t.Errorf("refused N-Quads wrote %d facts and %d entities", u.Facts, u.Entities)
 	}
 }
 

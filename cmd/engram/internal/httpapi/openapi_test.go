@@ -311,3 +311,46 @@ func minus(a, b []string) []string {
 	}
 	return out
 }
+
+// TestOpenAPIRecallSources checks every enum of recall sources in the
+// document against memory.Sources, so a new source (a row of memory's
+// source table) cannot leave the API's description behind.
+func TestOpenAPIRecallSources(t *testing.T) {
+	var doc any
+	if err := json.Unmarshal(OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range memory.Sources() {
+		want = append(want, string(s))
+	}
+	found := 0
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if enum, ok := v["enum"].([]any); ok && slices.Contains(enum, any(string(memory.SourceGraph))) {
+				found++
+				var got []string
+				for _, e := range enum {
+					s, _ := e.(string)
+					got = append(got, s)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("source enum %v, want %v (memory.Sources)", got, want)
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	if found < 3 {
+		t.Errorf("found %d source enums, want the query's and both item schemas'", found)
+	}
+}

@@ -52,7 +52,7 @@ type (
 		MaxMessages int      `json:"max_messages,omitempty" jsonschema:"message budget of the conversation window (default 20)"`
 		TopK        int      `json:"top_k,omitempty" jsonschema:"the most memories, episodes and facts to recall (default 10, at most 200)"`
 		Hops        int      `json:"hops,omitempty" jsonschema:"graph distance from the entities the text names (default 2, at most 8)"`
-		Sources     []string `json:"sources,omitempty" jsonschema:"what to draw on: memories, episodes (earlier messages of every session), graph; default memories and graph"`
+		Sources     []string `json:"sources,omitempty" jsonschema:"what to draw on: memories, shared (the tenant's shared memories), episodes (earlier messages of every session), graph; default memories, episodes and graph"`
 	}
 	recallOut struct {
 		Messages []messageJSON `json:"messages" jsonschema:"the context as chat messages: a system preamble with the summary and recalled items, then the window"`

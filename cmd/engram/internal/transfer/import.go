@@ -203,7 +203,7 @@ func (im *importer) check(ctx context.Context, in Input) (graphOwner, error) {
 			return o, err
 		}
 		cr := &countingReader{r: f}
-		if _, err := graph.ParseNQuads(cr); err != nil {
+		if _, err := graph.ParseNQuads(ctx, cr); err != nil {
 			return o, err
 		}
 		im.report(cr.n)
@@ -279,7 +279,7 @@ func (im *importer) write(ctx context.Context, in Input, owner graphOwner, stats
 	defer f.Close()
 	if in.Format == FormatNQuads {
 		scope := memory.Scope{Tenant: im.opts.Tenant, User: owner.user}
-		d, err := graph.ParseNQuads(f)
+		d, err := graph.ParseNQuads(ctx, f)
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.Name, err)
 		}
