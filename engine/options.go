@@ -54,20 +54,12 @@ type Options struct {
 	CompactDelay time.Duration
 }
 
-// validate reports every bad field of o at once, each named, wrapped in
-// [ErrInvalidOptions]. Zero fields are defaults and pass.
+// validate reports every bad field of the engine's own at once, each
+// named, wrapped in [ErrInvalidOptions]. Zero fields are defaults and pass.
+// Durability and EncryptionKey are the storage layer's: kv.Open checks
+// them, and Open reports its refusal as ErrInvalidOptions too.
 func (o *Options) validate() error {
 	var errs []error
-	switch o.Durability {
-	case Sync, Async:
-	default:
-		errs = append(errs, fmt.Errorf("Durability %d is neither Sync nor Async", int(o.Durability)))
-	}
-	switch len(o.EncryptionKey) {
-	case 0, 16, 24, 32:
-	default:
-		errs = append(errs, fmt.Errorf("EncryptionKey is %d bytes; want 16, 24 or 32", len(o.EncryptionKey)))
-	}
 	if o.ExactThreshold < 0 {
 		errs = append(errs, fmt.Errorf("ExactThreshold %d is negative", o.ExactThreshold))
 	}
