@@ -89,7 +89,7 @@ func TestEmbeddingCacheLargeBatch(t *testing.T) {
 	}
 }
 
-func TestNamespaceOf(t *testing.T) {
+func TestParseKeyLevel(t *testing.T) {
 	s := Scope{Tenant: "t", User: "u", Session: "s"}
 	for _, tc := range []struct {
 		key   []byte
@@ -104,9 +104,9 @@ func TestNamespaceOf(t *testing.T) {
 		{[]byte{tagTenant, 't', 0}, 0, 0, false},
 		{nil, 0, 0, false},
 	} {
-		l, ns, ok := NamespaceOf(tc.key)
-		if l != tc.level || ns != tc.ns || ok != tc.ok {
-			t.Errorf("NamespaceOf(%q) = %v, %v, %v; want %v, %v, %v", tc.key, l, ns, ok, tc.level, tc.ns, tc.ok)
+		k, ok := ParseKey(tc.key)
+		if l, ns := k.Level, k.Namespace; l != tc.level || ns != tc.ns || ok != tc.ok {
+			t.Errorf("ParseKey(%q) = %v, %v, %v; want %v, %v, %v", tc.key, l, ns, ok, tc.level, tc.ns, tc.ok)
 		}
 	}
 }

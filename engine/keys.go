@@ -442,13 +442,6 @@ func (k ParsedKey) String() string {
 	return fmt.Sprintf("%s %q %s %x", k.Level, ids, k.Namespace, k.Suffix)
 }
 
-// NamespaceOf parses a tenant key: the level its namespace byte sits at and
-// the namespace. It returns false for system keys and malformed keys.
-func NamespaceOf(key []byte) (Level, Namespace, bool) {
-	k, ok := ParseKey(key)
-	return k.Level, k.Namespace, ok
-}
-
 // ParseSystemKey splits a key of the store itself into its namespace and
 // suffix (which aliases the key). It returns false for tenant keys.
 func ParseSystemKey(key []byte) (SystemNamespace, []byte, bool) {

@@ -52,9 +52,6 @@ func TestKeyRoundTrip(t *testing.T) {
 				if k.PrefixAt(l+1) != nil {
 					t.Fatalf("PrefixAt(%s) of a %s key is not nil", l+1, l)
 				}
-				if gl, gns, ok := NamespaceOf(key); !ok || gl != l || gns != ns {
-					t.Fatalf("NamespaceOf = %s, %s, %v", gl, gns, ok)
-				}
 				if s := k.String(); !strings.Contains(s, ns.String()) || !strings.HasPrefix(s, l.String()) {
 					t.Fatalf("String() = %q", s)
 				}

@@ -148,10 +148,11 @@ func (s *Store) forgetCachedEmbeddings(ctx context.Context, prefix []byte) error
 		}
 		add := func(text string) { addHash(embed.ContentHash(text)) }
 		for it.Seek(nil); it.Valid(); it.Next() {
-			l, ns, ok := engine.NamespaceOf(it.Key())
+			k, ok := engine.ParseKey(it.Key())
 			if !ok {
 				continue
 			}
+			l, ns := k.Level, k.Namespace
 			switch {
 			case l == engine.LevelSession && ns == engine.NSMessage:
 				var err error
