@@ -204,6 +204,9 @@ func (db *DB) reopenLocked() error {
 		return fmt.Errorf("kv: compact: reopen to start a new value log: %w", err)
 	}
 	db.bdb = bdb
+	if db.syncer != nil {
+		db.syncer.reset()
+	}
 	return nil
 }
 

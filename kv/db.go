@@ -49,6 +49,10 @@ type DB struct {
 	// gate is non-nil while Compact waits for running transactions: new
 	// ones wait on it, for at most gateWait (see lockAll).
 	gate atomic.Pointer[chan struct{}]
+
+	// syncer makes commits durable in groups; nil unless the store is on
+	// disk with Sync durability (groupsync.go).
+	syncer *syncer
 }
 
 // Open opens the store in dir, creating the directory when it does not exist.
@@ -106,6 +110,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 		}
 	}
 	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, free: free, reserve: need}
+	if dir != "" && o.Durability == Sync {
+		db.syncer = newSyncer(dir, func() error { return db.bdb.Sync() })
+	}
 	return db, nil
 }
 
@@ -187,16 +194,43 @@ func (db *DB) Durability() Durability { return db.opts.Durability }
 // read (retry the whole call), [ErrTooLarge] when the writes do not fit in
 // one commit, and [ErrDiskFull], before fn runs, while the disk has less
 // free space than the store keeps in reserve (see [ErrDiskFull]).
+//
+// With [Sync] durability Update returns once the commit is on disk;
+// concurrent Updates share one fsync (see groupsync.go). The commit is
+// visible to other transactions as soon as it is in the log, up to one
+// fsync before Update returns.
 func (db *DB) Update(ctx context.Context, fn func(*Txn) error) error {
-	return db.run(ctx, true, fn)
+	return db.run(ctx, txnSynced, fn)
+}
+
+// UpdateNoSync is [DB.Update] without waiting for the disk: it returns
+// once the commit is visible, whatever the store's durability, and the
+// next synced commit (or [DB.Sync], or Close) makes it durable with
+// everything before it. A crash of the machine before then loses it; a
+// crash of the process alone does not. It is meant for data derived from
+// what is already stored, which a lost write only makes the store compute
+// again (a rolling summary, a cache), so that reads that refresh such data
+// never wait for an fsync.
+func (db *DB) UpdateNoSync(ctx context.Context, fn func(*Txn) error) error {
+	return db.run(ctx, txnNoSync, fn)
 }
 
 // View runs fn in a read-only transaction over a consistent snapshot.
 func (db *DB) View(ctx context.Context, fn func(*Txn) error) error {
-	return db.run(ctx, false, fn)
+	return db.run(ctx, txnRead, fn)
 }
 
-func (db *DB) run(ctx context.Context, update bool, fn func(*Txn) error) error {
+// txnMode is the kind of transaction run runs.
+type txnMode uint8
+
+const (
+	txnRead   txnMode = iota
+	txnSynced         // read-write, durable as the store's Durability says
+	txnNoSync         // read-write, acknowledged once visible
+)
+
+func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error {
+	update := mode != txnRead
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -213,6 +247,11 @@ func (db *DB) run(ctx context.Context, update bool, fn func(*Txn) error) error {
 		if err := db.checkSpace(); err != nil {
 			return err
 		}
+		if db.syncer != nil {
+			if err := db.syncer.err(); err != nil {
+				return err
+			}
+		}
 	}
 	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update, log: db.log}
 	defer tx.discard()
@@ -227,7 +266,13 @@ func (db *DB) run(ctx context.Context, update bool, fn func(*Txn) error) error {
 		return err
 	}
 	tx.closeIterators()
-	return convertError(tx.btx.Commit())
+	if err := tx.btx.Commit(); err != nil {
+		return convertError(err)
+	}
+	if mode == txnSynced && db.syncer != nil {
+		return db.syncer.wait()
+	}
+	return nil
 }
 
 // DeletePrefix deletes every key that starts with prefix, in batches of
@@ -304,14 +349,30 @@ func (db *DB) Size() (lsm, vlog int64) {
 	return u.LSM, u.VLog
 }
 
-// Sync flushes writes to disk. It is needed only with [Async] durability.
+// Sync flushes writes to disk. It is needed only with [Async] durability,
+// or after [DB.UpdateNoSync].
 func (db *DB) Sync() error {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.mu.closed {
 		return ErrClosed
 	}
+	if db.syncer != nil {
+		db.syncer.reset() // every log file, not only the current ones
+		return db.syncer.wait()
+	}
 	return convertError(db.bdb.Sync())
+}
+
+// SyncStats reports how many calls waited for an fsync (synced commits and
+// [DB.Sync]) and how many fsyncs of the logs served them since Open: with
+// concurrent writers the second is smaller (group commit). Both are zero unless the store is on
+// disk with [Sync] durability.
+func (db *DB) SyncStats() (commits, syncs uint64) {
+	if db.syncer == nil {
+		return 0, 0
+	}
+	return db.syncer.stats()
 }
 
 // Backup writes a full copy of the store to w: Badger's protobuf backup
@@ -371,6 +432,11 @@ func (db *DB) Restore(ctx context.Context, r io.Reader) (err error) {
 			db.mu.Unlock()
 		}
 		return err
+	}
+	// Badger's loader writes through the logs like any commit; with Sync
+	// durability a restore that returned is on disk.
+	if db.syncer != nil {
+		return db.Sync()
 	}
 	return nil
 }

@@ -1,16 +1,20 @@
 package kv
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 )
 
-// TestDurabilityReachesBadger checks the option Badger was actually opened
-// with, through the unexported handle: with Sync every commit must fsync
-// the write-ahead log (Badger's SyncWrites), with Async none may.
-// TestDurabilityKill9 in package memory cannot tell the two apart, because
-// a killed process leaves its writes in the OS page cache; only a power
-// loss would, so this test is what fails when Sync stops reaching Badger.
-func TestDurabilityReachesBadger(t *testing.T) {
+// TestDurabilityReachesDisk checks, through the unexported handle, that
+// the durability the store was opened with decides whether commits are
+// fsynced: with Sync every Update waits for a sync of the logs (group
+// commit, groupsync.go; Badger's own SyncWrites stays off), with Async
+// none does. TestDurabilityKill9 in package memory cannot tell the two
+// apart, because a killed process leaves its writes in the OS page cache;
+// only a power loss would, so this test is what fails when Sync stops
+// reaching the disk.
+func TestDurabilityReachesDisk(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		opts *Options
@@ -26,8 +30,27 @@ func TestDurabilityReachesBadger(t *testing.T) {
 			if got := db.Durability(); got != tt.want {
 				t.Errorf("Durability() = %v, want %v", got, tt.want)
 			}
-			if got, want := db.bdb.Opts().SyncWrites, tt.want == Sync; got != want {
-				t.Errorf("Badger opened with SyncWrites %v for %v, want %v", got, tt.want, want)
+			if db.bdb.Opts().SyncWrites {
+				t.Errorf("Badger opened with SyncWrites; commits would be synced one at a time")
+			}
+			var synced atomic.Int32
+			if db.syncer != nil {
+				live := db.syncer.syncLive
+				db.syncer.syncLive = func() error { synced.Add(1); return live() }
+			}
+			for i := range 3 {
+				if err := db.Update(context.Background(), func(tx *Txn) error {
+					return tx.Set([]byte{byte(i)}, []byte("v"))
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := int32(0)
+			if tt.want == Sync {
+				want = 3 // one at a time: each Update waits for its own
+			}
+			if got := synced.Load(); got != want {
+				t.Errorf("%d syncs of the logs for 3 Updates with %v, want %d", got, tt.want, want)
 			}
 		})
 	}

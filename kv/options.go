@@ -125,7 +125,10 @@ func (o *Options) badger(dir string, log *badgerLogger) badger.Options {
 	} else {
 		bo = badger.DefaultOptions(dir)
 	}
-	bo.SyncWrites = o.Durability == Sync
+	// Never Badger's SyncWrites, which fsyncs each commit before it is
+	// visible: with Sync durability DB.Update syncs commits in groups
+	// (groupsync.go).
+	bo.SyncWrites = false
 	bo.MemTableSize = o.MemTableSize
 	bo.NumMemtables = defaultNumMemtables
 	bo.NumLevelZeroTables = 2
