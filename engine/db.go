@@ -227,6 +227,22 @@ func (tx *Tx) NewIterator(opts IterOptions) *kv.Iterator { return tx.t.NewIterat
 // run again, up to a few times, so fn must have no effects outside the
 // transaction.
 func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
+	return db.update(ctx, db.kv.Update, fn)
+}
+
+// UpdateNoSync is [DB.Update] for data derived from what the store
+// already holds (a rolling summary, a cache): it returns once the commit
+// is visible, without waiting for the disk (see [kv.DB.UpdateNoSync]). A
+// crash of the machine may lose it, never what it was derived from, so a
+// reader that refreshes derived data never waits for an fsync. Write only
+// what a lost write makes the store compute again.
+func (db *DB) UpdateNoSync(ctx context.Context, fn func(*Tx) error) error {
+	return db.update(ctx, db.kv.UpdateNoSync, fn)
+}
+
+// update runs fn in read-write transactions of commit (kv's Update or
+// UpdateNoSync), again on a conflict.
+func (db *DB) update(ctx context.Context, commit kvRun, fn func(*Tx) error) error {
 	db.updates.Add(1)
 	var err error
 	committed := false
@@ -237,7 +253,7 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 		}
 	}()
 	for range maxConflictRetries {
-		err = db.attempt(ctx, true, fn)
+		err = db.attempt(ctx, true, commit, fn)
 		if !errors.Is(err, kv.ErrConflict) {
 			break
 		}
@@ -247,26 +263,27 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 	return convert(err)
 }
 
+// kvRun is the shape of kv's View, Update and UpdateNoSync.
+type kvRun = func(context.Context, func(*kv.Txn) error) error
+
 // View runs fn in a read-only transaction over a consistent snapshot.
 func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
 	db.views.Add(1)
-	err := db.attempt(ctx, false, fn)
+	err := db.attempt(ctx, false, db.kv.View, fn)
 	if err != nil {
 		db.failures.Add(1)
 	}
 	return convert(err)
 }
 
-// attempt runs fn in one transaction, then applies its index changes if it
-// committed and releases its partitions in any case, panics included.
-func (db *DB) attempt(ctx context.Context, update bool, fn func(*Tx) error) error {
+// attempt runs fn in one transaction of run (kv's View, Update or
+// UpdateNoSync; update says which kind), then applies its index changes
+// if it committed and releases its partitions in any case, panics
+// included.
+func (db *DB) attempt(ctx context.Context, update bool, run kvRun, fn func(*Tx) error) error {
 	tx := &Tx{db: db, ctx: ctx}
 	committed := false
 	defer func() { tx.finish(committed) }()
-	run := db.kv.View
-	if update {
-		run = db.kv.Update
-	}
 	err := run(ctx, func(t *kv.Txn) error {
 		tx.t = t
 		return fn(tx)

@@ -50,7 +50,9 @@ func (c EmbeddingCache) StoreEmbeddings(ctx context.Context, keys, values [][]by
 			size += len(keys[end]) + len(values[end])
 			end++
 		}
-		err := c.db.Update(ctx, func(tx *Tx) error {
+		// A cache: a lost write is computed again, so no reader (a
+		// Recall embedding its query) waits for an fsync.
+		err := c.db.UpdateNoSync(ctx, func(tx *Tx) error {
 			for i := start; i < end; i++ {
 				if err := tx.Set(SystemKey(NSEmbeddingCache, keys[i]), values[i]); err != nil {
 					return err

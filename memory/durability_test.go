@@ -3,8 +3,10 @@ package memory
 import (
 	"bufio"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -165,5 +167,92 @@ func TestDurabilityReachesStore(t *testing.T) {
 				t.Errorf("Stats().Durability = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRecallSummaryWriteLost: Recall commits the rolling summary without
+// waiting for an fsync, so a crash of the machine can lose that write.
+// The disk image taken just before a Recall is what such a crash leaves
+// (every Append before it was synced; the summary's write is gone). Opened
+// from that image, the store must give the same Recall, summary included:
+// the summary's Through mark lets the lost write be redone, and nothing a
+// user can see is lost. The second round loses a write that rolls an
+// earlier, durable summary forward.
+func TestRecallSummaryWriteLost(t *testing.T) {
+	dir := t.TempDir()
+	opts := &Options{SummaryTokens: 60}
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	scope := Scope{Tenant: "acme", User: "alice", Session: "long"}
+	q := Query{Scope: scope, Text: "Lisbon budget", MaxMessages: 5}
+	sess := s.Session(scope)
+	for round := range 2 {
+		for i := range 10 {
+			n := round*10 + i
+			mustAppend(t, sess, user(fmt.Sprintf("Question %d: the Lisbon budget line %d is approved.", n, n)), asst(fmt.Sprintf("Answer %d: noted.", n)))
+		}
+		image := filepath.Join(t.TempDir(), "image")
+		copyStoreDir(t, dir, image)
+		want, err := s.Recall(bg, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Summary == "" {
+			t.Fatalf("round %d: no summary to lose", round)
+		}
+
+		crashed, err := Open(image, opts)
+		if err != nil {
+			t.Fatalf("round %d: open the image: %v", round, err)
+		}
+		lost, err := crashed.Session(scope).Summary(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lost == want.Summary {
+			t.Fatalf("round %d: the image already holds the new summary; it does not model a lost write", round)
+		}
+		got, err := crashed.Recall(bg, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Summary != want.Summary || got.Preamble != want.Preamble || label(got.Window) != label(want.Window) || len(got.Items) != len(want.Items) {
+			t.Errorf("round %d: after losing the summary's write Recall gives\nsummary %q\nwindow %s\nwant\nsummary %q\nwindow %s",
+				round, got.Summary, label(got.Window), want.Summary, label(want.Window))
+		}
+		if stored, err := crashed.Session(scope).Summary(bg); err != nil || stored != want.Summary {
+			t.Errorf("round %d: summary stored again = %q, %v; want %q", round, stored, err, want.Summary)
+		}
+		if err := crashed.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// copyStoreDir copies the files of an open store's directory, as a crash
+// of the machine after its last fsync would leave them (nothing is being
+// written while it copies).
+func copyStoreDir(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o700)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -149,7 +149,11 @@ func (s *Store) sessionSummary(ctx context.Context, ss *Session, win []Message) 
 		return "", err
 	}
 	next := storedSummary{Text: text, Through: last[:], Updated: time.Now().UnixNano()}
-	err = s.db.Update(ctx, func(tx *engine.Tx) error {
+	// The summary is derived from messages already on disk: a crash that
+	// loses this write leaves the older summary and its Through mark, and
+	// the next Recall folds the same messages in again. So Recall commits
+	// it without waiting for an fsync.
+	err = s.db.UpdateNoSync(ctx, func(tx *engine.Tx) error {
 		// The newest message it covers must still be there: a session
 		// forgotten (or expired) meanwhile gets no summary back. Reading
 		// it makes a concurrent Forget conflict with this write.
