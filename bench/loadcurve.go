@@ -75,7 +75,7 @@ func WriteCurveTable(w io.Writer, c *ClientsCurve) error {
 			p.Load.Options.Clients, st.Throughput, fixed2(ratio(st.Throughput, first)), roundDuration(st.P50), roundDuration(st.P99),
 			p.Load.Errors(), readBack(p.Load), p.Fsync.PerSecond, roundDuration(p.Fsync.P50), fixed2(ratio(st.Throughput, p.Fsync.PerSecond)))
 	}
-	fmt.Fprintf(&b, "\ndisk: one writer %.0f fsyncs/s (p50 %v, p99 %v, %d in %v), each a 4 KiB append and an fsync, in the stores' directory\n",
+	fmt.Fprintf(&b, "\ndisk: one writer %.0f fsyncs/s (p50 %v, p99 %v, %d in %v), each a 4 KiB write and an fsync, in the stores' directory\n",
 		c.Serial.PerSecond, roundDuration(c.Serial.P50), roundDuration(c.Serial.P99), c.Serial.Fsyncs, roundDuration(c.Serial.Elapsed))
 	if len(c.Points) > 0 {
 		o := c.Points[0].Load.Options

@@ -74,7 +74,7 @@ recall p99 in the mix (at most 20 ms), and append-only throughput at
 
 --clients-curve 1,2,4,8 makes an append-only run at each client count, back
 to back on fresh stores, and before each measures the disk in the same
-directory: as many goroutines as clients, each appending 4 KiB to a file of
+directory: as many goroutines as clients, each writing 4 KiB to a file of
 its own and fsyncing it, for 2s (or --duration if shorter). A one-writer
 probe comes first. The table sets append throughput beside the fsync rate.
 
