@@ -30,7 +30,10 @@
 // one request each at a time, and it reports throughput and p50/p99 per
 // operation in a [LoadResult], which [WriteLoadTable] and [WriteLoadJSON]
 // render; then [Verify] reads every acknowledged append back through the
-// API. It refuses a server off the loopback ([ErrNotLoopback]).
+// API. It refuses a server off the loopback ([ErrNotLoopback]). A [Sweep]
+// (append only, recall only, their mix, one client) judges issue 15's
+// targets from four such runs, and a [ClientsCurve] sets append-only runs
+// at several client counts beside [ProbeFsync], the disk's fsync rate.
 //
 // Every in-process system satisfies [System] (and optionally
 // [ParallelBuilder] and [Sizer]); more can be passed in Options.Extra.

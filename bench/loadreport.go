@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -107,6 +106,11 @@ type opJSON struct {
 // milliseconds, the errors, the verifications and "passed", which is
 // r.Err() == nil. The acks are left out.
 func WriteLoadJSON(w io.Writer, r *LoadResult) error {
+	return writeIndentedJSON(w, newLoadJSON(r))
+}
+
+// newLoadJSON converts r to its JSON schema.
+func newLoadJSON(r *LoadResult) loadJSON {
 	o := r.Options
 	out := loadJSON{
 		Clients: o.Clients, DurationSeconds: o.Duration.Seconds(), ElapsedSeconds: r.Elapsed.Seconds(),
@@ -123,15 +127,12 @@ func WriteLoadJSON(w io.Writer, r *LoadResult) error {
 	if out.ErrorSamples == nil {
 		out.ErrorSamples = map[string]string{}
 	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for _, s := range r.Ops {
 		out.Ops = append(out.Ops, opJSON{Op: s.Op.String(), Count: s.Count, Errors: s.Errors, OpsPerSecond: s.Throughput,
 			P50MS: ms(s.P50), P99MS: ms(s.P99), MaxMS: ms(s.Max)})
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	return out
 }
+
+// ms converts d to milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -28,7 +30,19 @@ type benchLoadOptions struct {
 	dir        string
 	jsonPath   string
 	durability string
+
+	sweep bool
+	curve []int // --clients-curve
+
+	// Set when the flags were given, which --clients-curve refuses.
+	clientsSet, mixSet bool
+
+	cpuProfile, blockProfile, mutexProfile string
 }
+
+// defaultFsyncProbe is how long each fsync probe of --clients-curve runs,
+// unless --duration is shorter.
+const defaultFsyncProbe = 2 * time.Second
 
 func newBenchLoadCmd() *cobra.Command {
 	var o benchLoadOptions
@@ -50,20 +64,45 @@ successful requests, errors, throughput and p50, p99 and maximum latency
 (client side, from sending the request to reading the answer), and fails
 when a request failed or an acknowledged append was not read back.
 
+--sweep makes four such runs back to back, each on a fresh store with the
+same seed and --duration: appends only, recalls only and the --mix (1:1 by
+default) at --clients, then appends only from one client. It prints one
+table of the runs and issue 15's targets, each marked met or not: the mix's
+throughput over the harmonic combination of the two alone (at least 0.9),
+recall p99 in the mix (at most 20 ms), and append-only throughput at
+--clients over one client's (at least 3, at 8 clients).
+
+--clients-curve 1,2,4,8 makes an append-only run at each client count, back
+to back on fresh stores, and before each measures the disk in the same
+directory: as many goroutines as clients, each writing 4 KiB to a file of
+its own and fsyncing it, for 2s (or --duration if shorter). A one-writer
+probe comes first. The table sets append throughput beside the fsync rate.
+
+Every run of a sweep or curve verifies its appends as a single run does.
 Clients and server share this machine's cores, so the numbers are a floor
 for a server with cores of its own. The store goes in a temporary directory,
-removed afterwards, unless --dir names one.`,
+removed afterwards, unless --dir names one (a sweep or curve puts one store
+per run in new subdirectories of it).
+
+--cpuprofile, --blockprofile and --mutexprofile write pprof profiles of the
+whole command, setup and verification included; the server runs in this
+process, so they show its costs. The block and mutex profiles record every
+event, which slows the run.`,
 		Example: `  engram bench load
   engram bench load --clients 8 --duration 30s --json load.json
-  engram bench load --clients 1 --duration 30s --mix append=1,recall=0`,
+  engram bench load --clients 1 --duration 30s --mix append=1,recall=0
+  engram bench load --sweep --json sweep.json
+  engram bench load --clients-curve 1,2,4,8,16,32 --json curve.json
+  engram bench load --mix append=1,recall=0 --cpuprofile cpu.pprof --blockprofile block.pprof`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.clientsSet, o.mixSet = cmd.Flags().Changed("clients"), cmd.Flags().Changed("mix")
 			return runBenchLoad(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.load.Clients, "clients", 8, "concurrent clients, each one request at a time")
-	f.DurationVar(&o.load.Duration, "duration", 10*time.Second, "how long clients start requests")
+	f.DurationVar(&o.load.Duration, "duration", 10*time.Second, "how long clients start requests (in each run of a sweep or curve)")
 	f.StringToIntVar(&o.mix, "mix", map[string]int{"append": 1, "recall": 1}, "relative weights of the operations: append=N,recall=N")
 	f.IntVar(&o.load.Users, "users", 4, "users the load spreads over")
 	f.IntVar(&o.load.SessionsPerUser, "sessions", 4, "sessions per user; clients pick one at random for each request")
@@ -74,6 +113,11 @@ removed afterwards, unless --dir names one.`,
 	f.StringVar(&o.dir, "dir", "", "store directory, kept afterwards (default: a temporary directory, removed)")
 	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to this file")
 	f.StringVar(&o.durability, "durability", "sync", "the server's --durability: sync or async")
+	f.BoolVar(&o.sweep, "sweep", false, "run appends only, recalls only and the mix at --clients, and appends only at 1 client; report issue 15's targets")
+	f.IntSliceVar(&o.curve, "clients-curve", nil, "run appends only at each of these client counts, beside the disk's fsync rate (e.g. 1,2,4,8,16,32)")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the command, server included, to this file")
+	f.StringVar(&o.blockProfile, "blockprofile", "", "write a goroutine blocking profile to this file")
+	f.StringVar(&o.mutexProfile, "mutexprofile", "", "write a mutex contention profile to this file")
 	return cmd
 }
 
@@ -108,7 +152,35 @@ func (o *benchLoadOptions) validate() error {
 	if o.durability != "sync" && o.durability != "async" {
 		errs = append(errs, fmt.Errorf("--durability %q is not sync or async", o.durability))
 	}
+	if o.sweep && (o.mix["append"] <= 0 || o.mix["recall"] <= 0) {
+		errs = append(errs, errors.New("--sweep: the --mix must give both append and recall a positive weight"))
+	}
+	if o.curve != nil {
+		if o.sweep {
+			errs = append(errs, errors.New("--sweep and --clients-curve are separate runs; give one"))
+		}
+		if o.clientsSet || o.mixSet {
+			errs = append(errs, errors.New("--clients-curve sets the clients and sends appends only; drop --clients and --mix"))
+		}
+		if len(o.curve) == 0 {
+			errs = append(errs, errors.New("--clients-curve: give at least one client count"))
+		}
+		for _, n := range o.curve {
+			if n < 1 {
+				errs = append(errs, fmt.Errorf("--clients-curve: %d clients must be at least 1", n))
+			}
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// loadEnv is what the runs of one bench load share: the tokens, the
+// server's options and its log filter.
+type loadEnv struct {
+	stderr io.Writer
+	logs   *serverLogFilter
+	serve  serveOptions // dir is set per run
+	token  string
 }
 
 func runBenchLoad(ctx context.Context, stdout, stderr io.Writer, o benchLoadOptions) (err error) {
@@ -134,55 +206,248 @@ func runBenchLoad(ctx context.Context, stdout, stderr io.Writer, o benchLoadOpti
 	if err != nil {
 		return fmt.Errorf("bench load: %w", err)
 	}
-	logs := &serverLogFilter{w: stderr}
-	so := serveOptions{
-		dir:             dir,
-		addr:            "127.0.0.1:0",
-		tokens:          tokensPath,
-		maxBodyBytes:    httpapi.DefaultMaxBodyBytes,
-		shutdownTimeout: 30 * time.Second,
-		metrics:         "public",
-		logFormat:       "text",
-		durability:      o.durability,
-	}
-
-	srv, err := startLoadServer(ctx, stderr, logs, so)
+	stopProfiles, err := startLoadProfiles(o)
 	if err != nil {
 		return fmt.Errorf("bench load: %w", err)
 	}
-	o.load.BaseURL, o.load.Token = "http://"+srv.addr, token
+	defer func() {
+		if perr := stopProfiles(); perr != nil {
+			err = errors.Join(err, fmt.Errorf("bench load: %w", perr))
+		}
+	}()
+	env := &loadEnv{
+		stderr: stderr,
+		logs:   &serverLogFilter{w: stderr},
+		serve: serveOptions{
+			addr:            "127.0.0.1:0",
+			tokens:          tokensPath,
+			maxBodyBytes:    httpapi.DefaultMaxBodyBytes,
+			shutdownTimeout: 30 * time.Second,
+			metrics:         "public",
+			logFormat:       "text",
+			durability:      o.durability,
+		},
+		token: token,
+	}
 	o.load.Progress = stderr
-	res, runErr := bench.RunLoad(ctx, o.load)
-	if err := srv.stop(); err != nil || runErr != nil {
-		return fmt.Errorf("bench load: %w", errors.Join(runErr, err))
+	switch {
+	case o.sweep:
+		return runLoadSweep(ctx, stdout, env, o, dir)
+	case o.curve != nil:
+		return runLoadCurve(ctx, stdout, env, o, dir)
 	}
-
-	fmt.Fprintln(stderr, "load: restarting the server on the same store to read back again")
-	if srv, err = startLoadServer(ctx, stderr, logs, so); err != nil {
-		return fmt.Errorf("bench load: restart: %w", err)
-	}
-	v, verr := bench.Verify(ctx, "http://"+srv.addr, token, res.Acks)
-	if err := srv.stop(); err != nil || verr != nil {
-		return fmt.Errorf("bench load: after restart: %w", errors.Join(verr, err))
-	}
-	res.Reverified = &v
 
 	where := "a temporary directory"
 	if o.dir != "" {
 		where = o.dir
 	}
-	res.Note = fmt.Sprintf("server: engram serve in this process on 127.0.0.1, --durability %s, store on disk in %s; clients share the machine's %d cores with it; server log: %d warnings or errors",
-		o.durability, where, runtime.NumCPU(), logs.count())
+	res, err := env.run(ctx, o.load, dir, where)
+	if err != nil {
+		return fmt.Errorf("bench load: %w", err)
+	}
 	if err := bench.WriteLoadTable(stdout, res); err != nil {
 		return err
 	}
-	if o.jsonPath != "" {
-		if err := fileio.WriteAtomic(o.jsonPath, func(w io.Writer) error { return bench.WriteLoadJSON(w, res) }); err != nil {
-			return fmt.Errorf("bench load: --json: %w", err)
-		}
+	if err := writeLoadJSONFile(o.jsonPath, func(w io.Writer) error { return bench.WriteLoadJSON(w, res) }); err != nil {
+		return err
 	}
 	if err := res.Err(); err != nil {
 		return fmt.Errorf("bench load: %w", err)
+	}
+	return nil
+}
+
+// run makes one run of the load on the store in dir: it starts the
+// server, runs the load, stops the server, starts it again on the same
+// store and verifies the acknowledged appends once more. where names the
+// store in the result's note.
+func (e *loadEnv) run(ctx context.Context, load bench.LoadOptions, dir, where string) (*bench.LoadResult, error) {
+	so := e.serve
+	so.dir = dir
+	warnings := e.logs.count()
+	srv, err := startLoadServer(ctx, e.stderr, e.logs, so)
+	if err != nil {
+		return nil, err
+	}
+	load.BaseURL, load.Token = "http://"+srv.addr, e.token
+	res, runErr := bench.RunLoad(ctx, load)
+	if err := srv.stop(); err != nil || runErr != nil {
+		return nil, errors.Join(runErr, err)
+	}
+
+	fmt.Fprintln(e.stderr, "load: restarting the server on the same store to read back again")
+	if srv, err = startLoadServer(ctx, e.stderr, e.logs, so); err != nil {
+		return nil, fmt.Errorf("restart: %w", err)
+	}
+	v, verr := bench.Verify(ctx, "http://"+srv.addr, e.token, res.Acks)
+	if err := srv.stop(); err != nil || verr != nil {
+		return nil, fmt.Errorf("after restart: %w", errors.Join(verr, err))
+	}
+	res.Reverified = &v
+	res.Note = fmt.Sprintf("server: engram serve in this process on 127.0.0.1, --durability %s, store on disk in %s; clients share the machine's %d cores with it; server log: %d warnings or errors",
+		so.durability, where, runtime.NumCPU(), e.logs.count()-warnings)
+	return res, nil
+}
+
+// runDir returns the directory of a sweep's or curve's run named name
+// under base, which must not exist yet (each run has a fresh store), and
+// how the note names it.
+func runDir(o benchLoadOptions, base, name string) (dir, where string, err error) {
+	dir = filepath.Join(base, name)
+	if _, err := os.Lstat(dir); err == nil {
+		return "", "", fmt.Errorf("%s already exists; each run needs a fresh store", dir)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", "", err
+	}
+	if o.dir == "" {
+		return dir, "a fresh temporary directory per run", nil
+	}
+	return dir, "a fresh directory per run under " + o.dir, nil
+}
+
+// runLoadSweep makes the runs of --sweep and reports them.
+func runLoadSweep(ctx context.Context, stdout io.Writer, env *loadEnv, o benchLoadOptions, base string) error {
+	var s bench.Sweep
+	n := o.load.Clients
+	for i, r := range []struct {
+		dir             string
+		clients, wa, wr int
+		res             **bench.LoadResult
+	}{
+		{fmt.Sprintf("append-%d", n), n, 1, 0, &s.AppendOnly},
+		{fmt.Sprintf("recall-%d", n), n, 0, 1, &s.RecallOnly},
+		{fmt.Sprintf("mix-%d", n), n, o.load.AppendWeight, o.load.RecallWeight, &s.Mix},
+		{"append-1", 1, 1, 0, &s.AppendOne},
+	} {
+		dir, where, err := runDir(o, base, r.dir)
+		if err != nil {
+			return fmt.Errorf("bench load: --sweep: %w", err)
+		}
+		fmt.Fprintf(env.stderr, "load: sweep run %d of 4: %d clients, append:recall %d:%d\n", i+1, r.clients, r.wa, r.wr)
+		load := o.load
+		load.Clients, load.AppendWeight, load.RecallWeight = r.clients, r.wa, r.wr
+		if *r.res, err = env.run(ctx, load, dir, where); err != nil {
+			return fmt.Errorf("bench load: --sweep: %s: %w", r.dir, err)
+		}
+	}
+	if err := bench.WriteSweepTable(stdout, &s); err != nil {
+		return err
+	}
+	if err := writeLoadJSONFile(o.jsonPath, func(w io.Writer) error { return bench.WriteSweepJSON(w, &s) }); err != nil {
+		return err
+	}
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("bench load: %w", err)
+	}
+	return nil
+}
+
+// runLoadCurve makes the runs of --clients-curve, each after an fsync
+// probe in its store's directory, and reports them.
+func runLoadCurve(ctx context.Context, stdout io.Writer, env *loadEnv, o benchLoadOptions, base string) error {
+	probe := min(defaultFsyncProbe, o.load.Duration)
+	var c bench.ClientsCurve
+	var err error
+	fmt.Fprintf(env.stderr, "load: fsync probe, 1 writer for %v\n", probe)
+	if c.Serial, err = bench.ProbeFsync(ctx, base, 1, probe); err != nil {
+		return fmt.Errorf("bench load: %w", err)
+	}
+	for i, n := range o.curve {
+		dir, where, err := runDir(o, base, fmt.Sprintf("curve-%d", n))
+		if err != nil {
+			return fmt.Errorf("bench load: --clients-curve: %w", err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("bench load: %w", err)
+		}
+		fmt.Fprintf(env.stderr, "load: curve point %d of %d: fsync probe, %d writers for %v, then %d clients appending\n",
+			i+1, len(o.curve), n, probe, n)
+		p := bench.CurvePoint{}
+		if p.Fsync, err = bench.ProbeFsync(ctx, dir, n, probe); err != nil {
+			return fmt.Errorf("bench load: %w", err)
+		}
+		load := o.load
+		load.Clients, load.AppendWeight, load.RecallWeight = n, 1, 0
+		if p.Load, err = env.run(ctx, load, dir, where); err != nil {
+			return fmt.Errorf("bench load: --clients-curve: %d clients: %w", n, err)
+		}
+		c.Points = append(c.Points, p)
+	}
+	if err := bench.WriteCurveTable(stdout, &c); err != nil {
+		return err
+	}
+	if err := writeLoadJSONFile(o.jsonPath, func(w io.Writer) error { return bench.WriteCurveJSON(w, &c) }); err != nil {
+		return err
+	}
+	if err := c.Err(); err != nil {
+		return fmt.Errorf("bench load: %w", err)
+	}
+	return nil
+}
+
+// writeLoadJSONFile writes --json, if given, atomically.
+func writeLoadJSONFile(path string, fill func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	if err := fileio.WriteAtomic(path, fill); err != nil {
+		return fmt.Errorf("bench load: --json: %w", err)
+	}
+	return nil
+}
+
+// startLoadProfiles starts the profiles o asks for and returns the
+// function that stops them and writes them out. The CPU profile streams
+// to its file from the start; the block and mutex profiles record every
+// event until stopped (as go test -blockprofile does) and are written
+// then.
+func startLoadProfiles(o benchLoadOptions) (stop func() error, err error) {
+	var stops []func() error
+	stop = func() error {
+		var errs []error
+		for _, s := range stops {
+			errs = append(errs, s())
+		}
+		return errors.Join(errs...)
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		stops = append(stops, func() error {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				return fmt.Errorf("--cpuprofile: %w", err)
+			}
+			return nil
+		})
+	}
+	if o.blockProfile != "" {
+		runtime.SetBlockProfileRate(1)
+		stops = append(stops, func() error {
+			defer runtime.SetBlockProfileRate(0)
+			return writeProfile("block", o.blockProfile)
+		})
+	}
+	if o.mutexProfile != "" {
+		prev := runtime.SetMutexProfileFraction(1)
+		stops = append(stops, func() error {
+			defer runtime.SetMutexProfileFraction(prev)
+			return writeProfile("mutex", o.mutexProfile)
+		})
+	}
+	return stop, nil
+}
+
+// writeProfile writes the named runtime profile to path.
+func writeProfile(name, path string) error {
+	if err := fileio.WriteAtomic(path, func(w io.Writer) error { return pprof.Lookup(name).WriteTo(w, 0) }); err != nil {
+		return fmt.Errorf("--%sprofile: %w", name, err)
 	}
 	return nil
 }

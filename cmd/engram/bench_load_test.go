@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -156,6 +157,10 @@ func TestBenchLoadBadFlags(t *testing.T) {
 		{"negative weight", []string{"--mix", "append=-1,recall=1"}, "append=-1 is negative"},
 		{"zero weights", []string{"--mix", "append=0,recall=0"}, "positive weight"},
 		{"durability", []string{"--durability", "never"}, `--durability "never"`},
+		{"sweep without recalls", []string{"--sweep", "--mix", "append=1,recall=0"}, "--sweep: the --mix must give both"},
+		{"sweep and curve", []string{"--sweep", "--clients-curve", "1,2"}, "give one"},
+		{"curve with clients", []string{"--clients-curve", "1,2", "--clients", "4"}, "drop --clients and --mix"},
+		{"curve of no clients", []string{"--clients-curve", "1,0"}, "--clients-curve: 0 clients"},
 		{"argument", []string{"extra"}, "unknown command"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -217,5 +222,180 @@ func checkLoadPassed(t *testing.T, r loadJSON, out string) {
 	}
 	if rv := r.Reverified; rv == nil || rv.Acknowledged != v.Acknowledged || rv.Verified != v.Verified || rv.Stored != v.Stored {
 		t.Errorf("after the restart %+v, before %+v", r.Reverified, v)
+	}
+}
+
+// tinyLoadArgs are the smallest load that still exercises every path.
+var tinyLoadArgs = []string{"--duration", "200ms", "--users", "2", "--sessions", "2", "--memories", "2", "--facts", "5"}
+
+// TestBenchLoadSweep runs --sweep: four runs that each pass and read back
+// their appends, one table, and targets computed from the runs.
+func TestBenchLoadSweep(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	t.Setenv("TMPDIR", t.TempDir())
+	jsonPath := filepath.Join(t.TempDir(), "sweep.json")
+	dir := filepath.Join(t.TempDir(), "stores")
+	args := append([]string{"bench", "load", "--sweep", "--clients", "2", "--json", jsonPath, "--dir", dir}, tinyLoadArgs...)
+	out, err := runCLI(t, args...)
+	if err != nil {
+		t.Fatalf("bench load --sweep: %v\n%s", err, out)
+	}
+	for _, want := range []string{"| append only | 2 | 1:0 | ", "| recall only | 2 | 0:1 | ", "| mix | 2 | 1:1 | ",
+		"| append only, 1 client | 1 | 1:0 | ", "| mix throughput / harmonic combination of append only and recall only (1:1) | ",
+		"| recall p99 in the mix | ", "| append only throughput, 2 clients / 1 client | ", "≥ 0.9 |", "≤ 20 ms |", "≥ 3 |",
+		"errors: none; every acknowledged append read back", "a fresh directory per run under " + dir} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, sub := range []string{"append-2", "recall-2", "mix-2", "append-1"} {
+		if _, err := os.Stat(filepath.Join(dir, sub)); err != nil {
+			t.Errorf("store of %s: %v", sub, err)
+		}
+	}
+
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Runs []struct {
+			Name string `json:"name"`
+			loadJSON
+			Clients int `json:"clients"`
+		} `json:"runs"`
+		Targets []struct {
+			Name   string   `json:"name"`
+			Value  *float64 `json:"value"`
+			Limit  float64  `json:"limit"`
+			AtMost bool     `json:"at_most"`
+			Met    bool     `json:"met"`
+		} `json:"targets"`
+		Passed bool `json:"passed"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Passed || len(r.Runs) != 4 || len(r.Targets) != 3 {
+		t.Fatalf("JSON %s", b)
+	}
+	wantRuns := []struct {
+		name             string
+		clients, wa, wr  int
+		appends, recalls bool
+	}{{"append only", 2, 1, 0, true, false}, {"recall only", 2, 0, 1, false, true}, {"mix", 2, 1, 1, true, true}, {"append only, 1 client", 1, 1, 0, true, false}}
+	for i, w := range wantRuns {
+		run := r.Runs[i]
+		if run.Name != w.name || run.Clients != w.clients || run.AppendWeight != w.wa || run.RecallWeight != w.wr || !run.Passed ||
+			(run.Ops[0].Count > 0) != w.appends || (run.Ops[1].Count > 0) != w.recalls {
+			t.Errorf("run %d: %+v, want %+v", i, run, w)
+		}
+		v := run.Verification
+		if v.Acknowledged != run.Ops[0].Count || v.Verified != v.Acknowledged || run.Reverified == nil || run.Reverified.Verified != v.Acknowledged {
+			t.Errorf("run %s read back %+v, then %+v, of %d appends", run.Name, v, run.Reverified, run.Ops[0].Count)
+		}
+	}
+	// The targets come from the runs: recompute them from the JSON.
+	a, rc, mix, one := r.Runs[0].Ops[0].OpsPerSecond, r.Runs[1].Ops[1].OpsPerSecond, r.Runs[2], r.Runs[3].Ops[0].OpsPerSecond
+	for i, want := range []float64{
+		(mix.Ops[0].OpsPerSecond + mix.Ops[1].OpsPerSecond) / (2 / (1/a + 1/rc)),
+		mix.Ops[1].P99MS,
+		a / one,
+	} {
+		tg := r.Targets[i]
+		if tg.Value == nil || math.Abs(*tg.Value-want) > 1e-9*want {
+			t.Errorf("target %s = %v, want %v", tg.Name, tg.Value, want)
+			continue
+		}
+		met := *tg.Value >= tg.Limit
+		if tg.AtMost {
+			met = *tg.Value <= tg.Limit
+		}
+		if tg.Met != met {
+			t.Errorf("target %+v: met is wrong", tg)
+		}
+	}
+	if tg := r.Targets[1]; tg.Limit != 20 || !tg.AtMost || r.Targets[0].Limit != 0.9 || r.Targets[2].Limit != 3 {
+		t.Errorf("targets %+v", r.Targets)
+	}
+
+	// A second sweep into the same --dir refuses to reuse the stores.
+	if out, err := runCLI(t, args...); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("second sweep: %v\n%s", err, out)
+	}
+}
+
+// TestBenchLoadCurve runs --clients-curve with the profiles: a row and a
+// fsync probe per client count, every run read back, and profiles that
+// pprof can read.
+func TestBenchLoadCurve(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	out := t.TempDir()
+	jsonPath := filepath.Join(out, "curve.json")
+	profiles := map[string]string{}
+	args := append([]string{"bench", "load", "--clients-curve", "1,3", "--json", jsonPath}, tinyLoadArgs...)
+	for _, p := range []string{"cpu", "block", "mutex"} {
+		profiles[p] = filepath.Join(out, p+".pprof")
+		args = append(args, "--"+p+"profile", profiles[p])
+	}
+	text, err := runCLI(t, args...)
+	if err != nil {
+		t.Fatalf("bench load --clients-curve: %v\n%s", err, text)
+	}
+	for _, want := range []string{"| clients | append ops/s | × first row |", "\n| 1 | ", " | 1.00 | ", "\n| 3 | ",
+		"disk: one writer ", "each run: appends only, a fresh store, 200ms", "errors: none; every acknowledged append read back"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Serial struct {
+			Writers   int     `json:"writers"`
+			Fsyncs    int     `json:"fsyncs"`
+			PerSecond float64 `json:"fsyncs_per_second"`
+		} `json:"serial_fsync"`
+		Points []struct {
+			Clients int `json:"clients"`
+			Fsync   struct {
+				Writers   int     `json:"writers"`
+				PerSecond float64 `json:"fsyncs_per_second"`
+				P50MS     float64 `json:"p50_ms"`
+			} `json:"fsync"`
+			Run loadJSON `json:"run"`
+		} `json:"points"`
+		Passed bool `json:"passed"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Passed || r.Serial.Writers != 1 || r.Serial.Fsyncs == 0 || r.Serial.PerSecond <= 0 || len(r.Points) != 2 {
+		t.Fatalf("JSON %s", b)
+	}
+	for i, clients := range []int{1, 3} {
+		p := r.Points[i]
+		if p.Clients != clients || p.Fsync.Writers != clients || p.Fsync.PerSecond <= 0 || p.Fsync.P50MS <= 0 {
+			t.Errorf("point %d: %+v", i, p)
+		}
+		run := p.Run
+		v := run.Verification
+		if !run.Passed || run.AppendWeight != 1 || run.RecallWeight != 0 || run.Ops[0].Count == 0 || run.Ops[1].Count != 0 ||
+			v.Verified != run.Ops[0].Count || run.Reverified == nil || run.Reverified.Verified != v.Verified {
+			t.Errorf("point %d run %+v", i, run)
+		}
+	}
+	for name, path := range profiles {
+		// A pprof file is gzip-compressed protobuf.
+		if b, err := os.ReadFile(path); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s profile: %d bytes, %v", name, len(b), err)
+		}
+	}
+	if entries, err := os.ReadDir(tmp); err != nil || len(entries) != 0 {
+		t.Errorf("temporary files left: %v %v", entries, err)
 	}
 }
