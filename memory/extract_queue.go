@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -133,14 +134,41 @@ type worker struct {
 		// until when it may be tried again: their later jobs wait, so a
 		// session's messages are extracted in order.
 		blocked map[string]time.Time
+		// heads holds, for each session (by prefix) that may have
+		// queued jobs, a queue key at or before its first one. See
+		// queueHead.
+		heads map[string]queueHead
+		// seq numbers the changes to heads.
+		seq uint64
+		// scanned is when the whole queue was last scanned for heads;
+		// zero makes the next pass scan it.
+		scanned time.Time
 	}
 }
+
+// queueHead is where a session's queued jobs start, or before. A completed
+// job's entry is deleted, but an LSM tree keeps the deletion until a
+// compaction, and a scan from the start of the queue wades through every
+// one of them: the cost of a pass grew with the jobs done since the last
+// compaction. So the worker seeks each session at its head instead, which
+// it moves up to the first job it finds; Append lowers it to the entry it
+// queued. The whole queue is scanned for heads when the worker starts,
+// and again every rescanQueue, in case an entry was written without
+// telling the worker.
+type queueHead struct {
+	from []byte
+	seq  uint64 // the change that set it
+}
+
+// rescanQueue is how often the worker scans the whole queue for heads.
+const rescanQueue = 5 * time.Minute
 
 func (s *Store) startWorker() {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &worker{s: s, x: s.extractor, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1), done: make(chan struct{})}
 	w.mu.progress = make(chan struct{})
 	w.mu.blocked = map[string]time.Time{}
+	w.mu.heads = map[string]queueHead{}
 	s.worker = w
 	go w.run()
 }
@@ -232,8 +260,11 @@ func (w *worker) signal() {
 // session may be retried (zero: none is blocked) and how many jobs it
 // ran.
 func (w *worker) pass() (next time.Time, ran int, err error) {
+	if err := w.scanHeads(); err != nil {
+		return time.Time{}, ran, err
+	}
 	for w.ctx.Err() == nil {
-		jobs, err := w.s.nextJobs(w.ctx, extractBatch, w.isBlocked)
+		jobs, err := w.nextJobs(extractBatch)
 		if err != nil {
 			return time.Time{}, ran, err
 		}
@@ -250,9 +281,169 @@ func (w *worker) pass() (next time.Time, ran int, err error) {
 	return w.nextRetry(), ran, nil
 }
 
+// queued tells the worker that key, an entry of the session with prefix,
+// was queued: the session's head goes down to it.
+func (w *worker) queued(prefix, key []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.mu.seq++
+	h, ok := w.mu.heads[string(prefix)]
+	if !ok || bytes.Compare(key, h.from) < 0 {
+		h.from = bytes.Clone(key)
+	}
+	h.seq = w.mu.seq
+	w.mu.heads[string(prefix)] = h
+}
+
+// rescan makes the next pass scan the whole queue for heads.
+func (w *worker) rescan() {
+	w.mu.Lock()
+	w.mu.scanned = time.Time{}
+	w.mu.Unlock()
+}
+
+// scanHeads records the first entry of every session in the queue, when
+// the queue was not scanned for rescanQueue.
+func (w *worker) scanHeads() error {
+	w.mu.Lock()
+	due := time.Since(w.mu.scanned) >= rescanQueue || w.mu.scanned.IsZero()
+	w.mu.Unlock()
+	if !due {
+		return nil
+	}
+	started := time.Now()
+	var found []job
+	base := queuePrefix(engine.NSExtractQueue, nil)
+	err := w.s.db.View(w.ctx, func(tx *engine.Tx) error {
+		found = found[:0]
+		it := tx.NewIterator(engine.IterOptions{Prefix: base, KeysOnly: true})
+		defer it.Close()
+		for it.Seek(base); it.Valid(); {
+			j, ok := parseJob(engine.NSExtractQueue, it.Key(), nil)
+			if !ok {
+				it.Next() // not ours to judge; left alone
+				continue
+			}
+			found = append(found, j)
+			it.Seek(engine.PrefixEnd(queuePrefix(engine.NSExtractQueue, j.prefix)))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, j := range found {
+		w.queued(j.prefix, j.key)
+	}
+	w.mu.Lock()
+	w.mu.scanned = started
+	w.mu.Unlock()
+	return nil
+}
+
+// nextJobs returns up to limit queued jobs, each session's in key order,
+// leaving out the blocked sessions. It reads each session from its head
+// and moves the head up to the first job found, or drops it when the
+// session has none, unless Append changed it meanwhile.
+func (w *worker) nextJobs(limit int) ([]job, error) {
+	type visit struct {
+		prefix string
+		head   queueHead
+		first  []byte // nil: the session has no job
+	}
+	var visits []visit
+	w.mu.Lock()
+	for p, h := range w.mu.heads {
+		visits = append(visits, visit{prefix: p, head: h})
+	}
+	w.mu.Unlock()
+	slices.SortFunc(visits, func(a, b visit) int { return strings.Compare(a.prefix, b.prefix) })
+
+	var jobs []job
+	seen := 0
+	err := w.s.db.View(w.ctx, func(tx *engine.Tx) error {
+		jobs, seen = jobs[:0], 0
+		var val []byte
+		for i := range visits {
+			if len(jobs) >= limit {
+				break
+			}
+			v := &visits[i]
+			if w.isBlocked([]byte(v.prefix)) {
+				continue
+			}
+			seen = i + 1
+			v.first = nil
+			p := queuePrefix(engine.NSExtractQueue, []byte(v.prefix))
+			it := tx.NewIterator(engine.IterOptions{Prefix: p, Prefetch: min(limit-len(jobs), 16)})
+			for it.Seek(v.head.from); it.Valid() && len(jobs) < limit; it.Next() {
+				var err error
+				if val, err = it.Value(val[:0]); err != nil {
+					it.Close()
+					return err
+				}
+				j, ok := parseJob(engine.NSExtractQueue, it.Key(), val)
+				if !ok {
+					continue
+				}
+				if v.first == nil {
+					v.first = j.key
+				}
+				jobs = append(jobs, j)
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, v := range visits[:seen] {
+		if w.isBlockedLocked([]byte(v.prefix)) {
+			continue
+		}
+		cur, ok := w.mu.heads[v.prefix]
+		if !ok || cur.seq != v.head.seq {
+			continue // Append queued meanwhile: its head stands
+		}
+		if v.first == nil {
+			delete(w.mu.heads, v.prefix)
+		} else {
+			cur.from = v.first
+			w.mu.heads[v.prefix] = cur
+		}
+	}
+	return jobs, nil
+}
+
+// headOf returns the session's head; a zero one when the worker knows of
+// no job of the session.
+func (w *worker) headOf(prefix []byte) queueHead {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.heads[string(prefix)]
+}
+
+// raise moves the session's head up to key, found to be its first job,
+// unless Append changed the head since h was read.
+func (w *worker) raise(prefix []byte, h queueHead, key []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cur, ok := w.mu.heads[string(prefix)]; ok && cur.seq == h.seq && bytes.Compare(cur.from, key) < 0 {
+		cur.from = bytes.Clone(key)
+		w.mu.heads[string(prefix)] = cur
+	}
+}
+
 func (w *worker) isBlocked(prefix []byte) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.isBlockedLocked(prefix)
+}
+
+func (w *worker) isBlockedLocked(prefix []byte) bool {
 	until, ok := w.mu.blocked[string(prefix)]
 	if ok && !time.Now().Before(until) {
 		delete(w.mu.blocked, string(prefix))
@@ -305,10 +496,6 @@ func (s *Store) extractAppended(ctx context.Context, a *preparedAppend, ids []ul
 	if s.worker == nil {
 		return
 	}
-	if s.opts.Extraction != ExtractSync {
-		s.worker.nudge()
-		return
-	}
 	scope := a.user
 	scope.Session = a.session
 	var jobs []job
@@ -318,6 +505,11 @@ func (s *Store) extractAppended(ctx context.Context, a *preparedAppend, ids []ul
 		}
 	}
 	if len(jobs) == 0 {
+		return
+	}
+	s.worker.queued(a.prefix, jobs[0].key)
+	if s.opts.Extraction != ExtractSync {
+		s.worker.nudge()
 		return
 	}
 	// An earlier message of the session still queued (waiting out a
@@ -340,50 +532,27 @@ func (s *Store) extractAppended(ctx context.Context, a *preparedAppend, ids []ul
 }
 
 // firstQueued reports whether key is the first queue entry of the
-// session with prefix.
+// session with prefix. It reads from the session's head (see queueHead)
+// and raises the head to key when it is.
 func (s *Store) firstQueued(ctx context.Context, prefix, key []byte) bool {
 	first := false
+	h := s.worker.headOf(prefix)
+	from := queuePrefix(engine.NSExtractQueue, prefix)
+	if h.from != nil && bytes.Compare(h.from, from) > 0 && bytes.Compare(h.from, key) <= 0 {
+		from = h.from
+	}
 	_ = s.db.View(ctx, func(tx *engine.Tx) error {
 		p := queuePrefix(engine.NSExtractQueue, prefix)
 		it := tx.NewIterator(engine.IterOptions{Prefix: p, KeysOnly: true})
 		defer it.Close()
-		it.Seek(p)
+		it.Seek(from)
 		first = it.Valid() && bytes.Equal(it.Key(), key)
 		return nil
 	})
+	if first {
+		s.worker.raise(prefix, h, key)
+	}
 	return first
-}
-
-// nextJobs returns up to limit queued jobs in key order, leaving out the
-// sessions skip names.
-func (s *Store) nextJobs(ctx context.Context, limit int, skip func(prefix []byte) bool) ([]job, error) {
-	var jobs []job
-	base := queuePrefix(engine.NSExtractQueue, nil)
-	err := s.db.View(ctx, func(tx *engine.Tx) error {
-		jobs = jobs[:0]
-		it := tx.NewIterator(engine.IterOptions{Prefix: base})
-		defer it.Close()
-		var val []byte
-		for it.Seek(base); it.Valid() && len(jobs) < limit; {
-			var err error
-			if val, err = it.Value(val[:0]); err != nil {
-				return err
-			}
-			j, ok := parseJob(engine.NSExtractQueue, it.Key(), val)
-			if !ok {
-				it.Next() // not ours to judge; left alone
-				continue
-			}
-			if skip != nil && skip(j.prefix) {
-				it.Seek(engine.PrefixEnd(queuePrefix(engine.NSExtractQueue, j.prefix)))
-				continue
-			}
-			jobs = append(jobs, j)
-			it.Next()
-		}
-		return nil
-	})
-	return jobs, err
 }
 
 // outcome is what running one job gave.
@@ -698,6 +867,13 @@ func (s *Store) Flush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Whatever wrote them, the worker now knows where each session's
+	// jobs start.
+	for _, k := range pending {
+		if prefix, _, _, ok := parseQueueKey(engine.NSExtractQueue, k); ok {
+			s.worker.queued(prefix, k)
+		}
+	}
 	for len(pending) > 0 {
 		wait := s.worker.progressed()
 		s.worker.hurryUp()
@@ -832,6 +1008,7 @@ func (s *Store) RetryParked(ctx context.Context) (int, error) {
 		}
 	}
 	if n > 0 && s.worker != nil {
+		s.worker.rescan() // the moved jobs' sessions have heads again
 		s.worker.nudge()
 	}
 	return n, nil

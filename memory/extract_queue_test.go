@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -510,5 +511,65 @@ func TestExtractionPermanentFailure(t *testing.T) {
 		if err != nil || q.ParkedTotal != 1 || fx.calls.Load() != 1 {
 			t.Errorf("%v: queue %+v after %d calls (%v), want parked after one", fail, q, fx.calls.Load(), err)
 		}
+	}
+}
+
+// TestExtractionQueueHeads: the worker reads each session from its head,
+// not from the start of the queue, where the deleted entries of every job
+// done since the last compaction lie; a head never passes a job still
+// queued. Many writers append to a few sessions at once (so ids are taken
+// in one order and committed in another), in both modes; every message is
+// extracted, and afterwards no session's head lies before its
+// last job's entry.
+func TestExtractionQueueHeads(t *testing.T) {
+	for _, mode := range []ExtractionMode{ExtractAsync, ExtractSync} {
+		t.Run(mode.String(), func(t *testing.T) {
+			fx := &fakeExtractor{}
+			st := openMem(t, &Options{Extractor: fx, Extraction: mode})
+			const writers, each, sessions = 8, 25, 3
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Go(func() {
+					for i := range each {
+						scope := testScope
+						scope.Session = fmt.Sprint("s", (w+i)%sessions)
+						if err := st.Session(scope).Append(bg, user(fmt.Sprintf("writer %d says %d", w, i))); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if err := st.Flush(bg); err != nil {
+				t.Fatal(err)
+			}
+			fx.mu.Lock()
+			seen := slices.Clone(fx.seen)
+			fx.mu.Unlock()
+			calls := len(seen)
+			slices.Sort(seen)
+			distinct := len(slices.Compact(seen))
+			// ExtractSync runs a job on Append while the worker may run
+			// the same one (an earlier job of the session was not yet
+			// committed): the second run writes nothing, but it is a
+			// second Extractor call. Only the worker alone runs each once.
+			if distinct != writers*each || (mode == ExtractAsync && calls != distinct) {
+				t.Fatalf("%d extractions of %d distinct messages, want %d of %d", calls, distinct, writers*each, writers*each)
+			}
+			for i := range sessions {
+				scope := testScope
+				scope.Session = fmt.Sprint("s", i)
+				prefix := scope.Prefix(engine.LevelSession)
+				msgs, err := st.Session(scope).Messages(bg, MessagesOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				last := queueKey(engine.NSExtractQueue, prefix, ulid.MustParse(msgs[len(msgs)-1].ID))
+				if h := st.worker.headOf(prefix); h.from != nil && bytes.Compare(h.from, last) < 0 {
+					t.Errorf("session %s: head %x lies before its last job %x: the next pass wades through the jobs done", scope.Session, h.from, last)
+				}
+			}
+		})
 	}
 }
