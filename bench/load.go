@@ -155,6 +155,12 @@ type LoadResult struct {
 	// Elapsed is the wall time of the timed phase: Duration plus the
 	// requests in flight at the deadline.
 	Elapsed time.Duration
+	// CPU is the CPU time (user and system) this process used in the
+	// timed phase, zero where it cannot be read. With engram bench load
+	// the server runs in this process, so it is the clients' and the
+	// server's: on a machine shared with other work, CPU per request
+	// varies less than throughput does.
+	CPU time.Duration
 	// Ops holds one entry per operation, in Op order.
 	Ops []OpStats
 	// ErrorKinds counts the failed requests by operation and kind, such
@@ -176,6 +182,19 @@ type LoadResult struct {
 	// Note, when set, is a line of free text the reports carry, such as
 	// how the server ran; RunLoad leaves it empty.
 	Note string
+}
+
+// CPUPerRequest returns CPU over the successful and failed requests of
+// the timed phase; zero when either is unknown.
+func (r *LoadResult) CPUPerRequest() time.Duration {
+	n := 0
+	for _, s := range r.Ops {
+		n += s.Count + s.Errors
+	}
+	if n == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(n)
 }
 
 // Errors returns the number of failed requests of every operation.
@@ -287,6 +306,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadResult, error) {
 	deadline, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
 	began = time.Now()
+	cpu := processCPU()
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Add(1)
@@ -297,6 +317,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadResult, error) {
 	}
 	wg.Wait()
 	res.Elapsed = time.Since(began)
+	res.CPU = processCPU() - cpu
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -490,7 +490,7 @@ func TestLoadReports(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"append_weight", "clients", "duration_seconds", "elapsed_seconds", "error_kinds", "error_samples",
+	want := []string{"append_weight", "clients", "cpu_seconds", "duration_seconds", "elapsed_seconds", "error_kinds", "error_samples",
 		"facts_per_user", "gomaxprocs", "memories_per_user", "note", "ops", "passed", "recall_weight", "reverified",
 		"seed", "sessions_per_user", "setup_seconds", "users", "verification"}
 	if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, want) {

@@ -29,6 +29,9 @@ func WriteLoadTable(w io.Writer, r *LoadResult) error {
 	fmt.Fprintf(&b, "clients %d for %v (elapsed %v), append:recall %d:%d, %d users × %d sessions; setup %d memories and %d facts per user in %v; GOMAXPROCS %d\n",
 		o.Clients, o.Duration, roundDuration(r.Elapsed), o.AppendWeight, o.RecallWeight, o.Users, o.SessionsPerUser,
 		o.MemoriesPerUser, o.FactsPerUser, roundDuration(r.Setup), runtime.GOMAXPROCS(0))
+	if r.CPU > 0 {
+		fmt.Fprintf(&b, "process CPU in the timed phase (clients and server): %v, %v per request\n", roundDuration(r.CPU), roundDuration(r.CPUPerRequest()))
+	}
 	if r.Note != "" {
 		fmt.Fprintf(&b, "%s\n", r.Note)
 	}
@@ -73,6 +76,7 @@ type loadJSON struct {
 	Clients         int               `json:"clients"`
 	DurationSeconds float64           `json:"duration_seconds"`
 	ElapsedSeconds  float64           `json:"elapsed_seconds"`
+	CPUSeconds      float64           `json:"cpu_seconds"`
 	AppendWeight    int               `json:"append_weight"`
 	RecallWeight    int               `json:"recall_weight"`
 	Users           int               `json:"users"`
@@ -114,7 +118,7 @@ func newLoadJSON(r *LoadResult) loadJSON {
 	o := r.Options
 	out := loadJSON{
 		Clients: o.Clients, DurationSeconds: o.Duration.Seconds(), ElapsedSeconds: r.Elapsed.Seconds(),
-		AppendWeight: o.AppendWeight, RecallWeight: o.RecallWeight, Users: o.Users, SessionsPerUser: o.SessionsPerUser,
+		CPUSeconds: r.CPU.Seconds(), AppendWeight: o.AppendWeight, RecallWeight: o.RecallWeight, Users: o.Users, SessionsPerUser: o.SessionsPerUser,
 		MemoriesPerUser: o.MemoriesPerUser, FactsPerUser: o.FactsPerUser, Seed: o.Seed,
 		SetupSeconds: r.Setup.Seconds(), GOMAXPROCS: runtime.GOMAXPROCS(0), Note: r.Note,
 		Ops:        []opJSON{},

@@ -184,8 +184,8 @@ func opStats(r *LoadResult, op Op) OpStats {
 // back.
 func WriteSweepTable(w io.Writer, s *Sweep) error {
 	var b strings.Builder
-	b.WriteString("| run | clients | append:recall | append ops/s | append p50 | append p99 | recall ops/s | recall p50 | recall p99 | total ops/s | errors | read back |\n")
-	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| run | clients | append:recall | append ops/s | append p50 | append p99 | recall ops/s | recall p50 | recall p99 | total ops/s | CPU per op | errors | read back |\n")
+	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, run := range s.Runs() {
 		r := run.Result
 		o := r.Options
@@ -200,7 +200,11 @@ func WriteSweepTable(w io.Writer, s *Sweep) error {
 			}
 			fmt.Fprintf(&b, " %.1f | %v | %v |", st.Throughput, roundDuration(st.P50), roundDuration(st.P99))
 		}
-		fmt.Fprintf(&b, " %.1f | %d | %s |\n", total, r.Errors(), readBack(r))
+		cpu := "–"
+		if c := r.CPUPerRequest(); c > 0 {
+			cpu = roundDuration(c).String()
+		}
+		fmt.Fprintf(&b, " %.1f | %s | %d | %s |\n", total, cpu, r.Errors(), readBack(r))
 	}
 	b.WriteString("\n| measure | value | from | target | met |\n|---|---:|---|---:|---|\n")
 	for _, t := range s.Targets() {
@@ -221,6 +225,7 @@ func WriteSweepTable(w io.Writer, s *Sweep) error {
 		fmt.Fprintf(&b, "%s\n", s.Mix.Note)
 	}
 	b.WriteString("read back: verified/acknowledged appends after the run, then after a restart on the same store\n")
+	b.WriteString("CPU per op: this process's CPU time in the timed phase (clients and server) over the requests\n")
 	writeRunProblems(&b, s.Runs())
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -110,7 +110,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		}
 	}
 	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, free: free, reserve: need}
-	if dir != "" && o.Durability == Sync {
+	if dir != "" && o.Durability == Sync && !o.perCommitSync {
 		db.syncer = newSyncer(dir, func() error { return db.bdb.Sync() })
 	}
 	return db, nil

@@ -71,6 +71,11 @@ type Options struct {
 	// means 4 MiB. It is always set: Badger panics in a background goroutine
 	// when encryption is on without it.
 	IndexCacheSize int64
+
+	// perCommitSync makes Sync durability use Badger's SyncWrites, one
+	// fsync per commit before it is visible, instead of group commit: the
+	// peer that BenchmarkSyncedUpdates measures group commit against.
+	perCommitSync bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -125,10 +130,10 @@ func (o *Options) badger(dir string, log *badgerLogger) badger.Options {
 	} else {
 		bo = badger.DefaultOptions(dir)
 	}
-	// Never Badger's SyncWrites, which fsyncs each commit before it is
+	// Not Badger's SyncWrites, which fsyncs each commit before it is
 	// visible: with Sync durability DB.Update syncs commits in groups
-	// (groupsync.go).
-	bo.SyncWrites = false
+	// (groupsync.go). Benchmarks compare with the old way.
+	bo.SyncWrites = o.perCommitSync && o.Durability == Sync
 	bo.MemTableSize = o.MemTableSize
 	bo.NumMemtables = defaultNumMemtables
 	bo.NumLevelZeroTables = 2
