@@ -809,7 +809,7 @@ func (s *Store) jobInput(ctx context.Context, j *job) (*ExtractInput, error) {
 		case m.Role == RoleUser:
 			in.Speaker = j.scope.User
 		}
-		it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, Reverse: true})
+		it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, Reverse: true, Prefetch: ExtractContextMessages})
 		defer it.Close()
 		var val []byte
 		for it.Seek(keys.message(engine.PrevID(j.id))); it.Valid() && len(in.Previous) < ExtractContextMessages; it.Next() {
