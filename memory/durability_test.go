@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -254,5 +256,56 @@ func copyStoreDir(t *testing.T, from, to string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRecallHoldsNoLockAppendWaitsOn stops a Recall inside its summarizer
+// (a slow provider, or the refresh of a long session) and appends to the
+// same session meanwhile, on disk with synced commits: the Append must not
+// wait for the Recall. Then the Recall finishes, and its summary does not
+// cover the message appended meanwhile, which is still in the window.
+func TestRecallHoldsNoLockAppendWaitsOn(t *testing.T) {
+	inside, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s, err := Open(t.TempDir(), &Options{Summarizer: summarizerFunc(func(ctx context.Context, prev string, msgs []Message, _ int) (string, error) {
+		once.Do(func() { close(inside); <-release })
+		return fmt.Sprintf("%d messages", len(msgs)), nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	scope := Scope{Tenant: "acme", User: "alice", Session: "busy"}
+	sess := s.Session(scope)
+	for i := range 8 {
+		mustAppend(t, sess, user(fmt.Sprint("question ", i)), asst(fmt.Sprint("answer ", i)))
+	}
+	recalled := make(chan error, 1)
+	go func() {
+		_, err := s.Recall(bg, Query{Scope: scope, Text: "question", MaxMessages: 4})
+		recalled <- err
+	}()
+	<-inside
+	appended := make(chan error, 1)
+	go func() { appended <- sess.Append(bg, user("late question")) }()
+	select {
+	case err := <-appended:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("Append waited for a Recall stopped in its summarizer")
+	}
+	close(release)
+	if err := <-recalled; err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.Recall(bg, Query{Scope: scope, Text: "question", MaxMessages: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := rec.Window[len(rec.Window)-1]; last.Content != "late question" {
+		t.Errorf("window ends with %q, want the message appended during the first Recall", last.Content)
 	}
 }
