@@ -276,9 +276,12 @@ func (tx *Tx) Traverse(q TraverseQuery) (Traversal, error) {
 
 	// The walk records what it reaches and decodes it at the end (see
 	// travState): the facts' strings, and their paths, then take a few
-	// allocations per traversal instead of a few per fact.
-	ts := &travState{names: names}
-	index := make(map[string]int32, len(seeds)+64)
+	// allocations per traversal instead of a few per fact. The records are
+	// reused across traversals.
+	ts := tx.s.getTravState()
+	defer tx.s.putTravState(ts)
+	ts.names = names
+	index := ts.index
 	for i, s := range seeds {
 		index[s] = int32(i)
 		ts.ents = append(ts.ents, travEntity{parent: -1, step: -1, depth: 0})
@@ -289,11 +292,11 @@ func (tx *Tx) Traverse(q TraverseQuery) (Traversal, error) {
 	// fact once.
 	var emitted map[ulid.ULID]struct{}
 	if q.Direction == Both {
-		emitted = make(map[ulid.ULID]struct{}, min(limit, 256))
+		emitted = ts.emitted
 	}
 	var res Traversal
-	frontier := slices.Clone(seeds)
-	var next []string
+	frontier := append(ts.frontier, seeds...)
+	next := ts.next
 	full := false // Limit reached: the walk stops (a fan-out cut does not stop it)
 	var h, ui int32
 	visit := func(e *edge) (bool, error) {
@@ -326,7 +329,7 @@ func (tx *Tx) Traverse(q TraverseQuery) (Traversal, error) {
 		return true, nil
 	}
 	for h = 1; int(h) <= hops && len(frontier) > 0 && !full; h++ {
-		next = nil
+		next = next[:0]
 		for _, u := range frontier {
 			ui = index[u]
 			cut, stop, err := w.expand(u, visit)
@@ -338,8 +341,9 @@ func (tx *Tx) Traverse(q TraverseQuery) (Traversal, error) {
 				break
 			}
 		}
-		frontier = next
+		frontier, next = next, frontier
 	}
+	ts.frontier, ts.next = frontier, next
 	if res.Steps, err = ts.decode(); err != nil {
 		return Traversal{}, err
 	}
@@ -348,12 +352,44 @@ func (tx *Tx) Traverse(q TraverseQuery) (Traversal, error) {
 
 // travState is what a traversal reached, before decoding: each fact as its
 // id and stored value (in vals), and each entity by the step that reached
-// it first.
+// it first; and the walk's maps and frontiers. A Store keeps a few for
+// reuse (getTravState).
 type travState struct {
-	names []string // display names of the seeds, the first entities
-	ents  []travEntity
-	steps []travStep
-	vals  []byte
+	names   []string // display names of the seeds, the first entities
+	ents    []travEntity
+	steps   []travStep
+	vals    []byte
+	index   map[string]int32 // folded name → entity
+	emitted map[ulid.ULID]struct{}
+
+	frontier, next []string
+}
+
+// maxPooledSteps bounds the traversals whose records are kept for reuse:
+// clearing a map costs its capacity, so a huge walk's maps are dropped.
+const maxPooledSteps = 4096
+
+func (s *Store) getTravState() *travState {
+	if ts, ok := s.travStates.Get().(*travState); ok {
+		return ts
+	}
+	return &travState{index: map[string]int32{}, emitted: map[ulid.ULID]struct{}{}}
+}
+
+func (s *Store) putTravState(ts *travState) {
+	if len(ts.steps) > maxPooledSteps || len(ts.ents) > maxPooledSteps {
+		return
+	}
+	clear(ts.index)
+	clear(ts.emitted)
+	clear(ts.frontier[:cap(ts.frontier)]) // drop the names they hold
+	clear(ts.next[:cap(ts.next)])
+	*ts = travState{
+		ents: ts.ents[:0], steps: ts.steps[:0], vals: ts.vals[:0],
+		index: ts.index, emitted: ts.emitted,
+		frontier: ts.frontier[:0], next: ts.next[:0],
+	}
+	s.travStates.Put(ts)
 }
 
 type travEntity struct {
