@@ -134,29 +134,40 @@ func decodeFact(b []byte, id []byte) (Fact, error) {
 	if len(b) < factHead || b[0] != factVersion || len(id) != 16 {
 		return f, fmt.Errorf("%w: fact value of %d bytes", ErrCorrupt, len(b))
 	}
-	f.ID = ulid.ULID(id).String()
+	// One string for all four: the fields share it (one allocation, not
+	// four).
+	err := decodeFactInto(&f, b, ulid.ULID(id).String(), string(b[factHead:]))
+	return f, err
+}
+
+// decodeFactInto decodes a stored fact value b, whose head has been
+// checked, into f: id is the fact's id as text, and all holds the bytes of
+// b[factHead:] as a string, which the string fields then share. Traverse
+// decodes every fact it returns this way, with the strings of all of them
+// in one allocation.
+func decodeFactInto(f *Fact, b []byte, id, all string) error {
+	f.ID = id
 	f.ValidFrom = fromNanos(int64(binary.BigEndian.Uint64(b[1:])))
 	f.ValidTo = fromNanos(int64(binary.BigEndian.Uint64(b[9:])))
 	f.CreatedAt = fromNanos(int64(binary.BigEndian.Uint64(b[17:])))
 	f.ExpiredAt = fromNanos(int64(binary.BigEndian.Uint64(b[25:])))
 	f.Confidence = math.Float64frombits(binary.BigEndian.Uint64(b[33:]))
-	// One string for all four: the fields share it (one allocation, not
-	// four; traversals decode every fact they return).
-	all := string(b[factHead:])
 	rest := b[factHead:]
 	at := 0
 	for _, dst := range [...]*string{&f.Subject, &f.Predicate, &f.Object, &f.Source} {
 		n, k := binary.Uvarint(rest[at:])
 		if k <= 0 || n > uint64(len(rest)-at-k) {
-			return Fact{}, fmt.Errorf("%w: fact string", ErrCorrupt)
+			*f = Fact{}
+			return fmt.Errorf("%w: fact string", ErrCorrupt)
 		}
 		*dst = all[at+k : at+k+int(n)]
 		at += k + int(n)
 	}
 	if at != len(rest) {
-		return Fact{}, fmt.Errorf("%w: %d trailing bytes in fact", ErrCorrupt, len(rest)-at)
+		*f = Fact{}
+		return fmt.Errorf("%w: %d trailing bytes in fact", ErrCorrupt, len(rest)-at)
 	}
-	return f, nil
+	return nil
 }
 
 // checkedFact is a fact validated for Relate, with its folded names.

@@ -11,8 +11,9 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// FuzzDecodeFact: decoding arbitrary bytes never panics, and what decodes
-// encodes back to the same bytes.
+// FuzzDecodeFact: decoding arbitrary bytes never panics, what decodes
+// encodes back to the same bytes, and decoding with the strings in a
+// larger shared string (as Traverse does) gives the same fact or error.
 func FuzzDecodeFact(f *testing.F) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	for _, fact := range []Fact{
@@ -25,6 +26,15 @@ func FuzzDecodeFact(f *testing.F) {
 	id := bytes.Repeat([]byte{7}, 16)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fact, err := decodeFact(b, id)
+		if len(b) >= factHead && b[0] == factVersion {
+			shared := "<" + ulid.ULID(id).String() + string(b[factHead:]) + ">"
+			var g Fact
+			gerr := decodeFactInto(&g, b, shared[1:27], shared[27:len(shared)-1])
+			// Compared encoded: a NaN Confidence is not equal to itself.
+			if (gerr == nil) != (err == nil) || g.ID != fact.ID || !bytes.Equal(appendFact(nil, &g), appendFact(nil, &fact)) {
+				t.Fatalf("decodeFactInto = %+v, %v; decodeFact = %+v, %v", g, gerr, fact, err)
+			}
+		}
 		if err != nil {
 			if _, verr := readValidity(b); verr == nil && len(b) < factHead {
 				t.Fatalf("readValidity accepted %d bytes", len(b))

@@ -69,6 +69,9 @@ type Store struct {
 	maxFanout    int
 	now          func() time.Time // test seam
 
+	// travStates holds Traverse's working records for reuse.
+	travStates sync.Pool
+
 	ids struct {
 		sync.Mutex
 		entropy *ulid.MonotonicEntropy

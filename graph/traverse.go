@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -87,7 +88,7 @@ type Traversal struct {
 }
 
 // walk holds what every traversal needs: the query's filters and two
-// iterators reused for every entity.
+// iterators reused for every entity, and buffers reused for every fact.
 type walk struct {
 	tx     *Tx
 	dir    Direction
@@ -97,6 +98,8 @@ type walk struct {
 	spo    *kv.Iterator
 	osp    *kv.Iterator
 	val    []byte
+	prefix []byte
+	e      edge // the edge visited: one per walk, not one allocation per fact
 }
 
 func (tx *Tx) newWalk(dir Direction, predicates []string, asOf time.Time, fanout int) (*walk, error) {
@@ -140,12 +143,13 @@ func (w *walk) close() {
 	}
 }
 
-// edge is one fact met while expanding an entity.
+// edge is one fact met while expanding an entity. It, and the slices it
+// holds, are valid during the visit only.
 type edge struct {
 	id    ulid.ULID
-	other []byte // folded name of the far end; valid during the visit only
+	other []byte // folded name of the far end
 	out   bool   // the expanded entity is the subject
-	val   []byte // the stored fact; valid during the visit only
+	val   []byte // the stored fact
 }
 
 // expand calls visit for each fact of entity u (folded) that matches the
@@ -153,16 +157,14 @@ type edge struct {
 // direction had more matching facts than that. visit returns false to stop.
 func (w *walk) expand(u string, visit func(*edge) (bool, error)) (cut bool, stop bool, err error) {
 	if w.spo != nil {
-		var groups []string // prefixes to scan, in key order
-		if w.preds == nil {
-			groups = []string{""}
-		} else {
-			groups = w.preds
-		}
 		n := 0
-		for _, p := range groups {
-			prefix := bytes.Clone(w.tx.k.triple(tagSPO, u, p, "", nil))
-			c, s, err := w.scan(w.spo, prefix, true, &n, visit)
+		for i := 0; i == 0 || i < len(w.preds); i++ { // one prefix per predicate, in key order
+			p := ""
+			if w.preds != nil {
+				p = w.preds[i]
+			}
+			w.prefix = append(w.prefix[:0], w.tx.k.triple(tagSPO, u, p, "", nil)...)
+			c, s, err := w.scan(w.spo, w.prefix, true, &n, visit)
 			if err != nil || s {
 				return c, s, err
 			}
@@ -174,8 +176,8 @@ func (w *walk) expand(u string, visit func(*edge) (bool, error)) (cut bool, stop
 	}
 	if w.osp != nil {
 		n := 0
-		prefix := bytes.Clone(w.tx.k.triple(tagOSP, u, "", "", nil))
-		c, s, err := w.scan(w.osp, prefix, false, &n, visit)
+		w.prefix = append(w.prefix[:0], w.tx.k.triple(tagOSP, u, "", "", nil)...)
+		c, s, err := w.scan(w.osp, w.prefix, false, &n, visit)
 		if err != nil || s {
 			return cut || c, s, err
 		}
@@ -194,7 +196,8 @@ func (w *walk) scan(it *kv.Iterator, prefix []byte, out bool, n *int, visit func
 		if !ok {
 			return false, true, fmt.Errorf("%w: index key", ErrCorrupt)
 		}
-		e := edge{id: ulid.ULID(id), out: out}
+		e := &w.e
+		e.id, e.out = ulid.ULID(id), out
 		if out {
 			e.other = c
 		} else {
@@ -221,7 +224,7 @@ func (w *walk) scan(it *kv.Iterator, prefix []byte, out bool, n *int, visit func
 		}
 		*n++
 		e.val = w.val
-		more, err := visit(&e)
+		more, err := visit(e)
 		if err != nil || !more {
 			return false, true, err
 		}
@@ -271,56 +274,65 @@ func (tx *Tx) Traverse(q TraverseQuery) (Traversal, error) {
 	}
 	defer w.close()
 
-	// paths[i] is the path to the i-th entity reached (seeds first): built
-	// once per entity and shared by the steps that end there.
-	paths := make([][]string, 0, len(seeds))
-	index := map[string]int{}
+	// The walk records what it reaches and decodes it at the end (see
+	// travState): the facts' strings, and their paths, then take a few
+	// allocations per traversal instead of a few per fact. The records are
+	// reused across traversals.
+	ts := tx.s.getTravState()
+	defer tx.s.putTravState(ts)
+	ts.names = names
+	index := ts.index
 	for i, s := range seeds {
-		index[s] = len(paths)
-		paths = append(paths, names[i:i+1:i+1])
+		index[s] = int32(i)
+		ts.ents = append(ts.ents, travEntity{parent: -1, step: -1, depth: 0})
 	}
-	extend := func(p []string, name string) []string {
-		return append(p[:len(p):len(p)], name) // always a new array
+	// A fact is met twice only when the walk follows both directions: from
+	// its subject and from its object (or twice from an entity linked to
+	// itself). Each entity is expanded once, so one direction meets each
+	// fact once.
+	var emitted map[ulid.ULID]struct{}
+	if q.Direction == Both {
+		emitted = ts.emitted
 	}
 	var res Traversal
-	emitted := map[ulid.ULID]bool{}
-	frontier := slices.Clone(seeds)
+	frontier := append(ts.frontier, seeds...)
+	next := ts.next
 	full := false // Limit reached: the walk stops (a fan-out cut does not stop it)
-	for h := 1; h <= hops && len(frontier) > 0 && !full; h++ {
-		var next []string
-		for _, u := range frontier {
-			ui := index[u]
-			cut, stop, err := w.expand(u, func(e *edge) (bool, error) {
-				if emitted[e.id] {
-					return true, nil
-				}
-				if len(res.Steps) == limit {
-					res.Truncated, full = true, true
-					return false, nil
-				}
-				f, err := decodeFact(e.val, e.id[:])
-				if err != nil {
-					return false, err
-				}
-				emitted[e.id] = true
-				other := f.Object
-				if !e.out {
-					other = f.Subject
-				}
-				var p []string
-				if vi, seen := index[string(e.other)]; seen {
-					// Already reached (a seed, or by a shorter or earlier
-					// path): the fact still links u to it.
-					p = extend(paths[ui], paths[vi][len(paths[vi])-1])
-				} else {
-					p = extend(paths[ui], other)
-					index[string(e.other)] = len(paths)
-					paths = append(paths, p)
-					next = append(next, string(e.other))
-				}
-				res.Steps = append(res.Steps, Step{Fact: f, Hops: h, Path: p})
+	var h, ui int32
+	visit := func(e *edge) (bool, error) {
+		if emitted != nil {
+			if _, dup := emitted[e.id]; dup {
 				return true, nil
-			})
+			}
+		}
+		if len(ts.steps) == limit {
+			res.Truncated, full = true, true
+			return false, nil
+		}
+		if emitted != nil {
+			emitted[e.id] = struct{}{}
+		}
+		st := travStep{id: e.id, val: int32(len(ts.vals)), hops: h, from: ui, out: e.out}
+		ts.vals = append(ts.vals, e.val...)
+		if vi, seen := index[string(e.other)]; seen {
+			// Already reached (a seed, or by a shorter or earlier path):
+			// the fact still links u to it.
+			st.to = vi
+		} else {
+			st.to = int32(len(ts.ents))
+			other := string(e.other)
+			index[other] = st.to
+			ts.ents = append(ts.ents, travEntity{parent: ui, step: int32(len(ts.steps)), depth: h})
+			next = append(next, other)
+		}
+		ts.steps = append(ts.steps, st)
+		return true, nil
+	}
+	for h = 1; int(h) <= hops && len(frontier) > 0 && !full; h++ {
+		next = next[:0]
+		for _, u := range frontier {
+			ui = index[u]
+			cut, stop, err := w.expand(u, visit)
 			if err != nil {
 				return Traversal{}, err
 			}
@@ -329,9 +341,150 @@ func (tx *Tx) Traverse(q TraverseQuery) (Traversal, error) {
 				break
 			}
 		}
-		frontier = next
+		frontier, next = next, frontier
+	}
+	ts.frontier, ts.next = frontier, next
+	if res.Steps, err = ts.decode(); err != nil {
+		return Traversal{}, err
 	}
 	return res, nil
+}
+
+// travState is what a traversal reached, before decoding: each fact as its
+// id and stored value (in vals), and each entity by the step that reached
+// it first; and the walk's maps and frontiers. A Store keeps a few for
+// reuse (getTravState).
+type travState struct {
+	names   []string // display names of the seeds, the first entities
+	ents    []travEntity
+	steps   []travStep
+	vals    []byte
+	index   map[string]int32 // folded name → entity
+	emitted map[ulid.ULID]struct{}
+
+	frontier, next []string
+}
+
+// maxPooledSteps bounds the traversals whose records are kept for reuse:
+// clearing a map costs its capacity, so a huge walk's maps are dropped.
+const maxPooledSteps = 4096
+
+func (s *Store) getTravState() *travState {
+	if ts, ok := s.travStates.Get().(*travState); ok {
+		return ts
+	}
+	return &travState{index: map[string]int32{}, emitted: map[ulid.ULID]struct{}{}}
+}
+
+func (s *Store) putTravState(ts *travState) {
+	if len(ts.steps) > maxPooledSteps || len(ts.ents) > maxPooledSteps {
+		return
+	}
+	clear(ts.index)
+	clear(ts.emitted)
+	clear(ts.frontier[:cap(ts.frontier)]) // drop the names they hold
+	clear(ts.next[:cap(ts.next)])
+	*ts = travState{
+		ents: ts.ents[:0], steps: ts.steps[:0], vals: ts.vals[:0],
+		index: ts.index, emitted: ts.emitted,
+		frontier: ts.frontier[:0], next: ts.next[:0],
+	}
+	s.travStates.Put(ts)
+}
+
+type travEntity struct {
+	parent int32 // entity this one was reached from; -1 for a seed
+	step   int32 // index of the step that reached it; -1 for a seed
+	depth  int32 // hops from the seeds
+}
+
+type travStep struct {
+	id       ulid.ULID
+	val      int32 // offset of the stored value in travState.vals
+	hops     int32
+	from, to int32 // entities the fact links, in the walk's direction
+	out      bool  // from is the subject
+}
+
+// ulidTextLen is the length of a ULID as text.
+const ulidTextLen = 26
+
+// decode builds the steps: their facts, whose strings (ids, names, sources)
+// share one string, and their paths, which share one array.
+func (ts *travState) decode() ([]Step, error) {
+	if len(ts.steps) == 0 {
+		return nil, nil
+	}
+	end := func(i int) int32 {
+		if i+1 < len(ts.steps) {
+			return ts.steps[i+1].val
+		}
+		return int32(len(ts.vals))
+	}
+	size := 0
+	for i := range ts.steps {
+		size += ulidTextLen + int(end(i)-ts.steps[i].val) - factHead
+	}
+	var sb strings.Builder
+	sb.Grow(size)
+	var text [ulidTextLen]byte
+	for i, st := range ts.steps {
+		_ = st.id.MarshalTextTo(text[:])
+		sb.Write(text[:])
+		sb.Write(ts.vals[st.val+factHead : end(i)])
+	}
+	all := sb.String()
+	steps := make([]Step, len(ts.steps))
+	at := 0
+	for i, st := range ts.steps {
+		b := ts.vals[st.val:end(i)]
+		n := len(b) - factHead
+		if err := decodeFactInto(&steps[i].Fact, b, all[at:at+ulidTextLen], all[at+ulidTextLen:at+ulidTextLen+n]); err != nil {
+			return nil, err
+		}
+		at += ulidTextLen + n
+		steps[i].Hops = int(st.hops)
+	}
+	// Paths: each entity's (its parent's plus its own display name, taken
+	// from the fact that reached it), shared by the step that reached it;
+	// every other step gets its own (its start's plus its end's name).
+	slots := 0
+	for _, e := range ts.ents {
+		slots += int(e.depth) + 1
+	}
+	for i, st := range ts.steps {
+		if ts.ents[st.to].step != int32(i) {
+			slots += int(st.hops) + 1
+		}
+	}
+	slab := make([]string, 0, slots)
+	take := func(prefix []string, name string) []string {
+		p := append(slab[len(slab):len(slab)], prefix...)
+		p = append(p, name)
+		slab = slab[:len(slab)+len(p)]
+		return p[:len(p):len(p)]
+	}
+	paths := make([][]string, len(ts.ents))
+	for i, e := range ts.ents {
+		if e.parent < 0 {
+			paths[i] = take(nil, ts.names[i])
+			continue
+		}
+		f := &steps[e.step].Fact
+		name := f.Object
+		if !ts.steps[e.step].out {
+			name = f.Subject
+		}
+		paths[i] = take(paths[e.parent], name)
+		steps[e.step].Path = paths[i]
+	}
+	for i, st := range ts.steps {
+		if steps[i].Path == nil {
+			to := paths[st.to]
+			steps[i].Path = take(paths[st.from], to[len(to)-1])
+		}
+	}
+	return steps, nil
 }
 
 func (q *TraverseQuery) bounds() (hops, limit int, err error) {

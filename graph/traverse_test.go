@@ -1,11 +1,14 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -690,4 +693,72 @@ func (g *travGraph) dump() string {
 		fmt.Fprintf(&b, "  %s %q -%q-> %q [%s, %s)\n", f.ID, f.Subject, f.Predicate, f.Object, modelTime(f.ValidFrom), modelTime(f.ValidTo))
 	}
 	return b.String()
+}
+
+// TestTraverseConcurrentReuse runs traversals of different shapes from
+// many goroutines on one Store, whose working records are reused across
+// calls, and checks each result against the same query on a Store that
+// has never traversed (so reused records leak nothing into a result).
+func TestTraverseConcurrentReuse(t *testing.T) {
+	s, db, _ := newTestGraph(t, nil)
+	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	update(t, s, db, func(tx *Tx) error {
+		for i, x := range names {
+			for j, y := range names {
+				if (i*7+j*3)%4 == 0 {
+					if _, err := tx.Relate(Fact{Subject: x, Predicate: fmt.Sprintf("r%d", (i+j)%3), Object: y}); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+	var queries []TraverseQuery
+	for _, from := range names {
+		for _, dir := range []Direction{Both, Out, In} {
+			queries = append(queries,
+				TraverseQuery{From: []string{from}, MaxHops: 3, Direction: dir},
+				TraverseQuery{From: []string{from, "nobody"}, MaxHops: 2, Direction: dir, Limit: 5, MaxFanout: 2},
+				TraverseQuery{From: []string{from}, MaxHops: 2, Direction: dir, Predicates: []string{"R1"}})
+		}
+	}
+	want := make([]Traversal, len(queries))
+	for i, q := range queries {
+		fresh, err := New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh.now = s.now
+		view(t, fresh, db, func(tx *Tx) (err error) {
+			want[i], err = tx.Traverse(q)
+			return err
+		})
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range 5 {
+				for k := range queries {
+					i := (k*5 + g + r) % len(queries)
+					var got Traversal
+					err := s.View(context.Background(), db, testRoot, func(tx *Tx) (err error) {
+						got, err = tx.Traverse(queries[i])
+						return err
+					})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if !reflect.DeepEqual(got, want[i]) {
+						t.Errorf("query %+v: got %+v, want %+v", queries[i], got, want[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
