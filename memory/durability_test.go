@@ -142,8 +142,8 @@ func TestDurabilityKill9(t *testing.T) {
 }
 
 // TestDurabilityReachesStore checks end to end that Options.Durability
-// reaches the store's sync setting: kv's TestDurabilityReachesBadger checks
-// the last step, from kv to Badger's SyncWrites. TestDurabilityKill9 passes
+// reaches the store's sync setting: kv's TestDurabilityReachesDisk checks
+// the last step, that kv syncs each write before it returns. TestDurabilityKill9 passes
 // with fsync off (a killed process leaves its writes in the OS page cache),
 // so this is the test that fails when Sync stops reaching the disk.
 func TestDurabilityReachesStore(t *testing.T) {
