@@ -110,10 +110,11 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 	// back off while it is over: the budget always holds. The estimate
 	// starts from the framing, the header with every section title, and the
 	// summary.
-	used := tokensPerMessage + len(enc.EncodeOrdinary(string(RoleSystem))) + preambleFrameTokens(enc) + rec.Trace.SummaryTokens
+	frame := preambleFrameTokens(enc) // the system message's framing, role and fixed text
+	used := frame + rec.Trace.SummaryTokens
 	if summary != "" && used > budget {
 		summary, rec.Trace.SummaryTokens = "", 0 // it does not fit; the items may
-		used = tokensPerMessage + len(enc.EncodeOrdinary(string(RoleSystem))) + preambleFrameTokens(enc)
+		used = frame
 	}
 	var kept []*Candidate
 	seen := map[string]string{} // folded text → id of the first with it

@@ -3,9 +3,11 @@ package memory
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
@@ -277,5 +279,33 @@ func BenchmarkRecall(b *testing.B) {
 			}
 			i++
 		}
+	})
+	// paired times a Recall and its peer for the same query in turn and
+	// reports their medians and the ratio: on a shared machine whose speed
+	// drifts, a ratio of interleaved timings holds where the two rows above
+	// do not.
+	b.Run("paired", func(b *testing.B) {
+		var rt, pt []time.Duration
+		i := 0
+		for b.Loop() {
+			q := queries[i%len(queries)]
+			t := time.Now()
+			if _, err := st.Recall(bg, Query{Scope: scope, Text: q}); err != nil {
+				b.Fatal(err)
+			}
+			rt = append(rt, time.Since(t))
+			t = time.Now()
+			if _, err := st.db.SearchText(bg, scope, q, 10, &engine.SearchOptions{Space: spaceMemories}); err != nil {
+				b.Fatal(err)
+			}
+			pt = append(pt, time.Since(t))
+			i++
+		}
+		slices.Sort(rt)
+		slices.Sort(pt)
+		r, p := rt[len(rt)/2], pt[len(pt)/2]
+		b.ReportMetric(float64(r.Microseconds()), "recall-p50-µs")
+		b.ReportMetric(float64(p.Microseconds()), "bm25-p50-µs")
+		b.ReportMetric(float64(r)/float64(p), "recall/bm25")
 	})
 }

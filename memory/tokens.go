@@ -218,14 +218,17 @@ func isSpaceLike(r rune) bool {
 	return unicode.IsSpace(r) || unicode.In(r, unicode.Z, unicode.Cc, unicode.Cf)
 }
 
-// frameTokens caches the tokens of preambleFrame per encoder.
+// frameTokens caches preambleFrameTokens per encoder.
 var frameTokens sync.Map // *tiktoken.Tiktoken → int
 
+// preambleFrameTokens returns the tokens of the preamble as a system
+// message without its summary and items: the chat framing, the role and
+// preambleFrame.
 func preambleFrameTokens(enc *tiktoken.Tiktoken) int {
 	if n, ok := frameTokens.Load(enc); ok {
 		return n.(int)
 	}
-	n := len(enc.EncodeOrdinary(preambleFrame))
+	n := tokensPerMessage + len(enc.EncodeOrdinary(string(RoleSystem))) + len(enc.EncodeOrdinary(preambleFrame))
 	frameTokens.Store(enc, n)
 	return n
 }
