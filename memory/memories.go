@@ -195,6 +195,10 @@ func memoryRecord(m *Memory, vec []float32) engine.Record {
 }
 
 func decodeMemory(r engine.Record) (Memory, error) {
+	if m, ok := decodeMemoryJSON(r.Metadata[memoryMetaKey]); ok {
+		m.ID = r.ID
+		return m, nil
+	}
 	var m Memory
 	if err := json.Unmarshal([]byte(r.Metadata[memoryMetaKey]), &m); err != nil {
 		return Memory{}, fmt.Errorf("%w: memory %s: %v", ErrCorrupt, r.ID, err)
