@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,10 @@ type RecallResult struct {
 	// Items is the mean number of items a Recall returned, and Facts the
 	// mean number of them that were graph facts.
 	Items, FactItems float64
+	// AllocsPerRecall and BytesPerRecall are the heap allocations (objects
+	// and bytes) of the process during the timed Recalls, per Recall: the
+	// store's background work, if any ran, is counted too.
+	AllocsPerRecall, BytesPerRecall float64
 }
 
 // recallVocab is the word stock of synthetic memories.
@@ -70,10 +75,17 @@ vacation doctor appointment gym coffee lunch dinner train taxi parking office pr
 preference allergy peanuts vegetarian music jazz novel podcast garden dog cat`)
 
 // RunRecall builds a synthetic store (memories made of vocabulary words and
-// numbers, each user's graph a power-law graph from PowerLawFacts) and
-// times Recall with its default sources (memories and the graph) for
-// random users: queries name two words of the vocabulary and an entity of
-// the user's graph.
+// numbers, each user's graph a power-law graph from PowerLawFacts whose
+// predicates are renamed to words of the same vocabulary) and times Recall
+// with its default sources (memories and the graph) for random users:
+// queries name an entity of the user's graph, the predicate of one of that
+// entity's facts and another word of the vocabulary, so that both memories
+// and facts are relevant ("What about the budget hotel of entity-12?").
+//
+// The predicates carry words because Recall ranks the facts it reaches by
+// the query's other terms and weighs the facts that share none at a tenth
+// (see memory.Trace.Lists): with PowerLawFacts' own predicates ("pred-7")
+// no fact ever shared a term with a query, and no fact reached the context.
 func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 	o := opts
 	o.Users = orDefault(o.Users, 1000)
@@ -89,6 +101,7 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 	res := RecallResult{Users: o.Users, Queries: o.Queries}
 	began := time.Now()
 	entities := make([][]string, o.Users)
+	predicates := make([][][]string, o.Users) // per user and entity: its facts' predicates
 	for u := range o.Users {
 		scope := memory.Scope{Tenant: "bench", User: "user-" + strconv.Itoa(u)}
 		for range o.MemoriesPerUser {
@@ -104,11 +117,22 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 			res.Memories++
 		}
 		facts := PowerLawFacts(o.FactsPerUser, o.Seed+uint64(u))
+		for i := range facts {
+			facts[i].Predicate = vocabPredicate(facts[i].Predicate)
+		}
 		if _, err := store.ImportGraph(ctx, scope, &graph.Dump{Facts: facts}, nil); err != nil {
 			return res, err
 		}
 		res.Facts += len(facts)
 		entities[u] = GraphSeeds(facts, 16, o.Seed+uint64(u))
+		predicates[u] = make([][]string, len(entities[u]))
+		for i, e := range entities[u] {
+			for _, f := range facts {
+				if (f.Subject == e || f.Object == e) && !slices.Contains(predicates[u][i], f.Predicate) {
+					predicates[u][i] = append(predicates[u][i], f.Predicate)
+				}
+			}
+		}
 		if o.Progress != nil && (u+1)%max(1, o.Users/10) == 0 {
 			fmt.Fprintf(o.Progress, "built %d/%d users (%d memories, %d facts) in %v\n", u+1, o.Users, res.Memories, res.Facts, time.Since(began).Round(time.Second))
 		}
@@ -133,14 +157,30 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 	peer := make([]time.Duration, 0, o.Queries)
 	included := make([]time.Duration, 0, o.Queries)
 	var items, factItems int
+	allocs := [2]metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+	var objects, bytes uint64 // allocated during the timed Recalls (wraps below zero in between)
 	for i := range o.Queries + o.Queries/10 {
 		u := r.IntN(o.Users)
-		text := fmt.Sprintf("What about the %s %s of %s?", recallVocab[r.IntN(len(recallVocab))],
-			recallVocab[r.IntN(len(recallVocab))], entities[u][r.IntN(len(entities[u]))])
+		word := recallVocab[r.IntN(len(recallVocab))]
+		text := "What about the " + word + "?"
+		if len(entities[u]) > 0 {
+			e := r.IntN(len(entities[u]))
+			preds := predicates[u][e]
+			text = fmt.Sprintf("What about the %s %s of %s?", word, preds[r.IntN(len(preds))], entities[u][e])
+		}
 		scope := memory.Scope{Tenant: "bench", User: "user-" + strconv.Itoa(u)}
+		timed := i >= o.Queries/10
+		if timed {
+			metrics.Read(allocs[:])
+			objects, bytes = objects-allocs[0].Value.Uint64(), bytes-allocs[1].Value.Uint64()
+		}
 		t := time.Now()
 		rec, err := store.Recall(ctx, memory.Query{Scope: scope, Text: text})
 		took := time.Since(t)
+		if timed {
+			metrics.Read(allocs[:])
+			objects, bytes = objects+allocs[0].Value.Uint64(), bytes+allocs[1].Value.Uint64()
+		}
 		if err != nil {
 			return res, err
 		}
@@ -149,7 +189,7 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 			return res, err
 		}
 		peerTook := time.Since(t)
-		if i < o.Queries/10 {
+		if !timed {
 			continue // warm-up: first use of a partition loads it
 		}
 		included = append(included, took)
@@ -170,7 +210,19 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 	res.IncludedP50, res.IncludedP99 = percentile(included, 50), percentile(included, 99)
 	res.Items = float64(items) / float64(len(included))
 	res.FactItems = float64(factItems) / float64(len(included))
+	res.AllocsPerRecall = float64(objects) / float64(len(included))
+	res.BytesPerRecall = float64(bytes) / float64(len(included))
 	return res, nil
+}
+
+// vocabPredicate renames a PowerLawFacts predicate ("pred-7") to a word of
+// recallVocab, lower-cased, one word per predicate number.
+func vocabPredicate(p string) string {
+	n, err := strconv.Atoi(strings.TrimPrefix(p, "pred-"))
+	if err != nil || n < 0 || n >= len(recallVocab) {
+		return p
+	}
+	return strings.ToLower(recallVocab[n])
 }
 
 // peerDB is the engine the peer searches, with the directory it owns.

@@ -16,13 +16,7 @@ func itemLine(it *Item) string {
 	b.WriteString("- ")
 	switch it.Source {
 	case SourceMemories, SourceShared:
-		if !it.Time.IsZero() {
-			b.WriteString("[" + it.Time.UTC().Format("2006-01-02") + "] ")
-		}
-		if it.Memory != nil && it.Memory.Kind != KindFact {
-			b.WriteString("(" + string(it.Memory.Kind) + ") ")
-		}
-		b.WriteString(it.Text)
+		b.WriteString(memoryLinePrefix(it)[1:] + " " + it.Text) // "- " is written
 	case SourceEpisodes:
 		b.WriteString("[" + it.Time.UTC().Format("2006-01-02 15:04"))
 		if it.Session != "" {
@@ -41,6 +35,32 @@ func itemLine(it *Item) string {
 		}
 	}
 	return strings.Join(strings.Fields(b.String()), " ") // one line
+}
+
+// memoryLinePrefix returns the start of a memory's preamble line, before
+// the space and the text: "-", "- [2026-01-02]", "- (preference)" or both.
+func memoryLinePrefix(it *Item) string {
+	p := "-"
+	if !it.Time.IsZero() {
+		p += " [" + it.Time.UTC().Format("2006-01-02") + "]"
+	}
+	if it.Memory != nil && it.Memory.Kind != KindFact {
+		p += " (" + string(it.Memory.Kind) + ")"
+	}
+	return p
+}
+
+// lineTokens returns the tokens of c's preamble line: for a memory whose
+// record holds its text's count in the store's encoding, that count and
+// the prefix's (see memoryTextTokens); otherwise the line counted, through
+// the cache.
+func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) int {
+	if c.Source.isMemory() && c.tokenMeta != "" {
+		if n, ok := parseTextTokens(c.tokenMeta, s.opts.Encoding, len(c.item.Text)); ok {
+			return countPrefix(enc, memoryLinePrefix(&c.item)) + n
+		}
+	}
+	return textTokens.count(enc, itemLine(&c.item))
 }
 
 // renderPreamble lays out the summary and the items, grouped by source in
@@ -90,10 +110,11 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 	// back off while it is over: the budget always holds. The estimate
 	// starts from the framing, the header with every section title, and the
 	// summary.
-	used := tokensPerMessage + len(enc.EncodeOrdinary(string(RoleSystem))) + preambleFrameTokens(enc) + rec.Trace.SummaryTokens
+	frame := preambleFrameTokens(enc) // the system message's framing, role and fixed text
+	used := frame + rec.Trace.SummaryTokens
 	if summary != "" && used > budget {
 		summary, rec.Trace.SummaryTokens = "", 0 // it does not fit; the items may
-		used = tokensPerMessage + len(enc.EncodeOrdinary(string(RoleSystem))) + preambleFrameTokens(enc)
+		used = frame
 	}
 	var kept []*Candidate
 	seen := map[string]string{} // folded text → id of the first with it
@@ -123,7 +144,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 			continue
 		}
 		seen[key] = c.ID
-		c.Tokens = textTokens.count(enc, itemLine(&c.item)) + 1 // and its newline
+		c.Tokens = s.lineTokens(enc, c) + 1 // and its newline
 		if used+c.Tokens > budget {
 			c.Reason = "budget"
 			continue

@@ -18,23 +18,35 @@ const rrfK = 60
 
 // fusion collects the candidates of the ranked lists.
 type fusion struct {
-	byID  map[string]*Candidate
+	byID  map[candidateKey]*Candidate
 	order []*Candidate
 	lists map[string]int
 	// weights scales each list's reciprocal ranks; a list without one
 	// weighs 1.
 	weights map[string]float64
+	// slab holds new candidates, allocated a chunk at a time.
+	slab []Candidate
 }
 
 func newFusion() *fusion {
-	return &fusion{byID: map[string]*Candidate{}, lists: map[string]int{}, weights: map[string]float64{}}
+	return &fusion{byID: make(map[candidateKey]*Candidate, 64), lists: map[string]int{}, weights: map[string]float64{}}
+}
+
+// candidateKey names a candidate: ids are unique within a source.
+type candidateKey struct {
+	src Source
+	id  string
 }
 
 func (f *fusion) candidate(id string, src Source) *Candidate {
-	key := string(src) + "/" + id
+	key := candidateKey{src, id}
 	c, ok := f.byID[key]
 	if !ok {
-		c = &Candidate{ID: id, Source: src, Ranks: map[string]int{}, Scores: map[string]float64{}}
+		if len(f.slab) == cap(f.slab) {
+			f.slab = make([]Candidate, 0, 32)
+		}
+		f.slab = append(f.slab, Candidate{ID: id, Source: src, Ranks: map[string]int{}, Scores: map[string]float64{}})
+		c = &f.slab[len(f.slab)-1]
 		f.byID[key] = c
 		f.order = append(f.order, c)
 	}

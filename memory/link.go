@@ -19,10 +19,49 @@ const maxLinkWords = 8
 const maxCachedGraphs = 1024
 
 // nameSet is every name and alias of one graph, folded, with the display
-// name each resolves to.
+// name each resolves to. It is safe for concurrent use: names and maxWords
+// are not written after it is built, and analyzed has its lock.
 type nameSet struct {
 	names    map[string]string
 	maxWords int
+
+	mu struct {
+		sync.Mutex
+		// analyzed holds the BM25 terms of the graph's entity names and
+		// predicates as recall's fact ranking met them (see
+		// termMatcher): the same names come back query after query, and
+		// the set is dropped with the rest on any write to the graph.
+		analyzed map[string][]string
+	}
+}
+
+// maxAnalyzed bounds nameSet.mu.analyzed; past it texts are analyzed
+// every time.
+const maxAnalyzed = 1 << 14
+
+// terms returns the BM25 terms of text, a name or predicate (its '_' as
+// spaces) of the set's graph, analyzed once per set. Nil ns analyzes.
+// The slice is shared: read, don't modify.
+func (ns *nameSet) terms(text string) []string {
+	if ns == nil {
+		return index.Analyze(text)
+	}
+	ns.mu.Lock()
+	t, ok := ns.mu.analyzed[text]
+	ns.mu.Unlock()
+	if ok {
+		return t
+	}
+	t = index.Analyze(text)
+	ns.mu.Lock()
+	if ns.mu.analyzed == nil {
+		ns.mu.analyzed = map[string][]string{}
+	}
+	if len(ns.mu.analyzed) < maxAnalyzed {
+		ns.mu.analyzed[text] = t
+	}
+	ns.mu.Unlock()
+	return t
 }
 
 // nameCache keeps the name sets of recently linked graphs. A write to a

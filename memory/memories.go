@@ -174,6 +174,14 @@ func memoryHash(k Kind, text string) []byte {
 // memoryMetaKey is the record metadata key that holds a memory's fields.
 const memoryMetaKey = "memory"
 
+// memoryTokensKey is the record metadata key that holds the token count of
+// a memory's text as its preamble line shows it (see memoryTextTokens), so
+// that Recall does not count it again per query: "<encoding>:<tokens>:<text
+// bytes>", e.g. "o200k_base:17:82". Records written before it existed, or
+// counted in another encoding, are counted when recalled (and cached; see
+// textTokens). The text's length guards against a count of other text.
+const memoryTokensKey = "tokens"
+
 func memoryRecord(m *Memory, vec []float32) engine.Record {
 	b, _ := json.Marshal(m) // strings, times and numbers always marshal
 	return engine.Record{
@@ -187,6 +195,10 @@ func memoryRecord(m *Memory, vec []float32) engine.Record {
 }
 
 func decodeMemory(r engine.Record) (Memory, error) {
+	if m, ok := decodeMemoryJSON(r.Metadata[memoryMetaKey]); ok {
+		m.ID = r.ID
+		return m, nil
+	}
 	var m Memory
 	if err := json.Unmarshal([]byte(r.Metadata[memoryMetaKey]), &m); err != nil {
 		return Memory{}, fmt.Errorf("%w: memory %s: %v", ErrCorrupt, r.ID, err)
@@ -364,7 +376,11 @@ func (s *Store) putMemory(tx *engine.Tx, scope Scope, prefix []byte, old, m *Mem
 			return err
 		}
 	}
-	if _, err := tx.PutRecord(scope, spaceMemories, memoryRecord(m, vec)); err != nil {
+	rec := memoryRecord(m, vec)
+	if enc, err := s.encoder(); err == nil { // Open loaded it; without it Recall counts
+		rec.Metadata[memoryTokensKey] = formatTextTokens(s.opts.Encoding, memoryTextTokens(enc, m.Text), m.Text)
+	}
+	if _, err := tx.PutRecord(scope, spaceMemories, rec); err != nil {
 		return memoryError(err)
 	}
 	var ttl time.Duration

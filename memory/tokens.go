@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode"
@@ -216,15 +218,89 @@ func isSpaceLike(r rune) bool {
 	return unicode.IsSpace(r) || unicode.In(r, unicode.Z, unicode.Cc, unicode.Cf)
 }
 
-// frameTokens caches the tokens of preambleFrame per encoder.
+// frameTokens caches preambleFrameTokens per encoder.
 var frameTokens sync.Map // *tiktoken.Tiktoken → int
 
+// preambleFrameTokens returns the tokens of the preamble as a system
+// message without its summary and items: the chat framing, the role and
+// preambleFrame.
 func preambleFrameTokens(enc *tiktoken.Tiktoken) int {
 	if n, ok := frameTokens.Load(enc); ok {
 		return n.(int)
 	}
-	n := len(enc.EncodeOrdinary(preambleFrame))
+	n := tokensPerMessage + len(enc.EncodeOrdinary(string(RoleSystem))) + len(enc.EncodeOrdinary(preambleFrame))
 	frameTokens.Store(enc, n)
+	return n
+}
+
+// memoryTextTokens counts a memory's text as its preamble line holds it:
+// white space collapsed (itemLine makes the line one line) and after the
+// space that follows the line's prefix ("- [2026-01-02] (preference)").
+// The cut before that space is one every encoding makes itself (see
+// exactCut: after punctuation, a space starts a new piece), and tokenLen
+// cuts a long stretch relative to the stretch's start, so the prefix's
+// count plus this one is exactly the line's count (TestMemoryLineTokens).
+func memoryTextTokens(enc ordinaryEncoder, text string) int {
+	return tokenLen(enc, " "+strings.Join(strings.Fields(text), " "))
+}
+
+// formatTextTokens renders a memory record's memoryTokensKey value.
+func formatTextTokens(encoding string, tokens int, text string) string {
+	return encoding + ":" + strconv.Itoa(tokens) + ":" + strconv.Itoa(len(text))
+}
+
+// parseTextTokens returns the count a memoryTokensKey value v holds, if it
+// was counted in encoding for a text of textLen bytes.
+func parseTextTokens(v, encoding string, textLen int) (int, bool) {
+	rest, ok := strings.CutPrefix(v, encoding)
+	if !ok || !strings.HasPrefix(rest, ":") {
+		return 0, false
+	}
+	count, size, ok := strings.Cut(rest[1:], ":")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	if l, err := strconv.Atoi(size); err != nil || l != textLen {
+		return 0, false
+	}
+	return n, true
+}
+
+// prefixTokens caches the counts of preamble line prefixes ("- [date]
+// (kind)"), which hold no text of a store: a date and a kind.
+var prefixTokens struct {
+	mu sync.Mutex
+	m  map[prefixKey]int
+}
+
+type prefixKey struct {
+	enc    *tiktoken.Tiktoken
+	prefix string
+}
+
+// maxCachedPrefixes bounds prefixTokens; past it the cache starts afresh.
+const maxCachedPrefixes = 1 << 12
+
+// countPrefix returns the tokens of a line prefix, cached.
+func countPrefix(enc *tiktoken.Tiktoken, prefix string) int {
+	k := prefixKey{enc, prefix}
+	prefixTokens.mu.Lock()
+	n, ok := prefixTokens.m[k]
+	prefixTokens.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = tokenLen(enc, prefix)
+	prefixTokens.mu.Lock()
+	if prefixTokens.m == nil || len(prefixTokens.m) >= maxCachedPrefixes {
+		prefixTokens.m = map[prefixKey]int{}
+	}
+	prefixTokens.m[k] = n
+	prefixTokens.mu.Unlock()
 	return n
 }
 

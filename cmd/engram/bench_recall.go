@@ -18,8 +18,12 @@ func newBenchRecallCmd() *cobra.Command {
 		Long: `recall builds a synthetic store (by default 1,000 users with 100 memories and
 1,000 power-law graph facts each: 100,000 memories and 1,000,000 facts) and
 times Recall with its default sources for random users, reporting p50 and
-p99 with the query's embedding excluded and included. The embedder is the
-offline default. --dir keeps the store on disk (default: in memory).`,
+p99 with the query's embedding excluded and included, and the heap
+allocations per Recall. Queries name an entity of the user's graph, the
+predicate of one of its facts and a word of the memories' vocabulary. The
+peer, timed in the same loop, is one BM25 search of the user's memories.
+The embedder is the offline default. --dir keeps the store on disk
+(default: in memory); --users, --memories and --facts scale it down.`,
 		Example: `  engram bench recall
   engram bench recall --users 100 --queries 500`,
 		Args: cobra.NoArgs,
@@ -47,9 +51,10 @@ func runBenchRecall(ctx context.Context, stdout, stderr io.Writer, o bench.Recal
 	if err != nil {
 		return fmt.Errorf("bench recall: %w", err)
 	}
-	_, err = fmt.Fprintf(stdout, `| store | build | queries | Recall p50 | Recall p99 | with embedding p50 | with embedding p99 | peer: one BM25 search p50 | p99 | items (facts) |
-|---|---|---|---|---|---|---|---|---|---|
-| %d users, %d memories, %d facts | %v | %d | %v | %v | %v | %v | %v | %v | %.1f (%.1f) |
-`, r.Users, r.Memories, r.Facts, r.Build.Round(1e9), r.Queries, r.ExcludedP50, r.ExcludedP99, r.IncludedP50, r.IncludedP99, r.PeerP50, r.PeerP99, r.Items, r.FactItems)
+	_, err = fmt.Fprintf(stdout, `| store | build | queries | Recall p50 | Recall p99 | with embedding p50 | with embedding p99 | peer: one BM25 search p50 | p99 | Recall p50 / peer p50 | items (facts) | allocs/Recall | bytes/Recall |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| %d users, %d memories, %d facts | %v | %d | %v | %v | %v | %v | %v | %v | %.2f× | %.1f (%.1f) | %.0f | %.0f |
+`, r.Users, r.Memories, r.Facts, r.Build.Round(1e9), r.Queries, r.ExcludedP50, r.ExcludedP99, r.IncludedP50, r.IncludedP99, r.PeerP50, r.PeerP99,
+		float64(r.ExcludedP50)/float64(max(r.PeerP50, 1)), r.Items, r.FactItems, r.AllocsPerRecall, r.BytesPerRecall)
 	return err
 }
