@@ -656,9 +656,15 @@ func (h *HNSW) greedy(s *searchScratch, q []float32, cur uint32, curD float32, l
 		changed = false
 		lst := h.list(cur, l)
 		cnt := min(int(atomic.LoadUint32(&lst[0])), len(lst)-1)
+		batch := s.batch[:0]
 		for j := 1; j <= cnt; j++ {
-			nb := atomic.LoadUint32(&lst[j])
-			if d := -dot(q, h.vec(nb)); d < curD {
+			batch = append(batch, atomic.LoadUint32(&lst[j]))
+		}
+		dists := append(s.dists[:0], make([]float32, len(batch))...)
+		dotBatch(q, h.vecs, batch, dists)
+		s.batch, s.dists = batch, dists
+		for j, nb := range batch {
+			if d := -dists[j]; d < curD {
 				cur, curD, changed = nb, d, true
 			}
 		}
@@ -689,14 +695,28 @@ func (h *HNSW) searchLayer(s *searchScratch, q []float32, entries []cand, ef, l 
 		}
 		// Walk the list in place, atomically (see setList);
 		// copying it first cost 13% of a siftsmall query.
+		if len(s.cands) > 0 {
+			// The nearest candidate left is usually the next expanded:
+			// start loading its list while this one's neighbours are
+			// scored.
+			prefetchList(&h.list(s.cands[0].id, l)[0])
+		}
 		lst := h.list(c.id, l)
 		cnt := min(int(atomic.LoadUint32(&lst[0])), len(lst)-1)
+		batch := s.batch[:0]
 		for j := 1; j <= cnt; j++ {
-			nb := atomic.LoadUint32(&lst[j])
-			if s.visit.visit(nb) {
-				continue
+			if nb := atomic.LoadUint32(&lst[j]); !s.visit.visit(nb) {
+				batch = append(batch, nb)
 			}
-			d := -dot(q, h.vec(nb))
+		}
+		// One batched call scores every new neighbour, prefetching each
+		// vector while the one before is summed; the list is then walked
+		// in its order, as one product at a time would.
+		dists := append(s.dists[:0], make([]float32, len(batch))...)
+		dotBatch(q, h.vecs, batch, dists)
+		s.batch, s.dists = batch, dists
+		for j, nb := range batch {
+			d := -dists[j]
 			if len(s.res) < ef || d < s.res.top().d {
 				s.cands.push(cand{d, nb})
 				ok := !h.isDeleted(nb)
@@ -987,6 +1007,8 @@ type searchScratch struct {
 	selected2 []cand
 	shrink    []cand
 	query     []float32
+	batch     []uint32  // a list's unvisited neighbours, for dotBatch
+	dists     []float32 // their similarities to the query
 }
 
 func (h *HNSW) getScratch() *searchScratch {
