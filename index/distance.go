@@ -15,9 +15,9 @@ import (
 // callers guarantee equal, non-zero lengths.
 //
 // The assembly replaced vek32.Dot, which the index called through a
-// function value: a direct call to a kernel without vek's length checks and
-// dispatch, and a batch form (dotBatch) that prefetches, are what the graph
-// walk needed (bench/results/vectors.md).
+// function value: the call is now direct, without vek's length checks and
+// dispatch, and the graph walk uses a batch form (dotBatch) that
+// prefetches (issue 15; figures in bench/results/vectors.md).
 func dot(a, b []float32) float32 {
 	if useAVX2 {
 		return dotAsm(a, b)

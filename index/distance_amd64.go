@@ -35,9 +35,10 @@ func dotBatchAsm(q, vecs []float32, ids []uint32, out []float32) {
 // prefetchAhead is how many vectors ahead of the one being summed
 // dotBatchAVX2 prefetches: one 384-float vector is 24 cache lines and its
 // product takes a few tens of nanoseconds, less than a memory access, so
-// the loads of the next two are kept in flight. On a 30,000 × 384 graph
-// (46 MB of vectors) searches ran 1.5-2× faster than without prefetching;
-// 1, 2 and 4 were within this machine's noise of each other.
+// the loads of the next two are kept in flight. Two is chosen from that
+// arithmetic: on the overloaded machine of the change (issue 15), 1, 2 and
+// 4 could not be told apart, though each beat no prefetch in most runs on a
+// 30,000 × 384 graph (bench/results/vectors.md).
 const prefetchAhead = 2
 
 // prefetchList asks the CPU to start loading the neighbour list at p, which
