@@ -3,39 +3,69 @@ package index
 import (
 	"fmt"
 	"math"
-
-	"github.com/viterin/vek"
-	"github.com/viterin/vek/vek32"
 )
 
 // Similarity is cosine similarity, computed as a dot product over vectors
 // normalised to unit length when they enter an index: one multiply-add per
 // dimension instead of three.
 
-// dot is the kernel chosen once at start-up: vek32's AVX2+FMA assembly when
-// the CPU has both (measured ~31 ns for 384 dimensions against ~550 ns for a
-// naive loop), else our 4-way unrolled loop (vek's own fallback is a plain
-// loop). It does not check its input: callers guarantee equal, non-zero
-// lengths, because vek32 panics otherwise.
-var dot = pickKernel()
-
-// kernelName names the chosen kernel, for benchmarks and diagnostics.
-var kernelName string
-
-func pickKernel() func(a, b []float32) float32 {
-	if vek.Info().Acceleration {
-		kernelName = "vek32-avx2-fma"
-		return vek32.Dot
+// dot returns the dot product of a and b with the best kernel the CPU
+// allows: our AVX2+FMA assembly (distance_amd64.s) on amd64 CPUs that have
+// both, else the 4-way unrolled Go loop. It does not check its input:
+// callers guarantee equal, non-zero lengths.
+//
+// The assembly replaced vek32.Dot, which the index called through a
+// function value: the call is now direct, without vek's length checks and
+// dispatch, and the graph walk uses a batch form (dotBatch) that
+// prefetches (issue 15; figures in bench/results/vectors.md).
+func dot(a, b []float32) float32 {
+	if useAVX2 {
+		return dotAsm(a, b)
 	}
-	kernelName = "go-unrolled4"
-	return dotUnrolled
+	return dotUnrolled(a, b)
+}
+
+// dotBatch sets out[i] to dot(q, the vector of node ids[i]) for every i,
+// where node j's vector is vecs[j·len(q) : (j+1)·len(q)]. The AVX2 path
+// prefetches each vector while the previous one is summed, which is most
+// of a graph walk's time once the vectors outgrow the caches. out must be
+// as long as ids; every id must name a whole vector in vecs (it panics
+// otherwise, before reading any).
+func dotBatch(q, vecs []float32, ids []uint32, out []float32) {
+	if len(ids) == 0 {
+		return
+	}
+	out = out[:len(ids)]
+	limit := uint32(len(vecs) / len(q))
+	for _, id := range ids {
+		if id >= limit {
+			panic("index: dotBatch id outside the vector slab")
+		}
+	}
+	if useAVX2 {
+		dotBatchAsm(q, vecs, ids, out)
+		return
+	}
+	dotBatchGo(q, vecs, ids, out)
+}
+
+// dotBatchGo is dotBatch's portable path.
+func dotBatchGo(q, vecs []float32, ids []uint32, out []float32) {
+	dim := len(q)
+	for i, id := range ids {
+		off := int(id) * dim
+		out[i] = dotUnrolled(q, vecs[off:off+dim:off+dim])
+	}
 }
 
 // Kernel returns the name of the dot-product kernel chosen at start-up:
-// "vek32-avx2-fma" or "go-unrolled4". (A program that later calls
-// vek.SetAcceleration(false) makes vek32 use its plain loop while this
-// still names the AVX2 kernel.)
-func Kernel() string { return kernelName }
+// "avx2-fma" or "go-unrolled4".
+func Kernel() string {
+	if useAVX2 {
+		return "avx2-fma"
+	}
+	return "go-unrolled4"
+}
 
 // dotUnrolled is the portable kernel: four independent accumulators let the
 // CPU overlap the multiply-adds of consecutive elements.

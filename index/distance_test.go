@@ -51,8 +51,8 @@ func naiveDot(a, b []float32) float32 {
 
 func TestKernelName(t *testing.T) {
 	want := "go-unrolled4"
-	if vek.Info().Acceleration {
-		want = "vek32-avx2-fma"
+	if vek.Info().Acceleration && useAVX2 {
+		want = "avx2-fma"
 	}
 	if got := Kernel(); got != want {
 		t.Fatalf("Kernel() = %q, want %q (vek acceleration %v)", got, want, vek.Info().Acceleration)
@@ -69,6 +69,12 @@ func TestDotKernelsAgree(t *testing.T) {
 	}{
 		{"in-use=" + Kernel(), dot},
 		{"go-unrolled4", dotUnrolled},
+	}
+	if useAVX2 {
+		kernels = append(kernels, struct {
+			name string
+			fn   func(a, b []float32) float32
+		}{"avx2-fma", dotAsm})
 	}
 	rng := rand.New(rand.NewSource(1))
 	for _, k := range kernels {

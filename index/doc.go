@@ -1,7 +1,8 @@
 // Package index holds Engram's in-memory search structures: the exact
 // [Flat] index and the [HNSW] graph over cosine similarity, with SIMD dot
-// products (vek32's AVX2+FMA kernels where the CPU has them, a 4-way
-// unrolled Go loop elsewhere), and the lexical [BM25] index with its
+// products (our AVX2+FMA assembly, distance_amd64.s, where the CPU has
+// both, with a batch form that prefetches for the graph walk; a 4-way
+// unrolled Go loop elsewhere or with the purego build tag), and the lexical [BM25] index with its
 // analyzer, [Analyze].
 //
 // # Basics

@@ -656,9 +656,15 @@ func (h *HNSW) greedy(s *searchScratch, q []float32, cur uint32, curD float32, l
 		changed = false
 		lst := h.list(cur, l)
 		cnt := min(int(atomic.LoadUint32(&lst[0])), len(lst)-1)
+		batch := s.batch[:0]
 		for j := 1; j <= cnt; j++ {
-			nb := atomic.LoadUint32(&lst[j])
-			if d := -dot(q, h.vec(nb)); d < curD {
+			batch = append(batch, atomic.LoadUint32(&lst[j]))
+		}
+		dists := append(s.dists[:0], make([]float32, len(batch))...)
+		dotBatch(q, h.vecs, batch, dists)
+		s.batch, s.dists = batch, dists
+		for j, nb := range batch {
+			if d := -dists[j]; d < curD {
 				cur, curD, changed = nb, d, true
 			}
 		}
@@ -687,16 +693,31 @@ func (h *HNSW) searchLayer(s *searchScratch, q []float32, entries []cand, ef, l 
 		if len(s.res) >= ef && c.d > s.res.top().d {
 			break
 		}
-		// Walk the list in place, atomically (see setList);
-		// copying it first cost 13% of a siftsmall query.
+		if len(s.cands) > 0 {
+			// The nearest candidate left is usually the next expanded:
+			// start loading its list while this one's neighbours are
+			// scored.
+			prefetchList(&h.list(s.cands[0].id, l)[0])
+		}
+		// Read the list in place, atomically (see setList), keeping only
+		// the unvisited ids; copying the whole list under its lock first
+		// cost 13% of a siftsmall query.
 		lst := h.list(c.id, l)
 		cnt := min(int(atomic.LoadUint32(&lst[0])), len(lst)-1)
+		batch := s.batch[:0]
 		for j := 1; j <= cnt; j++ {
-			nb := atomic.LoadUint32(&lst[j])
-			if s.visit.visit(nb) {
-				continue
+			if nb := atomic.LoadUint32(&lst[j]); !s.visit.visit(nb) {
+				batch = append(batch, nb)
 			}
-			d := -dot(q, h.vec(nb))
+		}
+		// One batched call scores every new neighbour, prefetching each
+		// vector two products ahead; the ids are then walked in list
+		// order, with the same outcome as one product at a time.
+		dists := append(s.dists[:0], make([]float32, len(batch))...)
+		dotBatch(q, h.vecs, batch, dists)
+		s.batch, s.dists = batch, dists
+		for j, nb := range batch {
+			d := -dists[j]
 			if len(s.res) < ef || d < s.res.top().d {
 				s.cands.push(cand{d, nb})
 				ok := !h.isDeleted(nb)
@@ -987,6 +1008,8 @@ type searchScratch struct {
 	selected2 []cand
 	shrink    []cand
 	query     []float32
+	batch     []uint32  // a list's unvisited neighbours, for dotBatch
+	dists     []float32 // their similarities to the query
 }
 
 func (h *HNSW) getScratch() *searchScratch {

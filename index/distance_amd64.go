@@ -1,0 +1,48 @@
+//go:build amd64 && !purego
+
+package index
+
+import "github.com/viterin/vek"
+
+// useAVX2 reports whether the CPU has AVX2 and FMA (and the OS saves the
+// YMM registers), as vek detects them through golang.org/x/sys/cpu. It is
+// fixed at start-up; tests flip it to compare the kernels.
+var useAVX2 = vek.Info().Acceleration
+
+// dotAVX2 returns the dot product of the n float32 at a and b. n may be
+// any length, zero included.
+//
+//go:noescape
+func dotAVX2(a, b *float32, n int) float32
+
+// dotBatchAVX2 sets out[i] to the dot product of q with the dim-long vector
+// at base + ids[i]·dim, for i < n (n ≥ 1), prefetching every cache line of
+// the vector ahead products ahead. Every id must index a whole vector
+// inside base's slab.
+//
+//go:noescape
+func dotBatchAVX2(q, base *float32, dim int, ids *uint32, n int, out *float32, ahead int)
+
+// dotAsm is the AVX2 kernel behind dot; callers guarantee equal non-zero
+// lengths.
+func dotAsm(a, b []float32) float32 { return dotAVX2(&a[0], &b[0], len(a)) }
+
+// dotBatchAsm is dotBatch's AVX2 path; dotBatch has checked every id.
+func dotBatchAsm(q, vecs []float32, ids []uint32, out []float32) {
+	dotBatchAVX2(&q[0], &vecs[0], len(q), &ids[0], len(ids), &out[0], prefetchAhead)
+}
+
+// prefetchAhead is how many vectors ahead of the one being summed
+// dotBatchAVX2 prefetches: one 384-float vector is 24 cache lines and its
+// product takes a few tens of nanoseconds, less than a memory access, so
+// the loads of the next two are kept in flight. Two is chosen from that
+// arithmetic: on the overloaded machine of the change (issue 15), 1, 2 and
+// 4 could not be told apart, though each beat no prefetch in most runs on a
+// 30,000 × 384 graph (bench/results/vectors.md).
+const prefetchAhead = 2
+
+// prefetchList asks the CPU to start loading the neighbour list at p, which
+// the graph walk reads next (see searchLayer).
+//
+//go:noescape
+func prefetchList(p *uint32)

@@ -1,0 +1,202 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The dot-product core, written out in both functions (a macro cannot hold
+// labels): four 8-lane FMA accumulators over 32 elements a step, then
+// 8-element steps, a horizontal sum, and a scalar tail for n mod 8, so any
+// length is exact to the element. In: SI, DI the vectors, CX the length.
+// Out: X0. Clobbers AX, BX, Y0-Y7.
+
+// func dotAVX2(a, b *float32, n int) float32
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ    a+0(FP), SI
+	MOVQ    b+8(FP), DI
+	MOVQ    n+16(FP), CX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    CX, BX
+	XORQ    AX, AX
+
+one_loop32:
+	CMPQ    BX, $32
+	JL      one_loop8
+	VMOVUPS (SI)(AX*4), Y4
+	VMOVUPS 32(SI)(AX*4), Y5
+	VMOVUPS 64(SI)(AX*4), Y6
+	VMOVUPS 96(SI)(AX*4), Y7
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	VFMADD231PS 32(DI)(AX*4), Y5, Y1
+	VFMADD231PS 64(DI)(AX*4), Y6, Y2
+	VFMADD231PS 96(DI)(AX*4), Y7, Y3
+	ADDQ    $32, AX
+	SUBQ    $32, BX
+	JMP     one_loop32
+
+one_loop8:
+	CMPQ    BX, $8
+	JL      one_reduce
+	VMOVUPS (SI)(AX*4), Y4
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	ADDQ    $8, AX
+	SUBQ    $8, BX
+	JMP     one_loop8
+
+one_reduce:
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS  X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS  X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS  X1, X0, X0
+
+one_loop1:
+	TESTQ   BX, BX
+	JE      one_done
+	VMOVSS  (SI)(AX*4), X1
+	VFMADD231SS (DI)(AX*4), X1, X0
+	INCQ    AX
+	DECQ    BX
+	JMP     one_loop1
+
+one_done:
+	VMOVSS  X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotBatchAVX2(q, base *float32, dim int, ids *uint32, n int, out *float32, ahead int)
+//
+// out[i] = dot(q, base[ids[i]*dim : (ids[i]+1)*dim]) for i < n. It first
+// prefetches every cache line of vectors 0 .. ahead-1, then before product
+// i those of vector i+ahead, so the graph walk's scattered vectors arrive
+// while earlier ones are summed (hnswlib prefetches the next vector's
+// first line the same way).
+TEXT ·dotBatchAVX2(SB), NOSPLIT, $0-56
+	MOVQ    q+0(FP), R8
+	MOVQ    base+8(FP), R9
+	MOVQ    dim+16(FP), R10
+	MOVQ    ids+24(FP), R11
+	MOVQ    n+32(FP), R12
+	MOVQ    out+40(FP), R13
+	MOVQ    R10, R14
+	SHLQ    $2, R14 // bytes per vector
+	XORQ    DX, DX  // i
+
+	// Prefetch vectors 0 .. ahead-1.
+	MOVQ    ahead+48(FP), CX
+	XORQ    DI, DI
+batch_pfstart:
+	CMPQ    DI, CX
+	JGE     batch_loop
+	CMPQ    DI, R12
+	JGE     batch_loop
+	MOVL    (R11)(DI*4), AX
+	IMULQ   R14, AX
+	ADDQ    R9, AX
+	MOVQ    R14, BX
+batch_pf0:
+	PREFETCHT0 (AX)
+	ADDQ    $64, AX
+	SUBQ    $64, BX
+	JG      batch_pf0
+	INCQ    DI
+	JMP     batch_pfstart
+
+batch_loop:
+	CMPQ    DX, R12
+	JGE     batch_end
+	MOVQ    ahead+48(FP), AX
+	ADDQ    DX, AX
+	CMPQ    AX, R12
+	JGE     batch_nopf
+	MOVL    (R11)(AX*4), AX
+	IMULQ   R14, AX
+	ADDQ    R9, AX
+	MOVQ    R14, BX
+batch_pf:
+	PREFETCHT0 (AX)
+	ADDQ    $64, AX
+	SUBQ    $64, BX
+	JG      batch_pf
+
+batch_nopf:
+	MOVL    (R11)(DX*4), DI
+	IMULQ   R14, DI
+	ADDQ    R9, DI
+	MOVQ    R8, SI
+	MOVQ    R10, CX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    CX, BX
+	XORQ    AX, AX
+
+batch_loop32:
+	CMPQ    BX, $32
+	JL      batch_loop8
+	VMOVUPS (SI)(AX*4), Y4
+	VMOVUPS 32(SI)(AX*4), Y5
+	VMOVUPS 64(SI)(AX*4), Y6
+	VMOVUPS 96(SI)(AX*4), Y7
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	VFMADD231PS 32(DI)(AX*4), Y5, Y1
+	VFMADD231PS 64(DI)(AX*4), Y6, Y2
+	VFMADD231PS 96(DI)(AX*4), Y7, Y3
+	ADDQ    $32, AX
+	SUBQ    $32, BX
+	JMP     batch_loop32
+
+batch_loop8:
+	CMPQ    BX, $8
+	JL      batch_reduce
+	VMOVUPS (SI)(AX*4), Y4
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	ADDQ    $8, AX
+	SUBQ    $8, BX
+	JMP     batch_loop8
+
+batch_reduce:
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS  X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS  X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS  X1, X0, X0
+
+batch_loop1:
+	TESTQ   BX, BX
+	JE      batch_done
+	VMOVSS  (SI)(AX*4), X1
+	VFMADD231SS (DI)(AX*4), X1, X0
+	INCQ    AX
+	DECQ    BX
+	JMP     batch_loop1
+
+batch_done:
+	VMOVSS  X0, (R13)(DX*4)
+	INCQ    DX
+	JMP     batch_loop
+
+batch_end:
+	VZEROUPPER
+	RET
+
+// func prefetchList(p *uint32)
+//
+// Prefetches the three cache lines a layer-0 neighbour list of up to 32
+// links (132 bytes) can span. A prefetch never faults.
+TEXT ·prefetchList(SB), NOSPLIT, $0-8
+	MOVQ    p+0(FP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	RET

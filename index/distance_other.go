@@ -1,0 +1,17 @@
+//go:build !amd64 || purego
+
+package index
+
+// useAVX2 is false off amd64 and with the purego tag: the portable Go
+// kernels run.
+var useAVX2 = false
+
+// dotAsm and dotBatchAsm are never called when useAVX2 is false.
+func dotAsm(a, b []float32) float32 { return dotUnrolled(a, b) }
+
+func dotBatchAsm(q, vecs []float32, ids []uint32, out []float32) {
+	dotBatchGo(q, vecs, ids, out)
+}
+
+// prefetchList is a no-op without the assembly.
+func prefetchList(p *uint32) {}
