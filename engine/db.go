@@ -288,7 +288,9 @@ func (db *DB) attempt(ctx context.Context, update bool, run kvRun, fn func(*Tx) 
 		tx.t = t
 		return fn(tx)
 	})
-	committed = err == nil && update
+	// A commit whose sync failed is visible all the same: the indexes
+	// must show it too.
+	committed = update && (err == nil || errors.Is(err, kv.ErrNotDurable))
 	return err
 }
 

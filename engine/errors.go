@@ -64,6 +64,12 @@ var (
 	// work again once space is freed. Open returns it for a store on a
 	// full disk.
 	ErrDiskFull = errors.New("engine: disk full")
+
+	// ErrNotDurable is returned by [DB.Update] when the transaction
+	// committed, and is visible, but the fsync meant to make it durable
+	// failed (see [kv.ErrNotDurable]): a crash of the machine may lose it.
+	// Every later write is refused until the store is reopened.
+	ErrNotDurable = errors.New("engine: committed, but not synced to disk")
 )
 
 // convert maps kv's errors onto the shared sentinels, keeping kv's message
@@ -93,6 +99,8 @@ func convert(err error) error {
 		sentinel = ErrCorrupt
 	case errors.Is(err, kv.ErrDiskFull):
 		sentinel = ErrDiskFull
+	case errors.Is(err, kv.ErrNotDurable):
+		sentinel = ErrNotDurable
 	default:
 		return err
 	}

@@ -111,7 +111,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, free: free, reserve: need}
 	if dir != "" && o.Durability == Sync && !o.perCommitSync {
-		db.syncer = newSyncer(dir, func() error { return db.bdb.Sync() })
+		db.syncer = newSyncer(dir, liveSync(func() error { return db.bdb.Sync() }))
 	}
 	return db, nil
 }
@@ -249,7 +249,7 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 		}
 		if db.syncer != nil {
 			if err := db.syncer.err(); err != nil {
-				return err
+				return fmt.Errorf("kv: an earlier sync failed: %w", err)
 			}
 		}
 	}

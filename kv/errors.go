@@ -68,4 +68,12 @@ var (
 	// store is opened on such a disk. Nothing is written; reads go on, and
 	// writes succeed again once space is freed.
 	ErrDiskFull = errors.New("kv: disk full")
+
+	// ErrNotDurable is returned by [DB.Update] (and [DB.Sync]) when the
+	// commit succeeded, and is visible to other transactions, but the
+	// fsync that was to make it durable failed: a crash of the machine
+	// may lose it. Do not retry as if nothing was written. After a failed
+	// fsync the kernel may have dropped the pages it could not write, so
+	// every later write is refused until the store is reopened.
+	ErrNotDurable = errors.New("kv: committed, but not synced to disk")
 )

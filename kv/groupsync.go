@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,29 +23,38 @@ import (
 // clients queue for one fsync each, and every new transaction, reads
 // included, waits for the commits ahead of it (Badger's read watermark)
 // and so for their fsyncs. Here a commit becomes visible as soon as it is
-// in the log (in the page cache), reads never wait for the disk, and one
-// fsync acknowledges a whole group of concurrent commits. Update still
-// returns only after its commit is on disk, so the promise of [Sync] is
-// unchanged: an acknowledged write survives a crash of the process or of
-// the machine.
+// in the log, and one fsync acknowledges a whole group of concurrent
+// commits. Update still returns only after its commit is on disk, so the
+// promise of [Sync] is unchanged: an acknowledged write survives a crash
+// of the process or of the machine.
+//
+// On Linux the syncer fsyncs Badger's log files by path (fdatasync: the
+// pages Badger wrote through its memory maps are the file's pages), and
+// takes none of Badger's locks: Badger's Sync holds its memtable lock for
+// reading through the fsync, a commit arriving meanwhile queues for it
+// for writing, and every read then queues behind that commit. Elsewhere,
+// where an fsync of a mapped file may not reach the map's pages, it calls
+// Badger's Sync.
 //
 // A write is visible to other transactions for up to one fsync before its
-// Update returns. A crash in that gap loses it, and its writer was never
-// told it succeeded; a transaction that read it and wrote is later in the
-// log and is synced no earlier, so Badger's replay, which stops at the
-// first torn record, keeps no write that depends on a lost one.
+// Update returns, and a crash of the machine in that gap loses it; its
+// writer was never told it succeeded. Files are synced oldest data first
+// (value logs, then write-ahead logs in number order), so a later
+// transaction that read such a write is usually lost with it, but the
+// kernel may write pages back in any order before the fsync, so no
+// promise is made for unacknowledged writes.
 //
-// Badger's Sync flushes only the current write-ahead log and the current
-// value-log file. A log that rotated between a commit and the fsync meant
-// for it would be left out, so after each Sync the syncer looks for a
-// rotation (the next file number exists, or the one it knew is gone) and
-// then fsyncs every log file in the directory.
+// A log that rotated between a commit and the fsync meant for it would be
+// left out of a sync of the current files, so after each sync the syncer
+// looks for a rotation (the next file number exists, or the one it knew
+// is gone) and then fsyncs every log file and the directory.
 
 // syncer makes committed transactions durable in groups. The zero value is
 // not usable; see newSyncer.
 type syncer struct {
-	// syncLive flushes the current logs (Badger's Sync); fsync flushes one
-	// file. Tests stand in others.
+	// syncLive flushes the current logs when set (Badger's Sync, where
+	// files are not synced by path); fsync flushes one file. Tests stand
+	// in others.
 	syncLive func() error
 	fsync    func(path string) error
 	dir      string
@@ -68,6 +79,8 @@ type syncer struct {
 	mem, vlog int
 }
 
+// newSyncer returns a syncer of the logs in dir. syncLive, when not nil,
+// replaces the fsync by path of the current files.
 func newSyncer(dir string, syncLive func() error) *syncer {
 	s := &syncer{syncLive: syncLive, fsync: fsyncFile, dir: dir}
 	s.cond.L = &s.mu
@@ -75,9 +88,17 @@ func newSyncer(dir string, syncLive func() error) *syncer {
 	return s
 }
 
+// fsyncError marks an error of the fsync itself, as opposed to one of
+// finding or opening the files: only the first makes the failure sticky.
+type fsyncError struct{ err error }
+
+func (e *fsyncError) Error() string { return e.err.Error() }
+func (e *fsyncError) Unwrap() error { return e.err }
+
 // wait returns once a commit that finished before the call is on disk. One
 // caller at a time syncs, for every commit that finished before it
-// started; the others wait for it and at most one more.
+// started; the others wait for it and at most one more. Its error wraps
+// [ErrNotDurable]: the commit stays visible whatever happens here.
 func (s *syncer) wait() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -85,28 +106,44 @@ func (s *syncer) wait() error {
 	ticket := s.committed
 	for s.synced < ticket {
 		if s.failed != nil {
-			return s.failed
+			return fmt.Errorf("%w: %w", ErrNotDurable, s.failed)
 		}
 		if s.running {
 			s.cond.Wait()
 			continue
 		}
-		s.running = true
-		upTo, all := s.committed, s.rescan
-		s.rescan = false
-		s.mu.Unlock()
-		err := s.syncLogs(all)
+		upTo, err := s.lead()
+		if err == nil {
+			s.synced = upTo
+			continue
+		}
+		var fe *fsyncError
+		if errors.As(err, &fe) {
+			s.failed = fmt.Errorf("kv: sync: %w (writes are refused until the store is reopened)", err)
+			continue
+		}
+		// The files could not be found or opened (too many open files,
+		// say): nothing was dropped, and the next sync may succeed, but
+		// this group was not shown durable.
+		return fmt.Errorf("%w: kv: sync: %w", ErrNotDurable, err)
+	}
+	return nil
+}
+
+// lead syncs for every commit so far, with s.mu held on entry and on
+// return (a panic included), and returns the commit count it covered.
+func (s *syncer) lead() (upTo uint64, err error) {
+	s.running = true
+	upTo, all := s.committed, s.rescan
+	s.rescan = false
+	s.mu.Unlock()
+	defer func() {
 		s.mu.Lock()
 		s.running = false
 		s.syncs++
-		if err != nil {
-			s.failed = fmt.Errorf("kv: sync: %w (commits since the last successful sync may be lost; writes are refused until the store is reopened)", err)
-		} else {
-			s.synced = upTo
-		}
 		s.cond.Broadcast()
-	}
-	return nil
+	}()
+	return upTo, s.syncLogs(all)
 }
 
 // stats returns how many calls waited for a sync and how many syncs ran.
@@ -128,8 +165,16 @@ func (s *syncer) err() error {
 // its memtable is flushed to a table, which Badger syncs; a file gone
 // meanwhile needs nothing. Only the caller that set running calls it.
 func (s *syncer) syncLogs(all bool) error {
-	if err := s.syncLive(); err != nil {
-		return err
+	if s.syncLive != nil {
+		if err := s.syncLive(); err != nil {
+			return &fsyncError{err}
+		}
+	} else if s.dir != "" && !all {
+		for _, name := range []string{vlogName(s.vlog), memName(s.mem)} {
+			if err := s.fsync(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
 	}
 	if s.dir == "" {
 		return nil
@@ -140,22 +185,49 @@ func (s *syncer) syncLogs(all bool) error {
 	return s.syncAll()
 }
 
-// syncAll fsyncs every write-ahead log and value-log file in the directory
-// and notes the newest of each.
+// syncAll fsyncs every value-log file, then every write-ahead log, each in
+// number order, then the directory (a new file's entry), and notes the
+// newest of each.
 func (s *syncer) syncAll() error {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return err
 	}
+	var vlogs, mems []int
 	for _, e := range entries {
-		if _, ok := logNumber(e.Name()); !ok {
-			continue
+		n, ok := logNumber(e.Name())
+		switch {
+		case !ok:
+		case strings.HasSuffix(e.Name(), ".mem"):
+			mems = append(mems, n)
+		default:
+			vlogs = append(vlogs, n)
 		}
-		if err := s.fsync(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	}
+	slices.Sort(vlogs)
+	slices.Sort(mems)
+	var names []string
+	for _, n := range vlogs {
+		names = append(names, vlogName(n))
+	}
+	for _, n := range mems {
+		names = append(names, memName(n))
+	}
+	for _, name := range names {
+		if err := s.fsync(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
-	s.mem, s.vlog = newestLogs(s.dir)
+	if err := s.fsync(s.dir); err != nil && runtime.GOOS == "linux" {
+		return err // elsewhere a directory may not open for a sync
+	}
+	s.mem, s.vlog = -1, -1
+	if len(mems) > 0 {
+		s.mem = mems[len(mems)-1]
+	}
+	if len(vlogs) > 0 {
+		s.vlog = vlogs[len(vlogs)-1]
+	}
 	return nil
 }
 
@@ -219,15 +291,17 @@ func newestLogs(dir string) (mem, vlog int) {
 }
 
 // fsyncFile flushes one file's data to disk, including the pages Badger
-// wrote through its memory map of the file.
+// wrote through its memory map of the file; a directory's entries too. An
+// error of the open is returned as is, one of the fsync as an
+// *fsyncError.
 func fsyncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	defer f.Close()
+	if err := datasync(f); err != nil {
+		return &fsyncError{err}
 	}
-	return err
+	return nil
 }

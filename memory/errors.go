@@ -44,6 +44,11 @@ var (
 	// work again once space is freed. [Open] returns it for a store on a
 	// full disk.
 	ErrDiskFull = engine.ErrDiskFull
+	// ErrNotDurable is returned by a write that committed, and is
+	// visible, but whose fsync failed: a crash of the machine may lose
+	// it, so do not simply retry it. Every later write is refused until
+	// the store is reopened.
+	ErrNotDurable = engine.ErrNotDurable
 )
 
 // Errors of [Session.Append]. Each specific error wraps [ErrInvalidMessage],

@@ -69,6 +69,8 @@ var errorClasses = []errorClass{
 		message: "the summarization provider failed; see the server log"},
 	{err: memory.ErrDiskFull, status: http.StatusInsufficientStorage, code: "disk_full",
 		message: "the server's disk is full; nothing was written"},
+	{err: memory.ErrNotDurable, status: http.StatusInternalServerError, code: "not_durable",
+		message: "the write was stored but the server's disk did not confirm it; the server refuses writes until it is restarted"},
 	{err: memory.ErrClosed, status: http.StatusServiceUnavailable, code: "unavailable",
 		message: "the store is closed; the server is shutting down"},
 	{err: context.DeadlineExceeded, status: http.StatusGatewayTimeout, code: "timeout",
