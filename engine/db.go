@@ -232,10 +232,10 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 
 // UpdateNoSync is [DB.Update] for data derived from what the store
 // already holds (a rolling summary, a cache): it returns once the commit
-// is visible, without waiting for the disk (see [kv.DB.UpdateNoSync]). A
-// crash of the machine may lose it, never what it was derived from, so a
-// reader that refreshes derived data never waits for an fsync. Write only
-// what a lost write makes the store compute again.
+// is visible, without waiting for the disk (see [kv.DB.UpdateNoSync]), so
+// a reader that refreshes derived data never waits for an fsync. A crash
+// of the machine may lose it; the next synced commit makes it durable.
+// Write only what a lost write makes the store compute again.
 func (db *DB) UpdateNoSync(ctx context.Context, fn func(*Tx) error) error {
 	return db.update(ctx, db.kv.UpdateNoSync, fn)
 }

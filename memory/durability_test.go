@@ -235,8 +235,9 @@ func TestRecallSummaryWriteLost(t *testing.T) {
 }
 
 // copyStoreDir copies the files of an open store's directory, as a crash
-// of the machine after its last fsync would leave them (nothing is being
-// written while it copies).
+// of the machine after its last fsync would leave them. It is safe only
+// while nothing writes, flushes or compacts: the callers' few small
+// appends stay in one 8 MiB memtable, and extraction is off.
 func copyStoreDir(t *testing.T, from, to string) {
 	t.Helper()
 	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
@@ -259,7 +260,8 @@ func copyStoreDir(t *testing.T, from, to string) {
 	}
 }
 
-// TestRecallHoldsNoLockAppendWaitsOn stops a Recall inside its summarizer
+// TestRecallHoldsNoLockAppendWaitsOn (a guard: Recall has never taken
+// the session's lock, and must not start to) stops a Recall inside its summarizer
 // (a slow provider, or the refresh of a long session) and appends to the
 // same session meanwhile, on disk with synced commits: the Append must not
 // wait for the Recall. Then the Recall finishes, and its summary does not

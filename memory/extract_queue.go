@@ -143,6 +143,9 @@ type worker struct {
 		// scanned is when the whole queue was last scanned for heads;
 		// zero makes the next pass scan it.
 		scanned time.Time
+		// after is the last session a full batch read; the next batch
+		// starts after it.
+		after string
 	}
 }
 
@@ -151,8 +154,9 @@ type worker struct {
 // compaction, and a scan from the start of the queue wades through every
 // one of them: the cost of a pass grew with the jobs done since the last
 // compaction. So the worker seeks each session at its head instead, which
-// it moves up to the first job it finds; Append lowers it to the entry it
-// queued. The whole queue is scanned for heads when the worker starts,
+// it moves up to the first job it finds; Append, Flush and RetryParked
+// lower it to the entries they see queued. The whole queue is scanned for
+// heads when the worker starts,
 // and again every rescanQueue, in case an entry was written without
 // telling the worker.
 type queueHead struct {
@@ -295,13 +299,6 @@ func (w *worker) queued(prefix, key []byte) {
 	w.mu.heads[string(prefix)] = h
 }
 
-// rescan makes the next pass scan the whole queue for heads.
-func (w *worker) rescan() {
-	w.mu.Lock()
-	w.mu.scanned = time.Time{}
-	w.mu.Unlock()
-}
-
 // scanHeads records the first entry of every session in the queue, when
 // the queue was not scanned for rescanQueue.
 func (w *worker) scanHeads() error {
@@ -356,8 +353,20 @@ func (w *worker) nextJobs(limit int) ([]job, error) {
 	for p, h := range w.mu.heads {
 		visits = append(visits, visit{prefix: p, head: h})
 	}
+	after := w.mu.after
 	w.mu.Unlock()
+	// In prefix order from the session after the last batch's last one,
+	// round the ring: a session that always has a batch's worth of jobs
+	// waiting must not starve the sessions after it.
 	slices.SortFunc(visits, func(a, b visit) int { return strings.Compare(a.prefix, b.prefix) })
+	if i, _ := slices.BinarySearchFunc(visits, after, func(v visit, p string) int {
+		if v.prefix <= p {
+			return -1
+		}
+		return 1
+	}); i > 0 {
+		visits = append(visits[i:], visits[:i]...)
+	}
 
 	var jobs []job
 	seen := 0
@@ -400,6 +409,10 @@ func (w *worker) nextJobs(limit int) ([]job, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.mu.after = ""
+	if len(jobs) >= limit && seen > 0 {
+		w.mu.after = visits[seen-1].prefix
+	}
 	for _, v := range visits[:seen] {
 		if w.isBlockedLocked([]byte(v.prefix)) {
 			continue
@@ -975,9 +988,9 @@ func (s *Store) RetryParked(ctx context.Context) (int, error) {
 	n := 0
 	base := queuePrefix(engine.NSExtractParked, nil)
 	for {
-		moved := 0
+		var moved []job
 		err := s.db.Update(ctx, func(tx *engine.Tx) error {
-			moved = 0
+			moved = moved[:0]
 			it := tx.NewIterator(engine.IterOptions{Prefix: base, KeysOnly: true})
 			var keys [][]byte
 			for it.Seek(base); it.Valid() && len(keys) < 256; it.Next() {
@@ -995,20 +1008,26 @@ func (s *Store) RetryParked(ctx context.Context) (int, error) {
 				if err := tx.Set(queueKey(engine.NSExtractQueue, j.prefix, j.id), nil); err != nil {
 					return err
 				}
-				moved++
+				moved = append(moved, j)
 			}
 			return nil
 		})
 		if err != nil {
 			return n, err
 		}
-		n += moved
-		if moved == 0 {
+		n += len(moved)
+		if len(moved) == 0 {
 			break
+		}
+		if s.worker != nil {
+			// The moved jobs' sessions have heads again, at or below
+			// the moved entries.
+			for _, j := range moved {
+				s.worker.queued(j.prefix, queueKey(engine.NSExtractQueue, j.prefix, j.id))
+			}
 		}
 	}
 	if n > 0 && s.worker != nil {
-		s.worker.rescan() // the moved jobs' sessions have heads again
 		s.worker.nudge()
 	}
 	return n, nil

@@ -149,10 +149,12 @@ func (s *Store) sessionSummary(ctx context.Context, ss *Session, win []Message) 
 		return "", err
 	}
 	next := storedSummary{Text: text, Through: last[:], Updated: time.Now().UnixNano()}
-	// The summary is derived from messages already on disk: a crash that
-	// loses this write leaves the older summary and its Through mark, and
-	// the next Recall folds the same messages in again. So Recall commits
-	// it without waiting for an fsync.
+	// The summary is derived from stored messages: a crash that loses this
+	// write leaves the older summary and its Through mark, and the next
+	// Recall folds the same messages in again. So Recall commits it
+	// without waiting for an fsync. (The messages it folds in left the
+	// window, so their appends were acknowledged, that is synced, unless
+	// one is still in flight at this moment.)
 	err = s.db.UpdateNoSync(ctx, func(tx *engine.Tx) error {
 		// The newest message it covers must still be there: a session
 		// forgotten (or expired) meanwhile gets no summary back. Reading
