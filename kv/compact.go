@@ -205,6 +205,7 @@ func (db *DB) reopenLocked() error {
 	}
 	db.bdb = bdb
 	if db.syncer != nil {
+		db.syncer.close()
 		db.syncer.reset()
 	}
 	return nil

@@ -157,6 +157,9 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.mu.closed = true
+	if db.syncer != nil {
+		db.syncer.close()
+	}
 	err := db.bdb.Close()
 	if lerr := db.lock.release(); err == nil {
 		err = lerr
@@ -253,7 +256,7 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 			}
 		}
 	}
-	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update, log: db.log}
+	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update, log: db.log, bigValue: int(db.bdb.Opts().ValueThreshold / 2)}
 	defer tx.discard()
 	if err := fn(tx); err != nil {
 		return err
@@ -270,7 +273,7 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 		return convertError(err)
 	}
 	if mode == txnSynced && db.syncer != nil {
-		return db.syncer.wait()
+		return db.syncer.wait(tx.vlog)
 	}
 	return nil
 }
@@ -359,7 +362,7 @@ func (db *DB) Sync() error {
 	}
 	if db.syncer != nil {
 		db.syncer.reset() // every log file, not only the current ones
-		return db.syncer.wait()
+		return db.syncer.wait(true)
 	}
 	return convertError(db.bdb.Sync())
 }

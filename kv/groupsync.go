@@ -73,18 +73,26 @@ type syncer struct {
 	syncs  uint64
 	// rescan makes the next sync fsync every log file (see reset).
 	rescan bool
+	// vlog makes the next sync include the value log: a commit since the
+	// last one may have written a value there.
+	vlog bool
 
 	// mem and vlog are the newest write-ahead log and value-log file
 	// numbers seen; only the syncing caller touches them.
-	mem, vlog int
+	mem, vlogN int
+	// files holds the current logs open, so that a sync need not open
+	// them; a rotation closes them. Only the syncing caller, and close,
+	// touch it.
+	files map[string]*os.File
 }
 
 // newSyncer returns a syncer of the logs in dir. syncLive, when not nil,
 // replaces the fsync by path of the current files.
 func newSyncer(dir string, syncLive func() error) *syncer {
-	s := &syncer{syncLive: syncLive, fsync: fsyncFile, dir: dir}
+	s := &syncer{syncLive: syncLive, dir: dir, files: map[string]*os.File{}}
+	s.fsync = s.fsyncOpen
 	s.cond.L = &s.mu
-	s.mem, s.vlog = newestLogs(dir)
+	s.mem, s.vlogN = newestLogs(dir)
 	return s
 }
 
@@ -99,9 +107,13 @@ func (e *fsyncError) Unwrap() error { return e.err }
 // caller at a time syncs, for every commit that finished before it
 // started; the others wait for it and at most one more. Its error wraps
 // [ErrNotDurable]: the commit stays visible whatever happens here.
-func (s *syncer) wait() error {
+//
+// vlog says whether the commit may have written to the value log (a large
+// value); only then does a sync include it.
+func (s *syncer) wait(vlog bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.vlog = s.vlog || vlog
 	s.committed++
 	ticket := s.committed
 	for s.synced < ticket {
@@ -134,8 +146,8 @@ func (s *syncer) wait() error {
 // return (a panic included), and returns the commit count it covered.
 func (s *syncer) lead() (upTo uint64, err error) {
 	s.running = true
-	upTo, all := s.committed, s.rescan
-	s.rescan = false
+	upTo, all, vlog := s.committed, s.rescan, s.vlog
+	s.rescan, s.vlog = false, false
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -143,7 +155,7 @@ func (s *syncer) lead() (upTo uint64, err error) {
 		s.syncs++
 		s.cond.Broadcast()
 	}()
-	return upTo, s.syncLogs(all)
+	return upTo, s.syncLogs(all, vlog)
 }
 
 // stats returns how many calls waited for a sync and how many syncs ran.
@@ -160,17 +172,22 @@ func (s *syncer) err() error {
 	return s.failed
 }
 
-// syncLogs flushes the current logs, then every log file if all is set or
-// one rotated since the last call. A rotated write-ahead log stays until
-// its memtable is flushed to a table, which Badger syncs; a file gone
-// meanwhile needs nothing. Only the caller that set running calls it.
-func (s *syncer) syncLogs(all bool) error {
+// syncLogs flushes the current logs (the value log only when vlog is
+// set), then every log file if all is set or one rotated since the last
+// call. A rotated write-ahead log stays until its memtable is flushed to a
+// table, which Badger syncs; a file gone meanwhile needs nothing. Only the
+// caller that set running calls it.
+func (s *syncer) syncLogs(all, vlog bool) error {
 	if s.syncLive != nil {
 		if err := s.syncLive(); err != nil {
 			return &fsyncError{err}
 		}
 	} else if s.dir != "" && !all {
-		for _, name := range []string{vlogName(s.vlog), memName(s.mem)} {
+		names := []string{memName(s.mem)}
+		if vlog {
+			names = []string{vlogName(s.vlogN), memName(s.mem)}
+		}
+		for _, name := range names {
 			if err := s.fsync(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
@@ -179,7 +196,9 @@ func (s *syncer) syncLogs(all bool) error {
 	if s.dir == "" {
 		return nil
 	}
-	if !all && !s.rotated(memName(s.mem), memName(s.mem+1)) && !s.rotated(vlogName(s.vlog), vlogName(s.vlog+1)) {
+	// The value log rotates only as a value is written to it, so it is
+	// looked at only then.
+	if !all && !s.rotated(memName(s.mem), memName(s.mem+1)) && (!vlog || !s.rotated(vlogName(s.vlogN), vlogName(s.vlogN+1))) {
 		return nil
 	}
 	return s.syncAll()
@@ -193,6 +212,8 @@ func (s *syncer) syncAll() error {
 	if err != nil {
 		return err
 	}
+	s.closeFiles() // a rotated file may be gone: let it go
+	defer s.closeFiles()
 	var vlogs, mems []int
 	for _, e := range entries {
 		n, ok := logNumber(e.Name())
@@ -221,14 +242,46 @@ func (s *syncer) syncAll() error {
 	if err := s.fsync(s.dir); err != nil && runtime.GOOS == "linux" {
 		return err // elsewhere a directory may not open for a sync
 	}
-	s.mem, s.vlog = -1, -1
+	s.mem, s.vlogN = -1, -1
 	if len(mems) > 0 {
 		s.mem = mems[len(mems)-1]
 	}
 	if len(vlogs) > 0 {
-		s.vlog = vlogs[len(vlogs)-1]
+		s.vlogN = vlogs[len(vlogs)-1]
 	}
 	return nil
+}
+
+// fsyncOpen is fsyncFile through the files kept open.
+func (s *syncer) fsyncOpen(path string) error {
+	f := s.files[path]
+	if f == nil {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return err
+		}
+		s.files[path] = f
+	}
+	if err := datasync(f); err != nil {
+		return &fsyncError{err}
+	}
+	return nil
+}
+
+// closeFiles closes the files kept open.
+func (s *syncer) closeFiles() {
+	for path, f := range s.files {
+		_ = f.Close()
+		delete(s.files, path)
+	}
+}
+
+// close closes the files kept open, for good or until the next sync; the
+// caller holds the DB's lock for writing, so no sync runs.
+func (s *syncer) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeFiles()
 }
 
 // rotated reports whether the log file cur is gone or next exists.

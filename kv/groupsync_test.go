@@ -53,10 +53,10 @@ func TestGroupSyncShares(t *testing.T) {
 	})
 	var wg sync.WaitGroup
 	errs := make(chan error, 10)
-	wg.Go(func() { errs <- s.wait() })
+	wg.Go(func() { errs <- s.wait(false) })
 	waitFor(t, "the first sync to start", func() bool { return calls.Load() == 1 })
 	for range 9 {
-		wg.Go(func() { errs <- s.wait() })
+		wg.Go(func() { errs <- s.wait(false) })
 	}
 	waitFor(t, "nine commits to wait", func() bool { c, _ := s.stats(); return c == 10 })
 	close(release)
@@ -90,7 +90,7 @@ func TestGroupSyncCovers(t *testing.T) {
 		wg.Go(func() {
 			for range 200 {
 				mine := logLen.Add(1)
-				if err := s.wait(); err != nil {
+				if err := s.wait(false); err != nil {
 					t.Error(err)
 					return
 				}
@@ -123,15 +123,15 @@ func TestGroupSyncFailureSticks(t *testing.T) {
 		}
 		return nil
 	})
-	if err := s.wait(); err != nil {
+	if err := s.wait(false); err != nil {
 		t.Fatal(err)
 	}
 	fail.Store(true)
-	if err := s.wait(); !errors.Is(err, boom) {
+	if err := s.wait(false); !errors.Is(err, boom) {
 		t.Fatalf("wait after a failed sync = %v, want %v", err, boom)
 	}
 	fail.Store(false)
-	if err := s.wait(); !errors.Is(err, boom) {
+	if err := s.wait(false); !errors.Is(err, boom) {
 		t.Fatalf("a later wait = %v; want the sticky %v", err, boom)
 	}
 
@@ -213,7 +213,7 @@ func TestGroupSyncRotation(t *testing.T) {
 			step := func(name string, current []string, want ...string) {
 				t.Helper()
 				*files = nil
-				if err := s.wait(); err != nil {
+				if err := s.wait(true); err != nil {
 					t.Fatal(err)
 				}
 				if byPath && len(want) == 0 {
@@ -251,6 +251,13 @@ func TestGroupSyncRotation(t *testing.T) {
 			s.reset()
 			step("reset", nil, "000001.vlog", "000002.vlog", "00004.mem", "00010.mem", d)
 			step("after reset", cur("000002.vlog", "00010.mem"))
+			*files = nil
+			if err := s.wait(false); err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"00010.mem"}; byPath && !slices.Equal(*files, want) {
+				t.Errorf("no large value: synced files %q, want only the write-ahead log %q", *files, want)
+			}
 		})
 	}
 }
@@ -379,5 +386,44 @@ func TestGroupCommitConcurrent(t *testing.T) {
 	}
 	if n != writers*each {
 		t.Fatalf("read back %d keys, want %d", n, writers*each)
+	}
+}
+
+// TestGroupSyncValueLog: a commit with a value large enough for Badger's
+// value log has its sync include the value log; a commit of small values
+// syncs the write-ahead log alone.
+func TestGroupSyncValueLog(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("elsewhere the syncer calls Badger's Sync, which syncs both")
+	}
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), &Options{MemTableSize: 1 << 20}) // value threshold 100 KiB
+	var synced []string
+	db.syncer.fsync = func(path string) error {
+		ext := filepath.Ext(path)
+		if path == db.Dir() {
+			ext = "dir"
+		}
+		synced = append(synced, ext)
+		return fsyncFile(path)
+	}
+	for _, tt := range []struct {
+		size int
+		want []string
+	}{
+		{100, []string{".mem"}},
+		{300 << 10, []string{".vlog", ".mem"}},
+		{100, []string{".mem"}},
+	} {
+		synced = nil
+		if err := db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte("k"), make([]byte, tt.size)) }); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(synced, "dir") { // a rotation: every file was synced
+			continue
+		}
+		if !slices.Equal(synced, tt.want) {
+			t.Errorf("a %d-byte value: synced %q, want %q", tt.size, synced, tt.want)
+		}
 	}
 }

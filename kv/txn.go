@@ -16,6 +16,11 @@ type Txn struct {
 	update    bool
 	iterators []*Iterator
 	log       *badgerLogger
+	// bigValue is the value length from which a write may go to Badger's
+	// value log (half its threshold, to be safe), and vlog is set once one
+	// did: only then must the commit's sync include the value log.
+	bigValue int
+	vlog     bool
 }
 
 // Get returns a copy of the value stored under key, or [ErrNotFound].
@@ -95,6 +100,9 @@ func (tx *Txn) SetTTL(key, value []byte, ttl time.Duration) error {
 	}
 	if len(key) == 0 {
 		return ErrEmptyKey
+	}
+	if len(value) >= tx.bigValue {
+		tx.vlog = true
 	}
 	e := badger.NewEntry(clone(key), clone(value))
 	if ttl > 0 {
