@@ -149,13 +149,22 @@ func (s *syncer) lead() (upTo uint64, err error) {
 	upTo, all, vlog := s.committed, s.rescan, s.vlog
 	s.rescan, s.vlog = false, false
 	s.mu.Unlock()
+	done := false
 	defer func() {
 		s.mu.Lock()
 		s.running = false
 		s.syncs++
+		if err != nil || !done {
+			// The group was not shown durable (or a panic unwinds):
+			// whoever syncs next does it for them, value log and every
+			// file included.
+			s.vlog, s.rescan = true, true
+		}
 		s.cond.Broadcast()
 	}()
-	return upTo, s.syncLogs(all, vlog)
+	err = s.syncLogs(all, vlog)
+	done = true
+	return upTo, err
 }
 
 // stats returns how many calls waited for a sync and how many syncs ran.

@@ -427,3 +427,35 @@ func TestGroupSyncValueLog(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupSyncRetryKeepsValueLog: when a group's sync fails to open its
+// files, the next sync still includes the value log a commit of that
+// group wrote to, and every file.
+func TestGroupSyncRetryKeepsValueLog(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"00001.mem", "000001.vlog"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, files := newTestSyncer(dir, nil)
+	fail := true
+	record := s.fsync
+	s.fsync = func(path string) error {
+		if fail {
+			return syscall.EMFILE
+		}
+		return record(path)
+	}
+	if err := s.wait(true); !errors.Is(err, ErrNotDurable) {
+		t.Fatalf("wait with files that do not open = %v, want ErrNotDurable", err)
+	}
+	fail = false
+	*files = nil
+	if err := s.wait(false); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(*files, "000001.vlog") {
+		t.Errorf("the sync after a failed one synced %q: not the value log its group wrote", *files)
+	}
+}
