@@ -197,9 +197,11 @@ func decodeRecord(b []byte, m *Message) (encoding string, err error) {
 	if len(b) == 0 || b[0] != recordVersion {
 		return "", fmt.Errorf("%w: unknown message record version", ErrCorrupt)
 	}
-	var r record
-	if err := json.Unmarshal(b[1:], &r); err != nil {
-		return "", fmt.Errorf("%w: message record: %v", ErrCorrupt, err)
+	r, ok := decodeRecordJSON(string(b[1:]))
+	if !ok {
+		if err := json.Unmarshal(b[1:], &r); err != nil {
+			return "", fmt.Errorf("%w: message record: %v", ErrCorrupt, err)
+		}
 	}
 	if !r.Role.Valid() || r.Tokens < 0 {
 		return "", fmt.Errorf("%w: message record has role %q, %d tokens", ErrCorrupt, r.Role, r.Tokens)
