@@ -28,7 +28,11 @@
 // (TestOpenHeapFootprint prints them).
 //
 // Writes are synced to disk before a commit returns ([Sync], the default): an
-// acknowledged write survives kill -9 and power loss. [Async] keeps writes in
+// acknowledged write survives kill -9 and power loss. Concurrent commits
+// share one fsync (group commit, groupsync.go): a commit is visible once it
+// is in the log, and [DB.Update] returns once an fsync that started after it
+// has finished; a failed fsync is [ErrNotDurable]. [DB.UpdateNoSync] skips
+// the wait, for data derived from what is stored. [Async] keeps writes in
 // the operating system's page cache: it survives the process being killed but
 // not a machine crash.
 //
