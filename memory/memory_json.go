@@ -17,23 +17,7 @@ import (
 // (FuzzDecodeMemoryJSON).
 func decodeMemoryJSON(s string) (m Memory, ok bool) {
 	d := jsonScanner{s: s}
-	if !d.byte('{') {
-		return Memory{}, false
-	}
-	if d.byte('}') {
-		return m, d.end()
-	}
-	var seen uint16
-	for {
-		key, ok := d.str()
-		if !ok || !d.byte(':') {
-			return Memory{}, false
-		}
-		f := memoryJSONField(key)
-		if f < 0 || seen&(1<<f) != 0 {
-			return Memory{}, false
-		}
-		seen |= 1 << f
+	ok = d.object(memoryJSONField, func(f int) (ok bool) {
 		switch f {
 		case 0:
 			m.ID, ok = d.str()
@@ -62,16 +46,12 @@ func decodeMemoryJSON(s string) (m Memory, ok bool) {
 		case 11:
 			m.SupersededBy, ok = d.str()
 		}
-		if !ok {
-			return Memory{}, false
-		}
-		if d.byte('}') {
-			return m, d.end()
-		}
-		if !d.byte(',') {
-			return Memory{}, false
-		}
+		return ok
+	})
+	if !ok {
+		return Memory{}, false
 	}
+	return m, true
 }
 
 // memoryJSONField returns the index of a Memory JSON key, or -1. The keys
@@ -113,6 +93,40 @@ type jsonScanner struct {
 }
 
 func (d *jsonScanner) end() bool { return d.i == len(d.s) }
+
+// object reads a whole input that is one object: for each key, field gives
+// its number (below 32; -1 for a key the caller does not take) and value
+// reads its value. It reports false for an unknown or repeated key, a value
+// that value refuses, or anything after the object.
+func (d *jsonScanner) object(field func(key string) int, value func(f int) bool) bool {
+	if !d.byte('{') {
+		return false
+	}
+	if d.byte('}') {
+		return d.end()
+	}
+	var seen uint32
+	for {
+		key, ok := d.str()
+		if !ok || !d.byte(':') {
+			return false
+		}
+		f := field(key)
+		if f < 0 || seen&(1<<f) != 0 {
+			return false
+		}
+		seen |= 1 << f
+		if !value(f) {
+			return false
+		}
+		if d.byte('}') {
+			return d.end()
+		}
+		if !d.byte(',') {
+			return false
+		}
+	}
+}
 
 func (d *jsonScanner) byte(c byte) bool {
 	if d.i < len(d.s) && d.s[d.i] == c {

@@ -12,23 +12,7 @@ import "strconv"
 // true, r is what json.Unmarshal gives (FuzzDecodeRecordJSON).
 func decodeRecordJSON(s string) (r record, ok bool) {
 	d := jsonScanner{s: s}
-	if !d.byte('{') {
-		return record{}, false
-	}
-	if d.byte('}') {
-		return r, d.end()
-	}
-	var seen uint16
-	for {
-		key, ok := d.str()
-		if !ok || !d.byte(':') {
-			return record{}, false
-		}
-		f := recordJSONField(key)
-		if f < 0 || seen&(1<<f) != 0 {
-			return record{}, false
-		}
-		seen |= 1 << f
+	ok = d.object(recordJSONField, func(f int) (ok bool) {
 		switch f {
 		case 0:
 			var role string
@@ -52,16 +36,12 @@ func decodeRecordJSON(s string) (r record, ok bool) {
 		case 7:
 			r.Encoding, ok = d.str()
 		}
-		if !ok {
-			return record{}, false
-		}
-		if d.byte('}') {
-			return r, d.end()
-		}
-		if !d.byte(',') {
-			return record{}, false
-		}
+		return ok
+	})
+	if !ok {
+		return record{}, false
 	}
+	return r, true
 }
 
 // recordJSONField returns the index of a record JSON key it decodes, or
