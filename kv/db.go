@@ -53,6 +53,10 @@ type DB struct {
 	// syncer makes commits durable in groups; nil unless the store is on
 	// disk with Sync durability (groupsync.go).
 	syncer *syncer
+	// bigValue is the value length from which a write may reach Badger's
+	// value log: half its threshold, which follows from the options, so
+	// it holds across Compact's reopen (see Txn.vlog).
+	bigValue int
 }
 
 // Open opens the store in dir, creating the directory when it does not exist.
@@ -109,7 +113,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("kv: open %q: drop compaction marker: %w", dir, convertError(err))
 		}
 	}
-	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, free: free, reserve: need}
+	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, free: free, reserve: need,
+		bigValue: int(bdb.Opts().ValueThreshold / 2)}
 	if dir != "" && o.Durability == Sync && !o.perCommitSync {
 		db.syncer = newSyncer(dir, liveSync(func() error { return db.bdb.Sync() }))
 	}
@@ -256,7 +261,7 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 			}
 		}
 	}
-	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update, log: db.log, bigValue: int(db.bdb.Opts().ValueThreshold / 2)}
+	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update, log: db.log, bigValue: db.bigValue}
 	defer tx.discard()
 	if err := fn(tx); err != nil {
 		return err
