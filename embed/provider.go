@@ -194,6 +194,7 @@ func NewOpenAI(opts *OpenAIOptions) (*Provider, error) {
 // A Provider is safe for concurrent use.
 type Provider struct {
 	id          Identity
+	model       string
 	fn          chromem.EmbeddingFunc // never nil: chromem-go defaults a nil func to OpenAI
 	concurrency int
 	fixedDims   int
@@ -203,6 +204,7 @@ type Provider struct {
 func newProvider(ep endpoint, where string, fn chromem.EmbeddingFunc) *Provider {
 	p := &Provider{
 		id:          Identity{Provider: ep.provider, Model: ep.model + "@" + where},
+		model:       ep.model,
 		fn:          fn,
 		concurrency: ep.concurrency,
 		fixedDims:   ep.dimensions,
@@ -214,6 +216,11 @@ func newProvider(ep endpoint, where string, fn chromem.EmbeddingFunc) *Provider 
 // Identity returns the provider name and "<model>@<host><path>"; see
 // [Provider].
 func (p *Provider) Identity() Identity { return p.id }
+
+// Model returns the model's name as configured, without the server that
+// [Provider.Identity] adds: the same model gives the same vectors from any
+// server.
+func (p *Provider) Model() string { return p.model }
 
 // Dimensions returns the configured dimension, else the one learned from the
 // first response, else 0.

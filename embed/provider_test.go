@@ -226,6 +226,9 @@ func TestProviderRoundTrip(t *testing.T) {
 		if p.Identity() != want {
 			t.Errorf("Identity() = %v, want %v", p.Identity(), want)
 		}
+		if p.Model() != model {
+			t.Errorf("Model() = %q, want %q", p.Model(), model)
+		}
 	})
 }
 

@@ -77,6 +77,13 @@ type DB struct {
 	// compactions runs the background compaction erasures need.
 	compactions compactor
 
+	// source is the [VectorSource] of this DB's writes (want, zero for
+	// none) and the one the store recorded (nil until one is).
+	source struct {
+		want     VectorSource
+		recorded atomic.Pointer[VectorSource]
+	}
+
 	updates, views, conflicts, failures atomic.Uint64
 }
 
@@ -134,6 +141,11 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	db.ids.entropy = ulid.Monotonic(rand.Reader, 0)
 	db.parts.m = map[string]*partition{}
+	db.source.want = o.VectorSource
+	if err := db.loadVectorSource(context.Background()); err != nil {
+		store.Close()
+		return nil, err
+	}
 	if dir != "" {
 		db.migrateSnapshots(context.Background())
 		db.bg.Go(func() { db.snapshotLoop(db.stop) })
@@ -179,9 +191,10 @@ type Tx struct {
 	db  *DB
 	ctx context.Context
 
-	pending  []pendingOp  // index changes to apply after the commit
-	held     []*partition // partitions whose apply lock this Tx read-holds
-	onCommit []func()     // run after the commit, in order
+	pending   []pendingOp  // index changes to apply after the commit
+	held      []*partition // partitions whose apply lock this Tx read-holds
+	onCommit  []func()     // run after the commit, in order
+	sourceSet bool         // checkSource passed, or recorded the source
 }
 
 // OnCommit registers f to run once this transaction has committed, after
@@ -384,8 +397,14 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error { return convert(db
 
 // Restore loads a stream written by Backup into this database, which must be
 // empty; a sealed stream needs the same key ([kv.ErrBackupKey]).
+//
+// The restored store keeps the [VectorSource] it recorded; a DB opened
+// with another one then refuses to write records into it.
 func (db *DB) Restore(ctx context.Context, r io.Reader) error {
-	return convert(db.kv.Restore(ctx, r))
+	if err := db.kv.Restore(ctx, r); err != nil {
+		return convert(err)
+	}
+	return db.loadVectorSource(ctx)
 }
 
 // Stats is a snapshot of the database's state and counters since Open.

@@ -42,6 +42,12 @@ var (
 	// from its partition's dimension, or an empty vector.
 	ErrDimensionMismatch = errors.New("engine: dimension mismatch")
 
+	// ErrVectorSourceMismatch is returned by [Tx.PutRecord] when the
+	// store's vectors come from a [VectorSource] other than the DB's (see
+	// [Options.VectorSource]); package memory returns it from Open for an
+	// embedder other than the store's.
+	ErrVectorSourceMismatch = errors.New("engine: vectors from another embedder")
+
 	// ErrInvalidRecord is returned by PutRecord for a record that cannot be
 	// stored (text or metadata not UTF-8, a non-finite vector component, a
 	// bad metadata key or record id).

@@ -52,6 +52,16 @@ type Options struct {
 	// background compaction off ([DB.Compact] still works, and the next
 	// Open with it on does the work).
 	CompactDelay time.Duration
+
+	// VectorSource names what makes the vectors this DB writes (the
+	// embedder). Zero checks nothing. Otherwise the store's first record
+	// records it (in the same transaction), and [Tx.PutRecord] refuses a
+	// record, with [ErrVectorSourceMismatch], when the store recorded a
+	// source that is not [VectorSource.Compatible] with this one: vectors
+	// of two models never share a store. [DB.VectorSource] reports the
+	// recorded one, which a caller can check at Open. A store written
+	// before sources were recorded takes the source of its next record.
+	VectorSource VectorSource
 }
 
 // validate reports every bad field of the engine's own at once, each
@@ -68,6 +78,11 @@ func (o *Options) validate() error {
 		// Open, when it outgrows ExactThreshold.
 		if err := o.HNSW.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("HNSW: %w", err))
+		}
+	}
+	if !o.VectorSource.IsZero() {
+		if err := o.VectorSource.validate(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if o.SnapshotInterval < 0 {

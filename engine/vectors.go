@@ -201,7 +201,9 @@ func (db *DB) getPartition(ctx context.Context, prefix []byte) (*partition, erro
 // record and its log entry commit with the transaction; the vector index
 // takes the change right after the commit. A record with the id of an
 // existing one replaces it. The first vector of a space sets its
-// dimension; later ones must match ([ErrDimensionMismatch]).
+// dimension; later ones must match ([ErrDimensionMismatch]). With
+// [Options.VectorSource] set, a store whose vectors come from another
+// source refuses the record ([ErrVectorSourceMismatch]).
 //
 // A space is a separate set of records with its own vector and text
 // indexes (and its own dimension), erased with the partition: package
@@ -214,6 +216,9 @@ func (tx *Tx) PutRecord(scope Scope, space string, rec Record) (string, error) {
 		return "", err
 	}
 	if err := validateRecord(&rec); err != nil {
+		return "", err
+	}
+	if err := tx.checkSource(); err != nil {
 		return "", err
 	}
 	var ttl time.Duration

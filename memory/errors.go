@@ -49,6 +49,12 @@ var (
 	// it, so do not simply retry it. Every later write is refused until
 	// the store is reopened.
 	ErrNotDurable = engine.ErrNotDurable
+	// ErrEmbedderMismatch is returned by [Open] for an [Options.Embedder]
+	// other than the one whose vectors the store holds (the store records
+	// its embedder's provider, model and dimension with its first vector),
+	// and by every call that needs a vector on a store opened without an
+	// Embedder (the default) whose vectors come from another one.
+	ErrEmbedderMismatch = engine.ErrVectorSourceMismatch
 )
 
 // Errors of [Session.Append]. Each specific error wraps [ErrInvalidMessage],

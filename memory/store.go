@@ -89,9 +89,15 @@ type Options struct {
 	// the offline hashing embedder (embed.NewHashing), which is lexical,
 	// not semantic; set a provider (embed.NewOllama, embed.NewOpenAI) for
 	// recall by meaning. An embedder other than embed.Hashing is wrapped in
-	// a cache kept in the store. All vectors of a store must come from one
-	// embedder: changing it on an existing store fails with
-	// ErrDimensionMismatch, or silently mixes models of equal dimension.
+	// a cache kept in the store.
+	//
+	// All vectors of a store come from one embedder: the store records its
+	// provider, model and dimension with its first vector, and Open refuses
+	// another with [ErrEmbedderMismatch]. Opened with a nil Embedder, a
+	// store of another embedder can still be read, exported and
+	// administered, but every call that needs a vector fails with
+	// ErrEmbedderMismatch. To change models, export the store and import it
+	// into a new one opened with the new embedder.
 	Embedder embed.Embedder
 
 	// VectorWeight is the weight of vector search in Recall's hybrid
@@ -250,27 +256,37 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err // checked by validate
 	}
+	embedder := o.Embedder
+	if embedder == nil {
+		if embedder, err = embed.NewHashing(nil); err != nil {
+			return nil, err
+		}
+	}
+	source := vectorSource(embedder)
 	db, err := engine.Open(dir, &engine.Options{
 		Durability:    o.Durability,
 		EncryptionKey: o.EncryptionKey,
 		Logger:        o.Logger,
 		// Erasures are compacted on the sweep's schedule.
 		CompactDelay: o.SweepInterval,
+		VectorSource: source,
 	})
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, opts: o, graph: g, embedder: o.Embedder, summarizer: o.Summarizer}
-	switch {
-	case s.embedder == nil:
-		h, err := embed.NewHashing(nil)
-		if err != nil {
+	if rec, ok := db.VectorSource(); ok && !rec.Compatible(source) {
+		if o.Embedder != nil {
 			_ = db.Close()
-			return nil, err
+			return nil, fmt.Errorf("%w: the store's vectors come from %s, the Embedder's from %s (to change models, export the store and import it into a new one with the new embedder)",
+				ErrEmbedderMismatch, rec, source)
 		}
-		s.embedder = h
-	case !isHashing(s.embedder):
-		c, err := embed.NewCache(s.embedder, db.EmbeddingCache(), nil)
+		// Opened with the default: the store can be read, exported and
+		// administered, but nothing that needs a vector can be done.
+		embedder = refusingEmbedder{stored: rec}
+	}
+	s := &Store{db: db, opts: o, graph: g, embedder: embedder, summarizer: o.Summarizer}
+	if _, ok := embedder.(refusingEmbedder); !ok && !isHashing(embedder) {
+		c, err := embed.NewCache(embedder, db.EmbeddingCache(), nil)
 		if err != nil {
 			_ = db.Close()
 			return nil, fmt.Errorf("%w: Embedder: %w", ErrInvalidOptions, err)
@@ -311,6 +327,37 @@ func isHashing(e embed.Embedder) bool {
 	return ok
 }
 
+// vectorSource describes what e makes, for the store's record of its
+// embedder (see [engine.Options.VectorSource]): a network provider by its
+// model's name, not its server's address; an embedder that reports no
+// [embed.Identity] by nothing, which checks nothing.
+func vectorSource(e embed.Embedder) engine.VectorSource {
+	idr, ok := e.(embed.Identifier)
+	if !ok {
+		return engine.VectorSource{}
+	}
+	id := idr.Identity()
+	src := engine.VectorSource{Provider: id.Provider, Model: id.Model, Dimensions: e.Dimensions()}
+	if p, ok := e.(*embed.Provider); ok {
+		src.Model = p.Model()
+	}
+	return src
+}
+
+// refusingEmbedder stands in for the embedder of a store opened without
+// one (the default) when the store's vectors come from another: every
+// Embed fails with [ErrEmbedderMismatch], so the store can still be read,
+// exported and administered, and nothing mixes vectors of two models.
+type refusingEmbedder struct{ stored engine.VectorSource }
+
+// Embed fails with ErrEmbedderMismatch.
+func (r refusingEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, fmt.Errorf("%w: the store's vectors come from %s; open it with that embedder to write or search by meaning", ErrEmbedderMismatch, r.stored)
+}
+
+// Dimensions returns the stored vectors' dimension, 0 when not recorded.
+func (r refusingEmbedder) Dimensions() int { return r.stored.Dimensions }
+
 // Close closes the store, waiting for running calls. Calling it again
 // returns nil.
 func (s *Store) Close() error {
@@ -328,6 +375,11 @@ func (s *Store) Backup(ctx context.Context, w io.Writer) error { return s.db.Bac
 
 // Stats returns a snapshot of the database's state.
 func (s *Store) Stats() engine.Stats { return s.db.Stats() }
+
+// StoredEmbedder returns the embedder the store's vectors come from, as
+// recorded with its first vector (see [Options.Embedder]); false when none
+// is recorded yet.
+func (s *Store) StoredEmbedder() (engine.VectorSource, bool) { return s.db.VectorSource() }
 
 // CountTokens returns the tokens the messages take in the store's encoding,
 // chat-format framing included: the figure windows are budgeted in.
