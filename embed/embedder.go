@@ -57,4 +57,6 @@ var (
 	_ Identifier = (*Provider)(nil)
 	_ Embedder   = (*Hashing)(nil)
 	_ Identifier = (*Hashing)(nil)
+	_ Embedder   = (*Static)(nil)
+	_ Identifier = (*Static)(nil)
 )

@@ -29,7 +29,40 @@ var (
 	// match the header, or a NaN or infinite component. [Cache.Embed] never
 	// returns it: it treats a corrupt cache entry as a miss and overwrites it.
 	ErrCorrupt = errors.New("embed: corrupt vector encoding")
+
+	// ErrInvalidModel is returned, inside a [*ModelError], by [NewStatic]
+	// for a model folder whose files are missing or malformed: a
+	// model.safetensors whose header is not JSON, names an unknown dtype,
+	// or whose shapes, sizes and offsets disagree; an embedding table with
+	// a NaN or infinite value; a tokenizer.json whose vocabulary has
+	// duplicate or out-of-range ids or lacks its unknown token; a
+	// config.json that is not a JSON object; files whose sizes disagree.
+	ErrInvalidModel = errors.New("embed: invalid model")
+
+	// ErrUnsupportedModel is returned, inside a [*ModelError], by
+	// [NewStatic] for a well-formed model this package cannot run: a
+	// tokenizer other than WordPiece with a BertNormalizer and a
+	// BertPreTokenizer, non-special added tokens, or a tensor dtype other
+	// than those [Static] documents.
+	ErrUnsupportedModel = errors.New("embed: unsupported model")
 )
+
+// ModelError reports which file of a model folder [NewStatic] could not
+// use, and why. Err wraps [ErrInvalidModel] or [ErrUnsupportedModel], and
+// also the underlying error when there is one (fs.ErrNotExist for a
+// missing file), so errors.Is works with each.
+type ModelError struct {
+	// File is the path of the offending file.
+	File string
+	// Err describes the problem.
+	Err error
+}
+
+// Error returns "embed: model file <File>: <Err>".
+func (e *ModelError) Error() string { return "embed: model file " + e.File + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *ModelError) Unwrap() error { return e.Err }
 
 // joinInvalid wraps every option error in errs with [ErrInvalidOptions], or
 // returns nil for none.

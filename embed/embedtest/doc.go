@@ -7,6 +7,9 @@
 // network, counts its calls and can be told to fail. [CacheStore] is an
 // in-memory [embed.CacheStore]: a map under a mutex, with counters and
 // direct access to the entries so a test can plant corrupt ones.
+// [WriteStaticModel] writes a small Model2Vec model folder (a table of
+// random or given rows, a WordPiece tokenizer) for embed.NewStatic, and
+// [WriteSafetensors] writes arbitrary, even malformed, safetensors files.
 //
 //	fake := embedtest.NewFake(nil)
 //	store := embedtest.NewCacheStore()

@@ -1,0 +1,503 @@
+package embed
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// maxVocab bounds a tokenizer's vocabulary: token ids are int32 here, and
+// real WordPiece vocabularies hold 30,000 to 250,000 tokens.
+const maxVocab = 1 << 24
+
+// wordPiece is a Hugging Face tokenizers WordPiece tokenizer with a
+// BertNormalizer and a BertPreTokenizer, the one BERT-family models and
+// Model2Vec models distilled from them use. It is immutable after
+// parseTokenizer and safe for concurrent use; the working memory of an
+// encoding lives in a staticScratch.
+type wordPiece struct {
+	vocab    map[string]int32
+	tokens   []string // tokens[id], for the identity hash and tests
+	prefix   string   // continuing_subword_prefix, "##"
+	unk      int32
+	maxChars int // max_input_chars_per_word: longer words are unknown
+	maxBytes int // the longest vocabulary token, in bytes
+
+	cleanText, chineseChars, stripAccents, lowercase bool
+
+	specials []string // the contents of special added tokens, cut from raw text
+	dropped  []bool   // dropped[id]: a special token, never pooled
+
+	medianRunes int // the median token length in characters, as Model2Vec computes it
+}
+
+// tokenizerJSON is the part of a tokenizer.json this package reads.
+type tokenizerJSON struct {
+	AddedTokens []struct {
+		ID      *int64  `json:"id"`
+		Content *string `json:"content"`
+		Special bool    `json:"special"`
+	} `json:"added_tokens"`
+	Normalizer   json.RawMessage `json:"normalizer"`
+	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
+	Model        json.RawMessage `json:"model"`
+}
+
+// parseTokenizer parses a tokenizer.json. Errors wrap ErrInvalidModel for
+// malformed content and ErrUnsupportedModel for another tokenizer type.
+func parseTokenizer(b []byte) (*wordPiece, error) {
+	var doc tokenizerJSON
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("not a tokenizer JSON object: %v: %w", err, ErrInvalidModel)
+	}
+	tp := &wordPiece{}
+
+	// The normalizer, with the defaults of tokenizers' BertNormalizer.
+	var nz struct {
+		Type         *string `json:"type"`
+		CleanText    *bool   `json:"clean_text"`
+		ChineseChars *bool   `json:"handle_chinese_chars"`
+		StripAccents *bool   `json:"strip_accents"`
+		Lowercase    *bool   `json:"lowercase"`
+	}
+	if err := unmarshalPart(doc.Normalizer, &nz); err != nil {
+		return nil, fmt.Errorf("normalizer: %w", err)
+	}
+	if nz.Type == nil || *nz.Type != "BertNormalizer" {
+		return nil, fmt.Errorf("normalizer %s is not a BertNormalizer: %w", describePart(doc.Normalizer), ErrUnsupportedModel)
+	}
+	tp.cleanText = nz.CleanText == nil || *nz.CleanText
+	tp.chineseChars = nz.ChineseChars == nil || *nz.ChineseChars
+	tp.lowercase = nz.Lowercase == nil || *nz.Lowercase
+	tp.stripAccents = tp.lowercase // strip_accents null follows lowercase
+	if nz.StripAccents != nil {
+		tp.stripAccents = *nz.StripAccents
+	}
+
+	var pt struct {
+		Type *string `json:"type"`
+	}
+	if err := unmarshalPart(doc.PreTokenizer, &pt); err != nil {
+		return nil, fmt.Errorf("pre_tokenizer: %w", err)
+	}
+	if pt.Type == nil || *pt.Type != "BertPreTokenizer" {
+		return nil, fmt.Errorf("pre_tokenizer %s is not a BertPreTokenizer: %w", describePart(doc.PreTokenizer), ErrUnsupportedModel)
+	}
+
+	var m struct {
+		Type     *string         `json:"type"`
+		Unk      *string         `json:"unk_token"`
+		Prefix   *string         `json:"continuing_subword_prefix"`
+		MaxChars *int64          `json:"max_input_chars_per_word"`
+		Vocab    json.RawMessage `json:"vocab"`
+	}
+	if err := unmarshalPart(doc.Model, &m); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	if m.Type == nil || *m.Type != "WordPiece" {
+		return nil, fmt.Errorf("model %s is not WordPiece: %w", describePart(doc.Model), ErrUnsupportedModel)
+	}
+	unk := "[UNK]"
+	tp.prefix, tp.maxChars = "##", 100
+	if m.Unk != nil {
+		unk = *m.Unk
+	}
+	if m.Prefix != nil {
+		tp.prefix = *m.Prefix
+	}
+	if m.MaxChars != nil {
+		if *m.MaxChars < 1 || *m.MaxChars > math.MaxInt32 {
+			return nil, fmt.Errorf("model max_input_chars_per_word %d is not positive: %w", *m.MaxChars, ErrInvalidModel)
+		}
+		tp.maxChars = int(*m.MaxChars)
+	}
+	if err := tp.parseVocab(m.Vocab); err != nil {
+		return nil, err
+	}
+	id, ok := tp.vocab[unk]
+	if !ok {
+		return nil, fmt.Errorf("unk_token %q is not in the vocabulary: %w", unk, ErrInvalidModel)
+	}
+	tp.unk = id
+
+	tp.dropped = make([]bool, len(tp.tokens))
+	for i, at := range doc.AddedTokens {
+		if at.ID == nil || at.Content == nil || *at.Content == "" {
+			return nil, fmt.Errorf("added_tokens[%d] lacks an id or content: %w", i, ErrInvalidModel)
+		}
+		if *at.ID < 0 || *at.ID >= int64(len(tp.tokens)) || tp.tokens[*at.ID] != *at.Content {
+			return nil, fmt.Errorf("added_tokens[%d] %q with id %d does not match the vocabulary: %w", i, *at.Content, *at.ID, ErrInvalidModel)
+		}
+		if !at.Special {
+			// A non-special added token is matched in the raw text before
+			// normalisation and kept: a tokenization this package does
+			// not implement.
+			return nil, fmt.Errorf("added_tokens[%d] %q is not special: %w", i, *at.Content, ErrUnsupportedModel)
+		}
+		tp.dropped[*at.ID] = true
+		if !slices.Contains(tp.specials, *at.Content) {
+			tp.specials = append(tp.specials, *at.Content)
+		}
+	}
+	// Longest first, so a special token that contains another is cut whole.
+	slices.SortStableFunc(tp.specials, func(a, b string) int { return len(b) - len(a) })
+
+	// Model2Vec cuts a text to max_length × the median token length (in
+	// characters, of the vocabulary in id order, truncated to an int)
+	// before tokenizing it.
+	lens := make([]int, len(tp.tokens))
+	for i, t := range tp.tokens {
+		lens[i] = utf8.RuneCountInString(t)
+	}
+	slices.Sort(lens)
+	n := len(lens)
+	if n%2 == 1 {
+		tp.medianRunes = lens[n/2]
+	} else {
+		tp.medianRunes = (lens[n/2-1] + lens[n/2]) / 2
+	}
+	return tp, nil
+}
+
+// parseVocab reads the "vocab" object of token -> id: ids must be the
+// integers 0 to n-1, each once, and no token may appear twice.
+func (tp *wordPiece) parseVocab(raw json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("model vocab is not a JSON object: %w", ErrInvalidModel)
+	}
+	tp.vocab = make(map[string]int32)
+	ids := make(map[int64]string)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("model vocab: %v: %w", err, ErrInvalidModel)
+		}
+		word, _ := tok.(string)
+		tok, err = dec.Token()
+		if err != nil {
+			return fmt.Errorf("model vocab: %v: %w", err, ErrInvalidModel)
+		}
+		num, ok := tok.(json.Number)
+		if !ok {
+			return fmt.Errorf("model vocab: the id of %q is not a number: %w", word, ErrInvalidModel)
+		}
+		id, err := num.Int64()
+		if err != nil || id < 0 || id >= maxVocab {
+			return fmt.Errorf("model vocab: the id of %q, %s, is not an integer in [0, %d): %w", word, num, maxVocab, ErrInvalidModel)
+		}
+		if _, dup := tp.vocab[word]; dup {
+			return fmt.Errorf("model vocab: token %q appears twice: %w", word, ErrInvalidModel)
+		}
+		if other, dup := ids[id]; dup {
+			return fmt.Errorf("model vocab: tokens %q and %q share id %d: %w", other, word, id, ErrInvalidModel)
+		}
+		tp.vocab[word] = int32(id)
+		ids[id] = word
+		tp.maxBytes = max(tp.maxBytes, len(word))
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("model vocab: %v: %w", err, ErrInvalidModel)
+	}
+	if len(ids) == 0 {
+		return fmt.Errorf("model vocab is empty: %w", ErrInvalidModel)
+	}
+	tp.tokens = make([]string, len(ids))
+	for id, w := range ids {
+		if id >= int64(len(ids)) {
+			return fmt.Errorf("model vocab: id %d of %q is not below the vocabulary size %d: %w", id, w, len(ids), ErrInvalidModel)
+		}
+		tp.tokens[id] = w
+	}
+	return nil
+}
+
+// unmarshalPart decodes one component of a tokenizer.json into v; JSON
+// null or a missing component leave v zero.
+func unmarshalPart(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%v: %w", err, ErrInvalidModel)
+	}
+	return nil
+}
+
+// describePart names a component's type for an error message.
+func describePart(raw json.RawMessage) string {
+	var t struct {
+		Type string `json:"type"`
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return "null"
+	}
+	if json.Unmarshal(raw, &t) != nil || t.Type == "" {
+		return "without a type"
+	}
+	return fmt.Sprintf("%q", t.Type)
+}
+
+// tokenScratch is the working memory of one encoding.
+type tokenScratch struct {
+	word  []byte  // the current word, normalised, UTF-8
+	runes int     // its length in characters
+	key   []byte  // prefix + a candidate piece
+	ids   []int32 // the token ids so far
+	limit int     // stop once len(ids) reaches it
+	full  bool    // the limit was reached
+}
+
+// encode appends the ids of the known, non-special tokens of text to s.ids,
+// up to s.limit tokens, after cutting text to maxRunes characters (0: no
+// cut), as Model2Vec's StaticModel.tokenize does.
+func (tp *wordPiece) encode(s *tokenScratch, text string, maxRunes int) {
+	s.word, s.runes, s.full = s.word[:0], 0, false
+	if maxRunes > 0 && len(text) > maxRunes {
+		n := 0
+		for i := range text {
+			if n == maxRunes {
+				text = text[:i]
+				break
+			}
+			n++
+		}
+	}
+	// Special tokens are split off the raw text first, as tokenizers does
+	// with added tokens, and dropped.
+	for len(tp.specials) > 0 && !s.full {
+		at, size := -1, 0
+		for _, sp := range tp.specials {
+			if i := strings.Index(text, sp); i >= 0 && (at < 0 || i < at) {
+				at, size = i, len(sp)
+			}
+		}
+		if at < 0 {
+			break
+		}
+		tp.segment(s, text[:at])
+		tp.flush(s)
+		text = text[at+size:]
+	}
+	if !s.full {
+		tp.segment(s, text)
+		tp.flush(s)
+	}
+}
+
+// segment normalises and pre-tokenizes text, a span without special
+// tokens, passing each word to flush.
+func (tp *wordPiece) segment(s *tokenScratch, text string) {
+	for i := 0; i < len(text) && !s.full; {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+				tp.flush(s)
+			case c < 0x20 || c == 0x7f:
+				// A control character: clean_text removes it; otherwise \v
+				// and \f are whitespace to the pre-tokenizer.
+				if !tp.cleanText && (c == '\v' || c == '\f') {
+					tp.flush(s)
+				} else if !tp.cleanText {
+					tp.add(s, rune(c))
+				}
+			case asciiPunct(c):
+				tp.flush(s)
+				tp.add(s, rune(c))
+				tp.flush(s)
+			default:
+				if tp.lowercase && 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				s.word = append(s.word, c)
+				s.runes++
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		tp.normalizeRune(s, r)
+	}
+}
+
+// normalizeRune applies the BertNormalizer to one non-ASCII character in
+// the order tokenizers does: clean_text, handle_chinese_chars,
+// strip_accents (NFD, then drop nonspacing marks), lowercase. Then it
+// pre-tokenizes the result.
+func (tp *wordPiece) normalizeRune(s *tokenScratch, r rune) {
+	if tp.cleanText && (r == utf8.RuneError || isOther(r)) {
+		return // U+0085 too: a control character before it is a space
+	}
+	if unicode.IsSpace(r) {
+		tp.flush(s)
+		return
+	}
+	chinese := tp.chineseChars && isCJK(r)
+	if chinese {
+		tp.flush(s)
+	}
+	if !tp.stripAccents {
+		tp.lowerAndSplit(s, r)
+	} else if hangulBase <= r && r < hangulBase+hangulCount {
+		// x/text/unicode/norm does not list Hangul syllables'
+		// decompositions: compute them (Unicode §3.12).
+		si := r - hangulBase
+		tp.lowerAndSplit(s, 0x1100+si/(21*28))
+		tp.lowerAndSplit(s, 0x1161+si%(21*28)/28)
+		if t := si % 28; t != 0 {
+			tp.lowerAndSplit(s, 0x11a7+t)
+		}
+	} else {
+		var buf [utf8.UTFMax]byte
+		n := utf8.EncodeRune(buf[:], r)
+		d := norm.NFD.Properties(buf[:n]).Decomposition()
+		if d == nil {
+			if !unicode.Is(unicode.Mn, r) {
+				tp.lowerAndSplit(s, r)
+			}
+		} else {
+			for len(d) > 0 {
+				dr, dn := utf8.DecodeRune(d)
+				d = d[dn:]
+				if !unicode.Is(unicode.Mn, dr) {
+					tp.lowerAndSplit(s, dr)
+				}
+			}
+		}
+	}
+	if chinese {
+		tp.flush(s)
+	}
+}
+
+// lowerAndSplit lowercases r if configured and adds it to the current
+// word, or makes it a word of its own if it is punctuation.
+func (tp *wordPiece) lowerAndSplit(s *tokenScratch, r rune) {
+	if tp.lowercase {
+		if r == 'İ' && !tp.stripAccents {
+			// Rust's char::to_lowercase, which tokenizers uses, maps it
+			// to "i̇"; unicode.ToLower to "i".
+			tp.add(s, 'i')
+			tp.add(s, 0x307)
+			return
+		}
+		r = unicode.ToLower(r)
+	}
+	switch {
+	case unicode.IsSpace(r):
+		tp.flush(s)
+	case r < utf8.RuneSelf && asciiPunct(byte(r)), unicode.IsPunct(r):
+		tp.flush(s)
+		tp.add(s, r)
+		tp.flush(s)
+	default:
+		tp.add(s, r)
+	}
+}
+
+func (tp *wordPiece) add(s *tokenScratch, r rune) {
+	s.word = utf8.AppendRune(s.word, r)
+	s.runes++
+}
+
+// flush runs WordPiece on the current word, greedy longest match first as
+// in tokenizers: a word longer than maxChars, or with a part that matches
+// no token, is the unknown token, which is dropped.
+func (tp *wordPiece) flush(s *tokenScratch) {
+	word := s.word
+	nr := s.runes
+	s.word, s.runes = s.word[:0], 0
+	if len(word) == 0 || s.full || nr > tp.maxChars {
+		return
+	}
+	mark := len(s.ids)
+	for start := 0; start < len(word); {
+		end := len(word)
+		budget := tp.maxBytes
+		if start > 0 {
+			budget -= len(tp.prefix)
+		}
+		if end-start > budget {
+			end = start + max(budget, 0)
+			for end > start && !utf8.RuneStart(word[end]) {
+				end--
+			}
+		}
+		id := int32(-1)
+		for end > start {
+			var ok bool
+			if start == 0 {
+				id, ok = tp.vocab[string(word[:end])]
+			} else {
+				s.key = append(append(s.key[:0], tp.prefix...), word[start:end]...)
+				id, ok = tp.vocab[string(s.key)]
+			}
+			if ok {
+				break
+			}
+			id = -1
+			end--
+			for end > start && !utf8.RuneStart(word[end]) {
+				end--
+			}
+		}
+		if id < 0 {
+			s.ids = s.ids[:mark] // the whole word is unknown
+			return
+		}
+		s.ids = append(s.ids, id)
+		start = end
+	}
+	// Drop the unknown and special tokens (a vocabulary may hold the
+	// unknown token's text as an ordinary-looking piece).
+	out := s.ids[:mark]
+	for _, id := range s.ids[mark:] {
+		if id != tp.unk && !tp.dropped[id] {
+			out = append(out, id)
+		}
+	}
+	s.ids = out
+	if len(s.ids) >= s.limit {
+		s.ids = s.ids[:s.limit]
+		s.full = true
+	}
+}
+
+// asciiPunct reports whether c is ASCII punctuation as Rust's
+// char::is_ascii_punctuation defines it (and BERT's pre-tokenizer uses):
+// !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~.
+func asciiPunct(c byte) bool {
+	return '!' <= c && c <= '/' || ':' <= c && c <= '@' || '[' <= c && c <= '`' || '{' <= c && c <= '~'
+}
+
+// isOther reports whether r is in a Unicode "other" category (Cc, Cf, Cs,
+// Co, Cn), which BertNormalizer's clean_text removes; \t, \n and \r are
+// whitespace instead.
+func isOther(r rune) bool {
+	return !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z)
+}
+
+// isCJK reports whether r is a CJK ideograph, which BertNormalizer's
+// handle_chinese_chars makes a word of its own (the ranges of BERT's
+// _is_chinese_char).
+func isCJK(r rune) bool {
+	return 0x4E00 <= r && r <= 0x9FFF || 0x3400 <= r && r <= 0x4DBF ||
+		0x20000 <= r && r <= 0x2A6DF || 0x2A700 <= r && r <= 0x2B73F ||
+		0x2B740 <= r && r <= 0x2B81F || 0x2B920 <= r && r <= 0x2CEAF ||
+		0xF900 <= r && r <= 0xFAFF || 0x2F800 <= r && r <= 0x2FA1F
+}
+
+const (
+	hangulBase  = 0xAC00
+	hangulCount = 11172
+)
