@@ -87,9 +87,9 @@ type Options struct {
 
 	// Embedder turns memories, messages and queries into vectors. Nil means
 	// the offline hashing embedder (embed.NewHashing), which is lexical,
-	// not semantic; set a provider (embed.NewOllama, embed.NewOpenAI) for
-	// recall by meaning. An embedder other than embed.Hashing is wrapped in
-	// a cache kept in the store.
+	// not semantic; set a local static model (embed.NewStatic) or a
+	// provider (embed.NewOllama, embed.NewOpenAI) for recall by meaning. A
+	// provider is wrapped in a cache kept in the store.
 	//
 	// All vectors of a store come from one embedder: the store records its
 	// provider, model and dimension with its first vector, and Open refuses
@@ -102,10 +102,11 @@ type Options struct {
 
 	// VectorWeight is the weight of vector search in Recall's hybrid
 	// fusion, against 1 for BM25 and the graph; negative leaves vector
-	// search out of hybrid recall. Zero means 1 with a configured
-	// embedder and none with the default hashing embedder, whose vectors
-	// are lexical: they repeat BM25's evidence with more noise, and fusing
-	// them lowers recall (measured on LoCoMo: see the README).
+	// search out of hybrid recall. Zero means 1 with an embedder by
+	// meaning (embed.Static, or a provider) and none with the hashing
+	// embedder (the default), whose vectors are lexical: they repeat
+	// BM25's evidence with more noise, and fusing them lowers recall
+	// (measured on LoCoMo: see the README).
 	VectorWeight float64
 
 	// DedupThreshold is the cosine similarity at or above which
@@ -285,7 +286,11 @@ func Open(dir string, opts *Options) (*Store, error) {
 		embedder = refusingEmbedder{stored: rec}
 	}
 	s := &Store{db: db, opts: o, graph: g, embedder: embedder, summarizer: o.Summarizer}
-	if _, ok := embedder.(refusingEmbedder); !ok && !isHashing(embedder) {
+	_, refusing := embedder.(refusingEmbedder)
+	_, static := embedder.(*embed.Static)
+	// A network model is cached; the local ones embed a sentence in
+	// microseconds, less than a cache lookup costs.
+	if !refusing && !static && !isHashing(embedder) {
 		c, err := embed.NewCache(embedder, db.EmbeddingCache(), nil)
 		if err != nil {
 			_ = db.Close()
@@ -296,7 +301,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 	switch s.vectorWeight = o.VectorWeight; {
 	case s.vectorWeight < 0:
 		s.vectorWeight = 0
-	case s.vectorWeight == 0 && s.cache != nil:
+	case s.vectorWeight == 0 && !refusing && !isHashing(embedder):
+		// Vectors by meaning (a static model or a provider) carry
+		// evidence BM25 misses.
 		s.vectorWeight = 1
 	}
 	s.dedupThreshold = o.DedupThreshold

@@ -22,6 +22,7 @@ type benchLocomoOptions struct {
 	jsonPath     string
 	vectorWeight float64
 	extract      string
+	embed        openFlags
 }
 
 func newBenchLocomoCmd() *cobra.Command {
@@ -43,9 +44,11 @@ messages and the graph). Ingestion goes through the extraction pipeline
 (the offline rule extractor), and Recall is asked once it has drained, so
 the default and graph modes draw on the memories and facts extracted from
 the conversation; --extract off ingests the messages alone, to compare. The
-embedder is the offline default.`,
+embedder is the offline default unless --embedder names another (static
+with --model-dir for a local Model2Vec model, or a network provider).`,
 		Example: `  engram bench locomo --data ../shared/data/locomo/locomo-sample.json
-  engram bench locomo --data locomo10.json --mode default,bm25,vector --json locomo.json`,
+  engram bench locomo --data locomo10.json --mode default,bm25,vector --json locomo.json
+  engram bench locomo --data locomo10.json --embedder static --model-dir ./potion-base-8M`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchLocomo(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
@@ -56,6 +59,7 @@ embedder is the offline default.`,
 	f.StringVar(&o.modes, "mode", "default", "comma-separated modes: "+strings.Join(bench.LocomoModes, ", ")+", or all")
 	f.Float64Var(&o.vectorWeight, "vector-weight", 0, "memory.Options.VectorWeight: the weight of vector search in hybrid fusion (0: the default, none with the offline embedder)")
 	f.StringVar(&o.extract, "extract", "async", "extraction while ingesting: async (the default pipeline, drained before the questions), sync or off (messages only)")
+	o.embed.registerEmbedder(f)
 	f.StringVar(&o.jsonPath, "json", "", `write the rows as a JSON array ({"mode", "category", "k", "recall", "questions"}) to this file`)
 	return cmd
 }
@@ -82,6 +86,12 @@ func runBenchLocomo(ctx context.Context, stdout, stderr io.Writer, o benchLocomo
 	if err != nil {
 		return fmt.Errorf("bench locomo: %w", err)
 	}
+	// One embedder for every conversation's store: a static model is
+	// loaded once.
+	embedder, err := o.embed.newEmbedder()
+	if err != nil {
+		return fmt.Errorf("bench locomo: %w", err)
+	}
 	samples, err := bench.LoadLocomo(o.data)
 	if err != nil {
 		return fmt.Errorf("bench locomo: %w", err)
@@ -90,7 +100,7 @@ func runBenchLocomo(ctx context.Context, stdout, stderr io.Writer, o benchLocomo
 		Modes:    modes,
 		Progress: stderr,
 		Store: func() (*memory.Store, error) {
-			return memory.Open("", &memory.Options{VectorWeight: o.vectorWeight, SweepInterval: -1, Extraction: mode})
+			return memory.Open("", &memory.Options{VectorWeight: o.vectorWeight, SweepInterval: -1, Extraction: mode, Embedder: embedder})
 		},
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/engramdb/engram/bench"
+	"github.com/engramdb/engram/embed/embedtest"
 )
 
 // benchRowKeys is the JSON schema of a row, exactly.
@@ -238,4 +239,32 @@ func TestBenchRecallSmall(t *testing.T) {
 	if _, err := runCLI(t, "bench", "recall", "--users", "0"); err == nil {
 		t.Error("--users 0 should fail")
 	}
+}
+
+// TestBenchLocomoStatic: bench locomo runs with a local static model
+// (--embedder static --model-dir), on a two-turn conversation in the
+// LoCoMo format and a model the test writes, so it needs no shared data.
+// The vector mode finds the evidence turn by a word it does not contain
+// (the lexical default ranks the other turn first: it shares "Caroline",
+// "did" and "buy" with the question).
+func TestBenchLocomoStatic(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "model")
+	m := embedtest.StaticModel{Dims: 4, Vocab: []string{"[UNK]", "car", "automobile", "piano", "lessons", "buy", "a", "i", "what", "did", "caroline"}}
+	m.Rows = [][]float32{{0, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 0.1}, {0, 0, 0, 0.1}, {0, 0, 0, 0.1}, {0, 0, 0, 0.1}, {0, 0, 0, 0.1}}
+	if err := embedtest.WriteStaticModel(model, m); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(t.TempDir(), "locomo.json")
+	conv := `[{"sample_id":"tiny","conversation":{"speaker_a":"Caroline","speaker_b":"Mel",
+"session_1_date_time":"1:56 pm on 8 May, 2023",
+"session_1":[{"speaker":"Mel","dia_id":"D1:1","text":"I got a car"},{"speaker":"Caroline","dia_id":"D1:2","text":"I did buy piano lessons"}]},
+"qa":[{"question":"What automobile did Caroline buy?","answer":"a car","evidence":["D1:1"],"category":4}]}]`
+	if err := os.WriteFile(data, []byte(conv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "bench", "locomo", "--data", data, "--mode", "vector", "--extract", "off", "--embedder", "static", "--model-dir", model)
+	if !strings.Contains(out, "| vector | all | 1 | 1.000 |") {
+		t.Fatalf("the static model did not rank the evidence first:\n%s", out)
+	}
+	wantError(t, []string{"--embedder static needs --model-dir"}, "bench", "locomo", "--data", data, "--embedder", "static")
 }

@@ -64,12 +64,15 @@ type storeReport struct {
 	LSMBytes  int64  `json:"lsm_bytes"`
 	VLogBytes int64  `json:"vlog_bytes"`
 	Encrypted bool   `json:"encrypted"`
-	Tenants   []row  `json:"tenants,omitempty"`
-	Tenant    string `json:"tenant,omitempty"`
-	Users     []row  `json:"users,omitempty"`
-	Shared    *row   `json:"shared,omitempty"`
-	User      *row   `json:"user,omitempty"`
-	Sessions  []sess `json:"sessions,omitempty"`
+	// Embedder is the embedder the store's vectors come from, "" before
+	// the first vector.
+	Embedder string `json:"embedder,omitempty"`
+	Tenants  []row  `json:"tenants,omitempty"`
+	Tenant   string `json:"tenant,omitempty"`
+	Users    []row  `json:"users,omitempty"`
+	Shared   *row   `json:"shared,omitempty"`
+	User     *row   `json:"user,omitempty"`
+	Sessions []sess `json:"sessions,omitempty"`
 	// TotalUsage sums the tenants (or the tenant's users and shared data).
 	TotalUsage *memory.Usage `json:"total,omitempty"`
 	// Extraction is the extraction queue.
@@ -124,6 +127,9 @@ func runInspect(cmd *cobra.Command, o inspectOptions) (err error) {
 	defer func() { err = errors.Join(err, st.Close()) }()
 	ctx := cmd.Context()
 	rep := storeReport{Dir: o.store.dir, Encrypted: st.Stats().Encrypted}
+	if src, ok := st.StoredEmbedder(); ok {
+		rep.Embedder = src.String()
+	}
 	rep.DiskBytes, rep.LSMBytes, rep.VLogBytes = du.Total, du.LSM, du.VLog
 	switch {
 	case o.store.user != "":
@@ -304,6 +310,9 @@ func writeUsage(w io.Writer, rep *storeReport) error {
 	enc := "not encrypted"
 	if rep.Encrypted {
 		enc = "encrypted"
+	}
+	if rep.Embedder != "" {
+		enc += ", vectors from " + rep.Embedder
 	}
 	fmt.Fprintf(w, "Store %s: %s on disk (LSM %s, value log %s), %s\n\n",
 		rep.Dir, bytesText(rep.DiskBytes), bytesText(rep.LSMBytes), bytesText(rep.VLogBytes), enc)

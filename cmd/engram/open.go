@@ -17,6 +17,7 @@ import (
 // The embedders --embedder names.
 const (
 	embedderHashing = "hashing"
+	embedderStatic  = "static"
 	embedderOllama  = "ollama"
 	embedderOpenAI  = "openai"
 )
@@ -35,6 +36,7 @@ type openFlags struct {
 	embedURL   string
 	embedModel string
 	embedDims  int
+	modelDir   string
 }
 
 // register adds --encryption-key-file, and the embedder flags when
@@ -47,11 +49,12 @@ func (f *openFlags) register(fs *pflag.FlagSet, withEmbedder bool) {
 	}
 }
 
-// registerEmbedder adds --embedder, --embed-url, --embed-model and
-// --embed-dimensions.
+// registerEmbedder adds --embedder, --model-dir, --embed-url,
+// --embed-model and --embed-dimensions.
 func (f *openFlags) registerEmbedder(fs *pflag.FlagSet) {
 	fs.StringVar(&f.embedder, "embedder", embedderHashing,
-		"the store's embedder: hashing (offline, lexical), ollama or openai (any OpenAI-compatible server; the key from $"+apiKeyEnv+"); a store must always be opened with the same one")
+		"the store's embedder: hashing (offline, lexical), static (offline, by meaning: a Model2Vec model in --model-dir), ollama or openai (any OpenAI-compatible server; the key from $"+apiKeyEnv+"); a store must always be opened with the same one")
+	fs.StringVar(&f.modelDir, "model-dir", "", "with --embedder static: the folder of a Model2Vec model (model.safetensors, tokenizer.json, config.json), such as minishlab/potion-base-8M downloaded by you")
 	fs.StringVar(&f.embedURL, "embed-url", "", "the embedding server's base URL (default: the provider's)")
 	fs.StringVar(&f.embedModel, "embed-model", "", "the embedding model (required with ollama and openai)")
 	fs.IntVar(&f.embedDims, "embed-dimensions", 0, "the vectors' length, checked on every answer (0: learned from the first)")
@@ -73,27 +76,52 @@ func (f *openFlags) apply(o *memory.Options) error {
 		return err
 	}
 	o.EncryptionKey = key
+	e, err := f.newEmbedder()
+	if err != nil {
+		return err
+	}
+	if e != nil {
+		o.Embedder = e
+	}
+	return nil
+}
+
+// newEmbedder returns the embedder the flags name, nil for the default
+// (hashing).
+func (f *openFlags) newEmbedder() (embed.Embedder, error) {
+	if f.modelDir != "" && f.embedder != embedderStatic {
+		return nil, errors.New("--model-dir needs --embedder static")
+	}
 	switch f.embedder {
-	case "", embedderHashing:
+	case "", embedderHashing, embedderStatic:
 		if f.embedURL != "" || f.embedModel != "" || f.embedDims != 0 {
-			return errors.New("--embed-url, --embed-model and --embed-dimensions need --embedder ollama or openai")
+			return nil, errors.New("--embed-url, --embed-model and --embed-dimensions need --embedder ollama or openai")
 		}
+		if f.embedder != embedderStatic {
+			return nil, nil
+		}
+		if f.modelDir == "" {
+			return nil, errors.New("--embedder static needs --model-dir, the folder of a Model2Vec model")
+		}
+		s, err := embed.NewStatic(f.modelDir, nil)
+		if err != nil {
+			return nil, fmt.Errorf("--embedder static: %w", err)
+		}
+		return s, nil
 	case embedderOllama:
 		p, err := embed.NewOllama(&embed.OllamaOptions{BaseURL: f.embedURL, Model: f.embedModel, Dimensions: f.embedDims})
 		if err != nil {
-			return fmt.Errorf("--embedder ollama: %w", err)
+			return nil, fmt.Errorf("--embedder ollama: %w", err)
 		}
-		o.Embedder = p
+		return p, nil
 	case embedderOpenAI:
 		p, err := embed.NewOpenAI(&embed.OpenAIOptions{BaseURL: f.embedURL, APIKey: os.Getenv(apiKeyEnv), Model: f.embedModel, Dimensions: f.embedDims})
 		if err != nil {
-			return fmt.Errorf("--embedder openai: %w", err)
+			return nil, fmt.Errorf("--embedder openai: %w", err)
 		}
-		o.Embedder = p
-	default:
-		return fmt.Errorf("--embedder %q is not hashing, ollama or openai", f.embedder)
+		return p, nil
 	}
-	return nil
+	return nil, fmt.Errorf("--embedder %q is not hashing, static, ollama or openai", f.embedder)
 }
 
 // readKeyFile reads an encryption key: 16, 24 or 32 raw bytes, or their hex
@@ -123,6 +151,8 @@ func openError(dir string, err error) error {
 		return fmt.Errorf("%w: %s (is engram serve or engram mcp running on it?)", err, dir)
 	case errors.Is(err, memory.ErrEncryptionKey):
 		return fmt.Errorf("open %s: %w (an encrypted store needs --encryption-key-file with the key it was created with; a plain one, none)", dir, err)
+	case errors.Is(err, memory.ErrEmbedderMismatch):
+		return fmt.Errorf("open %s: %w (open it with the --embedder flags it was written with)", dir, err)
 	}
 	return fmt.Errorf("open %s: %w", dir, err)
 }

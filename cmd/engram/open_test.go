@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/engramdb/engram/embed/embedtest"
 )
 
 // writeKey writes a key file with mode perm and returns its path.
@@ -218,4 +220,53 @@ func TestServeEncrypted(t *testing.T) {
 	}
 	wantError(t, []string{"--encryption-key-file"}, "inspect", "--dir", o.dir)
 	mustRun(t, "inspect", "--dir", o.dir, "--encryption-key-file", o.open.keyFile)
+}
+
+// TestStaticEmbedderFlags: --embedder static --model-dir loads a local
+// Model2Vec model for import and recall, which then find a memory by a word
+// it does not contain; the store remembers its embedder, so a command with
+// the default one cannot write vectors of another model into it, and
+// inspect names it.
+func TestStaticEmbedderFlags(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "model")
+	m := embedtest.StaticModel{Dims: 4}
+	for _, w := range []struct {
+		word string
+		row  []float32
+	}{
+		{"[UNK]", []float32{0, 0, 0, 0}},
+		{"car", []float32{1, 0, 0, 0}},
+		{"automobile", []float32{1, 0, 0, 0}},
+		{"alice", []float32{0, 1, 0, 0}},
+		{"owns", []float32{0, 0, 1, 0}},
+		{"a", []float32{0, 0, 0, 0.1}},
+		{"piano", []float32{0, 0, 0, 1}},
+	} {
+		m.Vocab = append(m.Vocab, w.word)
+		m.Rows = append(m.Rows, w.row)
+	}
+	if err := embedtest.WriteStaticModel(model, m); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	lines := `{"type":"memory","user":"alice","id":"01JQ0000000000000000000001","kind":"fact","text":"Alice owns a car","created_at":"2026-01-02T03:04:05Z"}` + "\n" +
+		`{"type":"memory","user":"alice","id":"01JQ0000000000000000000002","kind":"fact","text":"a piano","created_at":"2026-01-02T03:04:05Z"}` + "\n"
+	if err := os.WriteFile(in, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	static := []string{"--embedder", "static", "--model-dir", model}
+	mustRun(t, append([]string{"import", "--dir", dir, "--tenant", "acme", in}, static...)...)
+	out := mustRun(t, append([]string{"recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "automobile"}, static...)...)
+	if !strings.Contains(out, "Alice owns a car") {
+		t.Fatalf("recall by meaning with the static model:\n%s", out)
+	}
+	if out := mustRun(t, "inspect", "--dir", dir); !strings.Contains(out, "vectors from static/4-") {
+		t.Fatalf("inspect does not name the embedder:\n%s", out)
+	}
+	wantError(t, []string{"vectors come from static/4-", "open it with that embedder"}, "import", "--dir", dir, "--tenant", "acme", in)
+
+	wantError(t, []string{"--embedder static needs --model-dir"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "static", "x")
+	wantError(t, []string{"--model-dir needs --embedder static"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--model-dir", model, "x")
+	wantError(t, []string{"--embedder static", "config.json"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "static", "--model-dir", t.TempDir(), "x")
 }
