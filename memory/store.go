@@ -151,6 +151,13 @@ type Options struct {
 	// ExtractToolResults queues tool results for extraction too; by
 	// default only user and assistant messages are.
 	ExtractToolResults bool
+
+	// Synonyms expands Recall's BM25 query with WordNet synonyms of its
+	// words at half weight ([index.ExpandQuery]; the thesaurus ships in
+	// the binary), so "What automobile does she own?" finds "Alice
+	// drives a red car". Off by default: on the LoCoMo sample it did not
+	// raise recall (see the README).
+	Synonyms bool
 }
 
 // maxTTL bounds a time to live: expiry times are stored as int64 Unix
