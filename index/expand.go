@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -10,38 +11,41 @@ import (
 	"github.com/engramdb/engram/index/wordnet"
 )
 
-// Query expansion parameters, measured on the LoCoMo sample (see
-// bench/results/recall.md, "Issue 16: WordNet synonyms").
-var (
+// Query expansion parameters, chosen on the LoCoMo sample (see
+// bench/results/recall.md, "Issue 16: WordNet synonyms"): synonym weights
+// 0.25 to 1, sense shares 0.1 to 1, hypernyms at 0.1 and 0.25, and the
+// three ways of counting below were tried.
+const (
 	// synonymWeight is the weight of a synonym's BM25 score, against 1
-	// for the query's own terms.
+	// for the query's own terms. 0.5 and 0.75 scored alike; 1 lost an
+	// open-domain question.
 	synonymWeight = 0.5
-	// hypernymWeight is the weight of a direct hypernym's members; zero
-	// leaves hypernyms out.
-	hypernymWeight = 0.0
 	// senseShare keeps the senses whose tag count is at least this share
 	// of the word's most frequent sense: car's first sense (71 tags, the
-	// automobile) but not its second (2 tags, the railway car).
+	// automobile) but not its second (2 tags, the railway car). 0.25 and
+	// 0.1 lost single-hop questions.
 	senseShare = 0.5
-	// mutualSense also asks that the synset be a kept sense of the
-	// synonym: "machine" names the car synset, but its frequent sense is
-	// the device, so it does not expand "car".
-	mutualSense = true
-	// groupMode says how the expansions of one query word count: 0 each
-	// adds, 1 the synonyms of a word count once (their best), 2 the word
-	// and its synonyms count once.
-	groupMode = 1
 	// minExpandLen is the shortest word expanded, in bytes.
 	minExpandLen = 3
 )
 
+// Hypernyms are not used: at weight 0.1 and 0.25 they lowered BM25's
+// temporal recall@10 (0.946 to 0.919). Synonyms of one word do not add
+// up: a word and its synonyms are one group of [WeightedTerm], so a
+// document counts the best of them once. Adding each synonym's score
+// (recall@10 0.727 in default mode) or only grouping the synonyms apart
+// from the word (0.727) did worse than the group (0.737); see the results
+// file.
+
 // ExpandQuery returns the terms of query for [BM25.SearchWeighted]: the
 // terms [Analyze] finds, at weight 1, and for each word worth expanding
-// the analyzed one-word synonyms of its frequent WordNet senses at a lower
-// weight, grouped so that the synonyms of one word count once per
-// document. A word is expanded when it is a plain word (no digit or
-// joiner, so numbers and identifiers are not), not a stop word (those
-// are dropped), at least three letters long, and not a proper name: a
+// the analyzed one-word synonyms of its frequent WordNet senses at weight
+// ½, in one group with the word's own term, so that a document holding the
+// word, a synonym or both counts the best of them once (see
+// [WeightedTerm.Group]). A word is expanded when it is a plain word (no
+// digit or joiner, so numbers and identifiers are not), not a stop word
+// (those are dropped) nor a modal verb ("will", "can", "may"), at least
+// three letters long, and not a proper name: a
 // word that starts with a capital letter anywhere but at the start of a
 // sentence, and a word in capitals of two letters or more ("NASA"), are
 // taken as names. Its base forms come from WordNet's morphology (the
@@ -65,8 +69,8 @@ func ExpandQuery(query string) ([]WeightedTerm, error) {
 	}
 	var out []WeightedTerm
 	type word struct {
-		lower string // folded, possessive trimmed
-		term  string // its analyzed term
+		lower string // lower-case, possessive trimmed
+		at    int    // its term's index in out
 	}
 	var words []word
 	sentenceStart := true
@@ -86,8 +90,8 @@ func ExpandQuery(query string) ([]WeightedTerm, error) {
 				if fl&tokApos != 0 {
 					lower = trimPossessive(lower)
 				}
-				if isPlainWord(lower) {
-					words = append(words, word{lower, out[len(out)-1].Term})
+				if isPlainWord(lower) && !modals[lower] {
+					words = append(words, word{lower, len(out) - 1})
 				}
 			}
 			sentenceStart = false
@@ -111,52 +115,35 @@ func ExpandQuery(query string) ([]WeightedTerm, error) {
 	for _, t := range out {
 		orig[t.Term] = true
 	}
-	added := map[string]int{} // expansion term -> its index in out
 	for wi, w := range words {
-		group := uint32(0)
-		if groupMode > 0 {
-			group = uint32(wi + 1)
-		}
-		exp := expansions(tab, w.lower)
+		group := uint32(wi + 1)
 		n := 0
-		for _, e := range exp {
-			terms := Analyze(e.word)
-			if len(terms) != 1 || orig[terms[0]] {
+		for _, syn := range synonyms(tab, w.lower) {
+			terms := Analyze(syn)
+			if len(terms) != 1 || orig[terms[0]] || slices.ContainsFunc(out, func(e WeightedTerm) bool {
+				return e.Group == group && e.Term == terms[0]
+			}) {
 				continue
 			}
-			t := terms[0]
-			if j, ok := added[t]; ok {
-				if out[j].Group == group || group == 0 {
-					out[j].Weight = max(out[j].Weight, e.weight)
-					continue
-				}
-			}
-			added[t] = len(out)
-			out = append(out, WeightedTerm{Term: t, Weight: e.weight, Group: group})
+			out = append(out, WeightedTerm{Term: terms[0], Weight: synonymWeight, Group: group})
 			n++
 		}
-		if groupMode == 2 && n > 0 {
-			// The word itself joins its synonyms' group: a document holding
-			// both counts the better of them once.
-			for j := range out {
-				if out[j].Term == w.term && out[j].Group == 0 {
-					out = append(out, WeightedTerm{Term: w.term, Weight: 1, Group: group})
-					out[j].Weight = -1 // removed below
-					break
-				}
-			}
+		if n > 0 {
+			// The word joins its synonyms' group: a document holding both
+			// counts the better of them, once.
+			out[w.at].Group = group
 		}
-	}
-	if groupMode == 2 {
-		kept := out[:0]
-		for _, t := range out {
-			if t.Weight > 0 {
-				kept = append(kept, t)
-			}
-		}
-		out = kept
 	}
 	return out, nil
+}
+
+// modals are words the stop list keeps but that are almost always modal
+// verbs in a query, while WordNet knows them only as nouns or full verbs:
+// "will" as volition and testament, "can" as a tin, "may" as the month.
+// They are never expanded.
+var modals = map[string]bool{
+	"will": true, "would": true, "can": true, "could": true, "may": true,
+	"might": true, "must": true, "shall": true, "should": true, "ought": true,
 }
 
 // appendWeighted appends the term of one token, if it has one, at weight 1.
@@ -214,59 +201,33 @@ func toLowerASCII(s string) string {
 	return string(b)
 }
 
-// expansion is one word an expanded word brings, with its weight.
-type expansion struct {
-	word   string
-	weight float64
-}
-
-// expansions returns the synonyms (and hypernyms, when they have a weight)
-// of the lower-case word, each once, at its largest weight.
-func expansions(tab *wordnet.Table, word string) []expansion {
-	type kept struct {
-		pos   wordnet.POS
-		lemma string
-		s     wordnet.Sense
+// synonyms returns the synonyms of the lower-case word: the other
+// one-word members of its frequent senses as a noun and as a verb, each
+// once, keeping only those for which the synset is a frequent sense too.
+func synonyms(tab *wordnet.Table, word string) []string {
+	type cand struct {
+		pos      wordnet.POS
+		s        wordnet.Sense
+		notFirst bool // not the lemma's first sense
 	}
-	var cands []kept
+	var cands []cand
 	var top uint32
 	for _, pos := range [...]wordnet.POS{wordnet.Noun, wordnet.Verb} {
 		for _, lemma := range tab.BaseForms(word, pos) {
-			for _, s := range tab.Senses(lemma, pos) {
-				cands = append(cands, kept{pos, lemma, s})
+			for i, s := range tab.Senses(lemma, pos) {
+				cands = append(cands, cand{pos, s, i > 0})
 				top = max(top, s.Count)
 			}
 		}
 	}
-	var out []expansion
-	add := func(w string, weight float64) {
-		if w == word {
-			return
-		}
-		for i := range out {
-			if out[i].word == w {
-				out[i].weight = max(out[i].weight, weight)
-				return
-			}
-		}
-		out = append(out, expansion{w, weight})
-	}
-	for i, c := range cands {
-		if !frequent(c.s.Count, top, i > 0 && cands[i-1].lemma == c.lemma && cands[i-1].pos == c.pos) {
+	var out []string
+	for _, c := range cands {
+		if !frequent(c.s.Count, top, c.notFirst) {
 			continue
 		}
 		for _, w := range tab.Words(c.s.Synset) {
-			if w != c.lemma && keptSenseOf(tab, w, c.pos, c.s.Synset) {
-				add(w, synonymWeight)
-			}
-		}
-		if hypernymWeight > 0 {
-			for _, h := range tab.Hypernyms(c.s.Synset) {
-				for _, w := range tab.Words(h) {
-					if keptSenseOf(tab, w, c.pos, h) {
-						add(w, hypernymWeight)
-					}
-				}
+			if w != word && !slices.Contains(out, w) && frequentSenseOf(tab, w, c.pos, c.s.Synset) {
+				out = append(out, w)
 			}
 		}
 	}
@@ -283,12 +244,11 @@ func frequent(count, top uint32, notFirst bool) bool {
 	return count > 0 && float64(count) >= senseShare*float64(top)
 }
 
-// keptSenseOf reports whether synset s is a frequent sense of the lemma w
-// as a pos (always, unless mutualSense asks).
-func keptSenseOf(tab *wordnet.Table, w string, pos wordnet.POS, s wordnet.Synset) bool {
-	if !mutualSense {
-		return true
-	}
+// frequentSenseOf reports whether synset s is a frequent sense of the
+// lemma w as a pos. Without this check "machine", whose frequent sense is
+// the device, would expand "car" (default-mode recall@10 0.731
+// without the check, 0.737 with it).
+func frequentSenseOf(tab *wordnet.Table, w string, pos wordnet.POS, s wordnet.Synset) bool {
 	senses := tab.Senses(w, pos)
 	var top uint32
 	for _, x := range senses {
