@@ -14,7 +14,9 @@ import (
 // BM25 score, comparable only within one query. The text is analyzed by
 // [index.Analyze]: stop words go, words are stemmed, numbers and
 // identifiers are kept whole. A query with no index terms matches nothing.
-// Filter applies as in [DB.Search]; Ef is ignored.
+// With opts.Synonyms the query is expanded with WordNet synonyms at a
+// lower weight ([index.ExpandQuery]). Filter applies as in [DB.Search]; Ef
+// is ignored.
 func (db *DB) SearchText(ctx context.Context, scope Scope, query string, k int, opts *SearchOptions) ([]Hit, error) {
 	var o SearchOptions
 	if opts != nil {
@@ -31,9 +33,17 @@ func (db *DB) SearchText(ctx context.Context, scope Scope, query string, k int, 
 	if err != nil {
 		return nil, err
 	}
-	terms := index.Analyze(query)
+	var terms []string
+	var weighted []index.WeightedTerm
+	if o.Synonyms {
+		if weighted, err = index.ExpandQuery(query); err != nil {
+			return nil, err
+		}
+	} else {
+		terms = index.Analyze(query)
+	}
 	p.mu.RLock()
-	if p.mu.lex == nil || len(terms) == 0 {
+	if p.mu.lex == nil || len(terms)+len(weighted) == 0 {
 		p.mu.RUnlock()
 		return nil, nil
 	}
@@ -42,7 +52,12 @@ func (db *DB) SearchText(ctx context.Context, scope Scope, query string, k int, 
 		keys := p.mu.keys
 		io.Filter = func(ix uint64) bool { return o.Filter(keys[ix].String()) }
 	}
-	res, err := p.mu.lex.SearchTerms(terms, k, io)
+	var res []index.Result
+	if o.Synonyms {
+		res, err = p.mu.lex.SearchWeighted(weighted, k, io)
+	} else {
+		res, err = p.mu.lex.SearchTerms(terms, k, io)
+	}
 	ids := make([]ulid.ULID, len(res))
 	for i, r := range res {
 		ids[i] = p.mu.keys[r.ID]

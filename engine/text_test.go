@@ -213,3 +213,34 @@ func openMemDB(t *testing.T) *DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// TestSearchTextSynonyms checks that SearchOptions.Synonyms expands the
+// query ("automobile" finds "car") and that without it nothing changes.
+func TestSearchTextSynonyms(t *testing.T) {
+	db := openMemDB(t)
+	vecs := randVecs(77, 2, 8)
+	var carID string
+	err := db.Update(ctxb, func(tx *Tx) error {
+		var err error
+		if carID, err = tx.PutRecord(vscope, "mem", Record{Text: "Alice drives a red car", Vector: vecs[0]}); err != nil {
+			return err
+		}
+		_, err = tx.PutRecord(vscope, "mem", Record{Text: "Bob plays chess", Vector: vecs[1]})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		synonyms bool
+		want     int
+	}{{false, 0}, {true, 1}} {
+		hits, err := db.SearchText(ctxb, vscope, "What automobile does she own?", 5, &SearchOptions{Space: "mem", Synonyms: c.synonyms})
+		if err != nil || len(hits) != c.want || c.want == 1 && hits[0].ID != carID {
+			t.Errorf("synonyms %v: %+v, %v; want %d hit(s)", c.synonyms, hits, err, c.want)
+		}
+	}
+	if hits, err := db.SearchText(ctxb, vscope, "the of", 5, &SearchOptions{Space: "mem", Synonyms: true}); err != nil || len(hits) != 0 {
+		t.Errorf("stop words only: %+v, %v", hits, err)
+	}
+}

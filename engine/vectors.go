@@ -61,6 +61,10 @@ type SearchOptions struct {
 	// records it keeps. Such hits can name a record deleted or expired
 	// since the index last changed.
 	IDsOnly bool
+	// Synonyms, for [DB.SearchText] only, adds WordNet synonyms of the
+	// query's words at a lower weight ([index.ExpandQuery]), so "car"
+	// also finds "automobile".
+	Synonyms bool
 }
 
 // MaxSpaceLength is the longest record space name, in bytes.

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -122,6 +123,18 @@ type bm25Scratch struct {
 	acc     []float64   // slot -> score so far; zero between searches
 	touched []uint32    // slots with a non-zero acc
 	tk      topK
+
+	wq       []weightedQueryTerm // SearchWeighted's resolved terms
+	gacc     []float64           // slot -> best score in the current group; zero between groups
+	gtouched []uint32            // slots with a non-zero gacc
+}
+
+// weightedQueryTerm is one term of a weighted query found in the
+// dictionary.
+type weightedQueryTerm struct {
+	tid   uint32
+	group uint32
+	w     float64
 }
 
 // queryTerm is one distinct query term and how often the query holds it.
@@ -472,7 +485,13 @@ func (x *BM25) search(sc *bm25Scratch, terms []string, k int, opts *SearchOption
 		}
 	}
 	sc.touched = touched
+	return x.collectLocked(sc, k, filter)
+}
 
+// collectLocked returns the best k of the slots sc.touched lists by their
+// scores in sc.acc, filtered, zeroing the accumulator as it goes.
+func (x *BM25) collectLocked(sc *bm25Scratch, k int, filter Filter) []Result {
+	acc, touched := sc.acc, sc.touched
 	tk := &sc.tk
 	tk.reset(min(k, len(touched)))
 	thr, full := tk.worst()
@@ -493,4 +512,135 @@ func (x *BM25) search(sc *bm25Scratch, terms []string, k int, opts *SearchOption
 		return nil
 	}
 	return tk.appendSorted(make([]Result, 0, tk.len()))
+}
+
+// WeightedTerm is one term of a query for [BM25.SearchWeighted]: an
+// analyzed term (compared with the indexed terms byte for byte, as in
+// [BM25.SearchTerms]), the factor its BM25 score is multiplied by, and
+// an optional group.
+type WeightedTerm struct {
+	// Term is the analyzed term.
+	Term string
+	// Weight multiplies the term's BM25 score; it must be positive and
+	// finite. A query of terms of weight 1 in group 0 ranks as
+	// SearchTerms does.
+	Weight float64
+	// Group, when not zero, joins terms that stand for one thing, such
+	// as the synonyms of one query word: in each document they count
+	// once, by the largest of their weighted scores (a disjunction max),
+	// instead of adding up. Terms of group 0 each add their score.
+	Group uint32
+}
+
+// SearchWeighted is [BM25.SearchTerms] for terms of unequal weight: a
+// document's score is the sum over the terms of group 0 of Weight times
+// the term's BM25 score, plus for each other group the largest such
+// product among its terms. A term given twice counts twice, as in
+// SearchTerms. Results and the Filter's rules are those of [BM25.Search];
+// a weight that is not positive and finite returns an error wrapping
+// [ErrInvalidOptions]. x keeps no reference to terms.
+func (x *BM25) SearchWeighted(terms []WeightedTerm, k int, opts *SearchOptions) ([]Result, error) {
+	for _, t := range terms {
+		if !(t.Weight > 0) || math.IsInf(t.Weight, 0) {
+			return nil, fmt.Errorf("%w: weight %v of term %q must be positive and finite", ErrInvalidOptions, t.Weight, t.Term)
+		}
+	}
+	if k <= 0 {
+		return nil, nil
+	}
+	var filter Filter
+	if opts != nil {
+		filter = opts.Filter
+	}
+	sc := x.scratch.Get().(*bm25Scratch)
+	res := x.searchWeighted(sc, terms, k, filter)
+	x.scratch.Put(sc)
+	return res, nil
+}
+
+// searchWeighted ranks the documents for weighted terms with sc's
+// buffers, leaving its accumulators zeroed (unless the filter panics).
+func (x *BM25) searchWeighted(sc *bm25Scratch, terms []WeightedTerm, k int, filter Filter) []Result {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := len(x.mu.ids) - x.mu.dead
+	if n == 0 {
+		return nil
+	}
+	q := sc.wq[:0]
+	for _, t := range terms {
+		tid, ok := x.mu.dict[clipTerm(t.Term)]
+		if ok && x.mu.df[tid] > 0 {
+			q = append(q, weightedQueryTerm{tid: tid, group: t.Group, w: t.Weight})
+		}
+	}
+	sc.wq = q
+	if len(q) == 0 {
+		return nil
+	}
+	// Groups contiguous; group 0 first, each of its terms on its own.
+	slices.SortStableFunc(q, func(a, b weightedQueryTerm) int { return cmp.Compare(a.group, b.group) })
+
+	N := float64(n)
+	avgdl := float64(x.mu.total) / N
+	c1, c2 := x.k1*(1-x.b), x.k1*x.b/avgdl
+	if cap(sc.acc) < len(x.mu.ids) {
+		sc.acc = make([]float64, len(x.mu.ids))
+	}
+	acc, lens, touched := sc.acc[:len(x.mu.ids)], x.mu.lens, sc.touched[:0]
+	for i := 0; i < len(q); {
+		j := i + 1
+		for q[i].group != 0 && j < len(q) && q[j].group == q[i].group {
+			j++
+		}
+		if j == i+1 { // a term on its own adds to the accumulator directly
+			e := q[i]
+			df := float64(x.mu.df[e.tid])
+			w := math.Log(1+(N-df+0.5)/(df+0.5)) * (x.k1 + 1) * e.w
+			for _, p := range x.mu.post[e.tid] {
+				dl := lens[p.doc]
+				if dl == deadDoc {
+					continue
+				}
+				tf := float64(p.tf) / unitsPerTerm
+				if acc[p.doc] == 0 {
+					touched = append(touched, p.doc)
+				}
+				acc[p.doc] += w * tf / (tf + c1 + c2*float64(dl))
+			}
+			i = j
+			continue
+		}
+		if cap(sc.gacc) < len(x.mu.ids) {
+			sc.gacc = make([]float64, len(x.mu.ids))
+		}
+		gacc, gtouched := sc.gacc[:len(x.mu.ids)], sc.gtouched[:0]
+		for _, e := range q[i:j] {
+			df := float64(x.mu.df[e.tid])
+			w := math.Log(1+(N-df+0.5)/(df+0.5)) * (x.k1 + 1) * e.w
+			for _, p := range x.mu.post[e.tid] {
+				dl := lens[p.doc]
+				if dl == deadDoc {
+					continue
+				}
+				tf := float64(p.tf) / unitsPerTerm
+				s := w * tf / (tf + c1 + c2*float64(dl))
+				if gacc[p.doc] == 0 {
+					gtouched = append(gtouched, p.doc)
+				}
+				gacc[p.doc] = max(gacc[p.doc], s)
+			}
+		}
+		for _, d := range gtouched {
+			if acc[d] == 0 {
+				touched = append(touched, d)
+			}
+			acc[d] += gacc[d]
+			gacc[d] = 0
+		}
+		sc.gtouched = gtouched
+		i = j
+	}
+	sc.touched = touched
+	return x.collectLocked(sc, k, filter)
 }

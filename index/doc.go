@@ -42,6 +42,13 @@
 // character per term (no dictionary segmentation). A hyphenated word is one
 // term: "state-of-the-art" does not match "state of the art".
 //
+// [ExpandQuery] adds WordNet synonyms (from [wordnet], embedded in the
+// binary) to a query's terms at half weight, and [BM25.SearchWeighted]
+// ranks such [WeightedTerm]s, so "automobile" also finds "car":
+//
+//	terms, err := index.ExpandQuery("What automobile does she own?")
+//	hits, err := x.SearchWeighted(terms, 10, nil) // automobil 1; car, auto, motorcar ½
+//
 // # Caveats
 //
 //   - Nothing panics on input: wrong lengths return [ErrDimensionMismatch],
@@ -50,5 +57,6 @@
 //     by rebuilding (see [HNSW.Deleted]).
 //   - A filtered HNSW search walks the graph applying the filter; when a
 //     sample says the filter matches few vectors, it scans them exactly.
-//   - The package imports no other package of this module.
+//   - The package imports no other package of this module but its own
+//     [wordnet], the synonym table.
 package index

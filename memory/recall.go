@@ -414,7 +414,7 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 			}
 		}
 		if q.Retrieval != RetrievalVector {
-			hits, err := s.db.SearchText(ctx, owner, q.Text, depth, opts)
+			hits, err := s.db.SearchText(ctx, owner, q.Text, depth, withSynonyms(opts, s.opts.Synonyms))
 			if err != nil {
 				return nil, err
 			}

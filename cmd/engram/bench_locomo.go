@@ -22,6 +22,7 @@ type benchLocomoOptions struct {
 	jsonPath     string
 	vectorWeight float64
 	extract      string
+	synonyms     string
 	embed        openFlags
 }
 
@@ -45,7 +46,9 @@ messages and the graph). Ingestion goes through the extraction pipeline
 the default and graph modes draw on the memories and facts extracted from
 the conversation; --extract off ingests the messages alone, to compare. The
 embedder is the offline default unless --embedder names another (static
-with --model-dir for a local Model2Vec model, or a network provider).`,
+with --model-dir for a local Model2Vec model, or a network provider);
+--synonyms on expands the BM25 queries with WordNet synonyms
+(memory.Options.Synonyms).`,
 		Example: `  engram bench locomo --data ../shared/data/locomo/locomo-sample.json
   engram bench locomo --data locomo10.json --mode default,bm25,vector --json locomo.json
   engram bench locomo --data locomo10.json --embedder static --model-dir ./potion-base-8M`,
@@ -59,6 +62,7 @@ with --model-dir for a local Model2Vec model, or a network provider).`,
 	f.StringVar(&o.modes, "mode", "default", "comma-separated modes: "+strings.Join(bench.LocomoModes, ", ")+", or all")
 	f.Float64Var(&o.vectorWeight, "vector-weight", 0, "memory.Options.VectorWeight: the weight of vector search in hybrid fusion (0: the default, none with the offline embedder)")
 	f.StringVar(&o.extract, "extract", "async", "extraction while ingesting: async (the default pipeline, drained before the questions), sync or off (messages only)")
+	f.StringVar(&o.synonyms, "synonyms", "off", "memory.Options.Synonyms: expand BM25 queries with WordNet synonyms (on or off)")
 	o.embed.registerEmbedder(f)
 	f.StringVar(&o.jsonPath, "json", "", `write the rows as a JSON array ({"mode", "category", "k", "recall", "questions"}) to this file`)
 	return cmd
@@ -86,6 +90,14 @@ func runBenchLocomo(ctx context.Context, stdout, stderr io.Writer, o benchLocomo
 	if err != nil {
 		return fmt.Errorf("bench locomo: %w", err)
 	}
+	var synonyms bool
+	switch o.synonyms {
+	case "on":
+		synonyms = true
+	case "off":
+	default:
+		return fmt.Errorf("bench locomo: --synonyms %q is neither on nor off", o.synonyms)
+	}
 	// One embedder for every conversation's store: a static model is
 	// loaded once.
 	embedder, err := o.embed.newEmbedder()
@@ -100,7 +112,7 @@ func runBenchLocomo(ctx context.Context, stdout, stderr io.Writer, o benchLocomo
 		Modes:    modes,
 		Progress: stderr,
 		Store: func() (*memory.Store, error) {
-			return memory.Open("", &memory.Options{VectorWeight: o.vectorWeight, SweepInterval: -1, Extraction: mode, Embedder: embedder})
+			return memory.Open("", &memory.Options{VectorWeight: o.vectorWeight, SweepInterval: -1, Extraction: mode, Embedder: embedder, Synonyms: synonyms})
 		},
 	})
 	if err != nil {
