@@ -6,18 +6,27 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/index/wordnet"
 )
 
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	var notices bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of engram and of Go it was built with",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionString())
+			w := cmd.OutOrStdout()
+			if _, err := fmt.Fprintln(w, versionString()); err != nil || !notices {
+				return err
+			}
+			_, err := fmt.Fprintf(w, "\nThis binary includes data under its own licence.\n\n%s", wordnet.Notice)
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&notices, "notices", false, "also print the licence notices of the data built into the binary (WordNet's)")
+	return cmd
 }
 
 // versionString reports the module version (or "devel"), the VCS revision

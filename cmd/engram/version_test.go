@@ -14,6 +14,14 @@ func TestVersion(t *testing.T) {
 	if !strings.HasPrefix(out, "engram ") || !strings.Contains(out, runtime.Version()) {
 		t.Fatalf("version = %q", out)
 	}
+	if strings.Contains(out, "Princeton") {
+		t.Fatalf("version prints the notices unasked:\n%s", out)
+	}
+	// WordNet's licence asks for its notice on every copy.
+	out, err = runCLI(t, "version", "--notices")
+	if err != nil || !strings.Contains(out, "WordNet 3.0 Copyright 2006 by Princeton University") {
+		t.Fatalf("version --notices: %v\n%s", err, out)
+	}
 	if _, err := runCLI(t, "version", "extra"); err == nil {
 		t.Fatal("version with an argument should fail")
 	}

@@ -19,6 +19,14 @@ import (
 //go:embed wordnet.bin
 var table []byte
 
+// Notice is WordNet's licence, which asks that its copyright notice and
+// disclaimer appear on all copies of the database: a program that embeds
+// this package should show it (engram prints it with `engram version
+// --notices`).
+//
+//go:embed LICENSE
+var Notice string
+
 // POS is a part of speech.
 type POS uint8
 
