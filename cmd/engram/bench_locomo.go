@@ -22,7 +22,6 @@ type benchLocomoOptions struct {
 	jsonPath     string
 	vectorWeight float64
 	extract      string
-	synonyms     string
 	embed        openFlags
 }
 
@@ -62,7 +61,6 @@ with --model-dir for a local Model2Vec model, or a network provider);
 	f.StringVar(&o.modes, "mode", "default", "comma-separated modes: "+strings.Join(bench.LocomoModes, ", ")+", or all")
 	f.Float64Var(&o.vectorWeight, "vector-weight", 0, "memory.Options.VectorWeight: the weight of vector search in hybrid fusion (0: the default, none with the offline embedder)")
 	f.StringVar(&o.extract, "extract", "async", "extraction while ingesting: async (the default pipeline, drained before the questions), sync or off (messages only)")
-	f.StringVar(&o.synonyms, "synonyms", "off", "memory.Options.Synonyms: expand BM25 queries with WordNet synonyms (on or off)")
 	o.embed.registerEmbedder(f)
 	f.StringVar(&o.jsonPath, "json", "", `write the rows as a JSON array ({"mode", "category", "k", "recall", "questions"}) to this file`)
 	return cmd
@@ -90,13 +88,9 @@ func runBenchLocomo(ctx context.Context, stdout, stderr io.Writer, o benchLocomo
 	if err != nil {
 		return fmt.Errorf("bench locomo: %w", err)
 	}
-	var synonyms bool
-	switch o.synonyms {
-	case "on":
-		synonyms = true
-	case "off":
-	default:
-		return fmt.Errorf("bench locomo: --synonyms %q is neither on nor off", o.synonyms)
+	synonyms, err := o.embed.synonymsOn()
+	if err != nil {
+		return fmt.Errorf("bench locomo: %w", err)
 	}
 	// One embedder for every conversation's store: a static model is
 	// loaded once.

@@ -37,6 +37,7 @@ type openFlags struct {
 	embedModel string
 	embedDims  int
 	modelDir   string
+	synonyms   string
 }
 
 // register adds --encryption-key-file, and the embedder flags when
@@ -54,6 +55,7 @@ func (f *openFlags) register(fs *pflag.FlagSet, withEmbedder bool) {
 func (f *openFlags) registerEmbedder(fs *pflag.FlagSet) {
 	fs.StringVar(&f.embedder, "embedder", embedderHashing,
 		"the store's embedder: hashing (offline, lexical), static (offline, by meaning: a Model2Vec model in --model-dir), ollama or openai (any OpenAI-compatible server; the key from $"+apiKeyEnv+"); a store must always be opened with the same one")
+	fs.StringVar(&f.synonyms, "synonyms", "off", "expand Recall's BM25 queries with WordNet synonyms, built in (on or off; see the README for what it gains)")
 	fs.StringVar(&f.modelDir, "model-dir", "", "with --embedder static: the folder of a Model2Vec model (model.safetensors, tokenizer.json, config.json), such as minishlab/potion-base-8M downloaded by you")
 	fs.StringVar(&f.embedURL, "embed-url", "", "the embedding server's base URL (default: the provider's)")
 	fs.StringVar(&f.embedModel, "embed-model", "", "the embedding model (required with ollama and openai)")
@@ -76,6 +78,9 @@ func (f *openFlags) apply(o *memory.Options) error {
 		return err
 	}
 	o.EncryptionKey = key
+	if o.Synonyms, err = f.synonymsOn(); err != nil {
+		return err
+	}
 	e, err := f.newEmbedder()
 	if err != nil {
 		return err
@@ -84,6 +89,17 @@ func (f *openFlags) apply(o *memory.Options) error {
 		o.Embedder = e
 	}
 	return nil
+}
+
+// synonymsOn reports whether --synonyms is on.
+func (f *openFlags) synonymsOn() (bool, error) {
+	switch f.synonyms {
+	case "on":
+		return true, nil
+	case "", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("--synonyms %q is neither on nor off", f.synonyms)
 }
 
 // newEmbedder returns the embedder the flags name, nil for the default

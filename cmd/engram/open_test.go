@@ -270,3 +270,23 @@ func TestStaticEmbedderFlags(t *testing.T) {
 	wantError(t, []string{"--model-dir needs --embedder static"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--model-dir", model, "x")
 	wantError(t, []string{"--embedder static", "config.json"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "static", "--model-dir", t.TempDir(), "x")
 }
+
+// TestSynonymsFlag: --synonyms on lets recall find a memory by a synonym
+// with the default embedder; off (the default) does not.
+func TestSynonymsFlag(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	line := `{"type":"memory","user":"alice","id":"01JQ0000000000000000000001","kind":"fact","text":"Alice drives a red car","created_at":"2026-01-02T03:04:05Z"}` + "\n"
+	if err := os.WriteFile(in, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "import", "--dir", dir, "--tenant", "acme", in)
+	recall := []string{"recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "What automobile does she own?"}
+	if out := mustRun(t, recall...); strings.Contains(out, "red car") {
+		t.Fatalf("recalled by a synonym with --synonyms off:\n%s", out)
+	}
+	if out := mustRun(t, append(recall, "--synonyms", "on")...); !strings.Contains(out, "red car") {
+		t.Fatalf("not recalled with --synonyms on:\n%s", out)
+	}
+	wantError(t, []string{`--synonyms "maybe"`}, append(recall, "--synonyms", "maybe")...)
+}
