@@ -10,8 +10,9 @@ import (
 // dimension instead of three.
 
 // dot returns the dot product of a and b with the best kernel the CPU
-// allows: our AVX2+FMA assembly (distance_amd64.s) on amd64 CPUs that have
-// both, else the 4-way unrolled Go loop. It does not check its input:
+// allows: our AVX-512F assembly (distance_amd64.s) on amd64 CPUs that have
+// it, else our AVX2+FMA assembly on those that have both, else the 4-way
+// unrolled Go loop. It does not check its input:
 // callers guarantee equal, non-zero lengths.
 //
 // The assembly replaced vek32.Dot, which the index called through a
@@ -59,8 +60,11 @@ func dotBatchGo(q, vecs []float32, ids []uint32, out []float32) {
 }
 
 // Kernel returns the name of the dot-product kernel chosen at start-up:
-// "avx2-fma" or "go-unrolled4".
+// "avx512f", "avx2-fma" or "go-unrolled4".
 func Kernel() string {
+	if useAVX2 && useAVX512 {
+		return "avx512f"
+	}
 	if useAVX2 {
 		return "avx2-fma"
 	}

@@ -200,3 +200,211 @@ TEXT ·prefetchList(SB), NOSPLIT, $0-8
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
 	RET
+
+// The AVX-512 forms of the two products: four 16-lane FMA accumulators
+// over 64 elements a step, then 16-element steps, and the last n mod 16
+// elements in one masked step (masked-off lanes load as zero and never
+// fault), then a horizontal sum. Only called when the CPU and OS have
+// AVX-512F (hasAVX512).
+
+// func dotAVX512(a, b *float32, n int) float32
+TEXT ·dotAVX512(SB), NOSPLIT, $0-28
+	MOVQ    a+0(FP), SI
+	MOVQ    b+8(FP), DI
+	MOVQ    n+16(FP), BX
+	VXORPS  Z0, Z0, Z0
+	VXORPS  Z1, Z1, Z1
+	VXORPS  Z2, Z2, Z2
+	VXORPS  Z3, Z3, Z3
+	XORQ    AX, AX
+
+z1_loop64:
+	CMPQ    BX, $64
+	JL      z1_loop16
+	VMOVUPS (SI)(AX*4), Z4
+	VMOVUPS 64(SI)(AX*4), Z5
+	VMOVUPS 128(SI)(AX*4), Z6
+	VMOVUPS 192(SI)(AX*4), Z7
+	VFMADD231PS (DI)(AX*4), Z4, Z0
+	VFMADD231PS 64(DI)(AX*4), Z5, Z1
+	VFMADD231PS 128(DI)(AX*4), Z6, Z2
+	VFMADD231PS 192(DI)(AX*4), Z7, Z3
+	ADDQ    $64, AX
+	SUBQ    $64, BX
+	JMP     z1_loop64
+
+z1_loop16:
+	CMPQ    BX, $16
+	JL      z1_tail
+	VMOVUPS (SI)(AX*4), Z4
+	VFMADD231PS (DI)(AX*4), Z4, Z0
+	ADDQ    $16, AX
+	SUBQ    $16, BX
+	JMP     z1_loop16
+
+z1_tail:
+	TESTQ   BX, BX
+	JE      z1_reduce
+	MOVQ    BX, CX
+	MOVL    $1, DX
+	SHLL    CX, DX
+	DECL    DX
+	KMOVW   DX, K1
+	VMOVUPS.Z (SI)(AX*4), K1, Z4
+	VMOVUPS.Z (DI)(AX*4), K1, Z5
+	VFMADD231PS Z5, Z4, Z1
+
+z1_reduce:
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS  Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS  X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS  X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS  X1, X0, X0
+	VMOVSS  X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotBatchAVX512(q, base *float32, dim int, ids *uint32, n int, out *float32, ahead int)
+//
+// dotBatchAVX2 with the AVX-512 product; the same prefetching.
+TEXT ·dotBatchAVX512(SB), NOSPLIT, $0-56
+	MOVQ    q+0(FP), R8
+	MOVQ    base+8(FP), R9
+	MOVQ    dim+16(FP), R10
+	MOVQ    ids+24(FP), R11
+	MOVQ    n+32(FP), R12
+	MOVQ    out+40(FP), R13
+	MOVQ    R10, R14
+	SHLQ    $2, R14 // bytes per vector
+	XORQ    DX, DX  // i
+
+	// The tail mask, the same for every vector: (1 << (dim mod 16)) - 1.
+	MOVQ    R10, CX
+	ANDQ    $15, CX
+	MOVL    $1, AX
+	SHLL    CX, AX
+	DECL    AX
+	KMOVW   AX, K1
+
+	MOVQ    ahead+48(FP), CX
+	XORQ    DI, DI
+zb_pfstart:
+	CMPQ    DI, CX
+	JGE     zb_loop
+	CMPQ    DI, R12
+	JGE     zb_loop
+	MOVL    (R11)(DI*4), AX
+	IMULQ   R14, AX
+	ADDQ    R9, AX
+	MOVQ    R14, BX
+zb_pf0:
+	PREFETCHT0 (AX)
+	ADDQ    $64, AX
+	SUBQ    $64, BX
+	JG      zb_pf0
+	INCQ    DI
+	JMP     zb_pfstart
+
+zb_loop:
+	CMPQ    DX, R12
+	JGE     zb_end
+	MOVQ    ahead+48(FP), AX
+	ADDQ    DX, AX
+	CMPQ    AX, R12
+	JGE     zb_nopf
+	MOVL    (R11)(AX*4), AX
+	IMULQ   R14, AX
+	ADDQ    R9, AX
+	MOVQ    R14, BX
+zb_pf:
+	PREFETCHT0 (AX)
+	ADDQ    $64, AX
+	SUBQ    $64, BX
+	JG      zb_pf
+
+zb_nopf:
+	MOVL    (R11)(DX*4), DI
+	IMULQ   R14, DI
+	ADDQ    R9, DI
+	MOVQ    R8, SI
+	VXORPS  Z0, Z0, Z0
+	VXORPS  Z1, Z1, Z1
+	VXORPS  Z2, Z2, Z2
+	VXORPS  Z3, Z3, Z3
+	MOVQ    R10, BX
+	XORQ    AX, AX
+
+zb_loop64:
+	CMPQ    BX, $64
+	JL      zb_loop16
+	VMOVUPS (SI)(AX*4), Z4
+	VMOVUPS 64(SI)(AX*4), Z5
+	VMOVUPS 128(SI)(AX*4), Z6
+	VMOVUPS 192(SI)(AX*4), Z7
+	VFMADD231PS (DI)(AX*4), Z4, Z0
+	VFMADD231PS 64(DI)(AX*4), Z5, Z1
+	VFMADD231PS 128(DI)(AX*4), Z6, Z2
+	VFMADD231PS 192(DI)(AX*4), Z7, Z3
+	ADDQ    $64, AX
+	SUBQ    $64, BX
+	JMP     zb_loop64
+
+zb_loop16:
+	CMPQ    BX, $16
+	JL      zb_tail
+	VMOVUPS (SI)(AX*4), Z4
+	VFMADD231PS (DI)(AX*4), Z4, Z0
+	ADDQ    $16, AX
+	SUBQ    $16, BX
+	JMP     zb_loop16
+
+zb_tail:
+	TESTQ   BX, BX
+	JE      zb_reduce
+	VMOVUPS.Z (SI)(AX*4), K1, Z4
+	VMOVUPS.Z (DI)(AX*4), K1, Z5
+	VFMADD231PS Z5, Z4, Z1
+
+zb_reduce:
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS  Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS  X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS  X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS  X1, X0, X0
+	VMOVSS  X0, (R13)(DX*4)
+	INCQ    DX
+	JMP     zb_loop
+
+zb_end:
+	VZEROUPPER
+	RET
+
+// func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL    leaf+0(FP), AX
+	MOVL    sub+4(FP), CX
+	CPUID
+	MOVL    AX, a+8(FP)
+	MOVL    BX, b+12(FP)
+	MOVL    CX, c+16(FP)
+	MOVL    DX, d+20(FP)
+	RET
+
+// func xgetbv0() uint32
+TEXT ·xgetbv0(SB), NOSPLIT, $0-4
+	MOVL    $0, CX
+	XGETBV
+	MOVL    AX, ret+0(FP)
+	RET

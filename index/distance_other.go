@@ -6,6 +6,9 @@ package index
 // kernels run.
 var useAVX2 = false
 
+// useAVX512 is false with useAVX2.
+var useAVX512 = false
+
 // dotAsm and dotBatchAsm are never called when useAVX2 is false.
 func dotAsm(a, b []float32) float32 { return dotUnrolled(a, b) }
 

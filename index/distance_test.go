@@ -53,6 +53,9 @@ func TestKernelName(t *testing.T) {
 	want := "go-unrolled4"
 	if vek.Info().Acceleration && useAVX2 {
 		want = "avx2-fma"
+		if useAVX512 {
+			want = "avx512f"
+		}
 	}
 	if got := Kernel(); got != want {
 		t.Fatalf("Kernel() = %q, want %q (vek acceleration %v)", got, want, vek.Info().Acceleration)

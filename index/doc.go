@@ -1,7 +1,7 @@
 // Package index holds Engram's in-memory search structures: the exact
 // [Flat] index and the [HNSW] graph over cosine similarity, with SIMD dot
-// products (our AVX2+FMA assembly, distance_amd64.s, where the CPU has
-// both, with a batch form that prefetches for the graph walk; a 4-way
+// products (our AVX-512F or AVX2+FMA assembly, distance_amd64.s, where the
+// CPU has it, with a batch form that prefetches for the graph walk; a 4-way
 // unrolled Go loop elsewhere or with the purego build tag), and the lexical [BM25] index with its
 // analyzer, [Analyze].
 //

@@ -170,6 +170,7 @@ func (d *decoder) hnsw() (*HNSW, error) {
 		h.ids = append(h.ids, id)
 		h.levels = append(h.levels, level)
 		h.deleted = append(h.deleted, uint32(del))
+		h.anyDeleted = h.anyDeleted || del == 1
 		if del == 0 {
 			if _, dup := h.byID[id]; dup {
 				return nil, fmt.Errorf("%w: id %d appears twice", ErrCorrupt, id)

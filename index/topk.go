@@ -164,40 +164,52 @@ func (t *topK) down(i int) {
 // indirect call on the search's hottest path.
 type minHeap []cand
 
+// The sifts move a hole rather than swapping: each step copies one element
+// instead of two, with the same comparisons and so the same heap as the
+// swapping form (the heaps were a quarter of a siftsmall query, issue 15).
+
 func (hp *minHeap) push(c cand) {
-	*hp = append(*hp, c)
-	h := *hp
-	for i := len(h) - 1; i > 0; {
+	h := append(*hp, c)
+	i := len(h) - 1
+	for i > 0 {
 		p := (i - 1) / 2
-		if h[p].d <= h[i].d {
+		if h[p].d <= c.d {
 			break
 		}
-		h[p], h[i] = h[i], h[p]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = c
+	*hp = h
 }
 
 func (hp *minHeap) pop() cand {
 	h := *hp
 	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h) && h[l].d < h[m].d {
-			m = l
-		}
-		if r < len(h) && h[r].d < h[m].d {
-			m = r
-		}
-		if m == i {
+	n := len(h) - 1
+	x := h[n]
+	h = h[:n]
+	*hp = h
+	if n == 0 {
+		return top
+	}
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
 			break
 		}
-		h[i], h[m] = h[m], h[i]
+		m := l
+		if r := l + 1; r < n && h[r].d < h[l].d {
+			m = r
+		}
+		if !(h[m].d < x.d) {
+			break
+		}
+		h[i] = h[m]
 		i = m
 	}
-	*hp = h
+	h[i] = x
 	return top
 }
 
@@ -207,48 +219,54 @@ type maxHeap []cand
 func (hp maxHeap) top() cand { return hp[0] }
 
 func (hp *maxHeap) push(c cand) {
-	*hp = append(*hp, c)
-	h := *hp
-	for i := len(h) - 1; i > 0; {
+	h := append(*hp, c)
+	i := len(h) - 1
+	for i > 0 {
 		p := (i - 1) / 2
-		if h[p].d >= h[i].d {
+		if h[p].d >= c.d {
 			break
 		}
-		h[p], h[i] = h[i], h[p]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = c
+	*hp = h
 }
 
 func (hp *maxHeap) pop() cand {
 	h := *hp
 	top := h[0]
 	last := len(h) - 1
-	h[0] = h[last]
+	x := h[last]
 	*hp = h[:last]
-	hp.down()
+	if last > 0 {
+		hp.siftDown(x)
+	}
 	return top
 }
 
 // replaceTop replaces the farthest candidate with c in one sift.
-func (hp *maxHeap) replaceTop(c cand) {
-	(*hp)[0] = c
-	hp.down()
-}
+func (hp *maxHeap) replaceTop(c cand) { hp.siftDown(c) }
 
-func (hp *maxHeap) down() {
+// siftDown places x, which replaces the top, on its way down.
+func (hp *maxHeap) siftDown(x cand) {
 	h := *hp
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h) && h[l].d > h[m].d {
-			m = l
-		}
-		if r < len(h) && h[r].d > h[m].d {
-			m = r
-		}
-		if m == i {
+	n := len(h)
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
 			break
 		}
-		h[i], h[m] = h[m], h[i]
+		m := l
+		if r := l + 1; r < n && h[r].d > h[l].d {
+			m = r
+		}
+		if !(h[m].d > x.d) {
+			break
+		}
+		h[i] = h[m]
 		i = m
 	}
+	h[i] = x
 }
