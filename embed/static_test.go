@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -496,4 +497,37 @@ func TestStaticMalformed(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ExampleNewStatic() {
+	// A real model comes from a folder the user downloaded once, such as
+	// minishlab/potion-base-8M; this example writes a tiny one.
+	dir, err := os.MkdirTemp("", "static-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	err = embedtest.WriteStaticModel(dir, embedtest.StaticModel{
+		Vocab: []string{"[UNK]", "car", "automobile", "banana"},
+		Dims:  2,
+		Rows:  [][]float32{{0, 0}, {1, 0.1}, {0.9, 0.2}, {0, 1}},
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	s, err := embed.NewStatic(dir, nil)
+	if err != nil {
+		panic(err)
+	}
+	vecs, err := s.Embed(context.Background(), []string{"a red car", "Automobile!", "banana"})
+	if err != nil {
+		panic(err)
+	}
+	dot := func(a, b []float32) float32 { return a[0]*b[0] + a[1]*b[1] }
+	fmt.Printf("%d dimensions\n", s.Dimensions())
+	fmt.Printf("car~automobile %.2f, car~banana %.2f\n", dot(vecs[0], vecs[1]), dot(vecs[0], vecs[2]))
+	// Output:
+	// 2 dimensions
+	// car~automobile 0.99, car~banana 0.10
 }
