@@ -170,6 +170,21 @@ func TestStaticMaxTokens(t *testing.T) {
 	}
 }
 
+// TestStaticHugeValues: rows near float32's largest value overflow a
+// float32 sum; the vector must still be the normalised sum.
+func TestStaticHugeValues(t *testing.T) {
+	m := embedtest.StaticModel{Vocab: []string{"[UNK]", "big", "small"}, Dims: 2,
+		Rows: [][]float32{{0, 0}, {3e38, 1e38}, {1, 0}}}
+	s := newStatic(t, writeModel(t, m), nil)
+	// (6e38, 2e38) ∝ (3, 1)
+	if got, want := embedOne(t, s, "big big"), unit(3, 1); !near(got, want) {
+		t.Errorf("Embed(big big) = %v, want %v", got, want)
+	}
+	if got, want := embedOne(t, s, "small"), unit(1, 0); !near(got, want) {
+		t.Errorf("Embed(small) = %v, want %v", got, want)
+	}
+}
+
 func TestStaticCased(t *testing.T) {
 	m := tinyModel()
 	m.Cased = true
