@@ -216,7 +216,7 @@ func NewStatic(dir string, opts *StaticOptions) (*Static, error) {
 		model += "-max" + strconv.Itoa(o.MaxTokens)
 	}
 	s.id = Identity{Provider: "static", Model: model}
-	s.pool.New = func() any { return &staticScratch{acc: make([]float32, s.dims), row: make([]float32, s.dims)} }
+	s.pool.New = func() any { return &staticScratch{acc: make([]float32, s.dims)} }
 	return s, nil
 }
 
@@ -398,7 +398,6 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 type staticScratch struct {
 	tokenScratch
 	acc []float32 // the running sum of rows
-	row []float32 // one row converted to float32 and weighted
 }
 
 func (s *Static) putScratch(sc *staticScratch) {
@@ -410,12 +409,13 @@ func (s *Static) putScratch(sc *staticScratch) {
 
 // embedOne writes the embedding of text into dst (len(dst) == s.dims).
 //
-// The rows are summed in float32 with vek's AVX2 kernels (plain Go on
-// other CPUs): summing 256-dimension rows that way took a third of the time
-// of a scalar float64 loop (BenchmarkStatic/static-F32/long, the cost of
-// which is mostly the sum). float32 holds the sum of at most 512 rows to
-// about 1e-5 relative error, far below what changes a cosine ranking; a sum
-// that overflows float32 is redone in float64.
+// The rows are summed in float32. An unweighted F32 row is added with
+// vek's AVX2 kernel (plain Go on other CPUs): BenchmarkStatic/static-F32/long
+// took 0.38× the time of a scalar float64 loop (medians of six interleaved
+// runs, bench/results/embed.md). F16 and I8 rows are converted in a scalar
+// loop, which makes them 2.5-3× slower than F32. float32 holds the sum of at
+// most 512 rows to about 1e-5 relative error, far below what changes a
+// cosine ranking; a sum that overflows float32 is redone in float64.
 func (s *Static) embedOne(sc *staticScratch, text string, dst []float32) {
 	sc.ids = sc.ids[:0]
 	sc.limit = s.maxTokens
@@ -425,7 +425,7 @@ func (s *Static) embedOne(sc *staticScratch, text string, dst []float32) {
 		return
 	}
 	d := s.dims
-	acc, tmp := sc.acc[:d], sc.row[:d]
+	acc := sc.acc[:d]
 	clear(acc)
 	for _, id := range sc.ids {
 		row, w := s.rowOf(id)
@@ -436,25 +436,24 @@ func (s *Static) embedOne(sc *staticScratch, text string, dst []float32) {
 			continue
 		case s.f32 != nil:
 			r := s.f32[off : off+d]
-			t := tmp[:len(r)] // no bounds checks in the loop
+			a := acc[:len(r)] // no bounds checks in the loop
 			for j, x := range r {
-				t[j] = w * x
+				a[j] += w * x
 			}
 		case s.f16 != nil:
 			tab := halfTable()
 			r := s.f16[off : off+d]
-			t := tmp[:len(r)]
+			a := acc[:len(r)]
 			for j, x := range r {
-				t[j] = w * tab[x]
+				a[j] += w * tab[x]
 			}
 		default:
 			r := s.i8[off : off+d]
-			t := tmp[:len(r)]
+			a := acc[:len(r)]
 			for j, x := range r {
-				t[j] = w * float32(x)
+				a[j] += w * float32(x)
 			}
 		}
-		vek32.Add_Inplace(acc, tmp)
 	}
 	var sum float64
 	for _, x := range acc {
