@@ -74,7 +74,9 @@ func (o *StaticOptions) validate() error {
 // tokens of a text. It needs no network and no GPU; a sentence embeds in
 // microseconds. Such models (for example minishlab/potion-base-8M, 256
 // dimensions, MIT licence) are distilled from sentence transformers, so
-// unlike [Hashing] they place "car" near "automobile".
+// their vectors carry meaning that [Hashing]'s lack: synonyms such as "car"
+// and "automobile" should land close. No real model has been run in this
+// repository; its tests use small generated ones.
 //
 // The folder holds three files, as Model2Vec's save_pretrained writes them:
 //
@@ -126,7 +128,6 @@ type Static struct {
 	maxRunes  int       // cut texts to this many characters first; 0 for no cut
 	id        Identity
 	name      string
-	normalize bool // config.json's normalize
 	pool      sync.Pool
 }
 
@@ -166,7 +167,8 @@ func NewStatic(dir string, opts *StaticOptions) (*Static, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.normalize, err = parseStaticConfig(cfg); err != nil {
+	// normalize is checked but not obeyed: see Embed.
+	if _, err = parseStaticConfig(cfg); err != nil {
 		return nil, &ModelError{File: cfgPath, Err: err}
 	}
 
