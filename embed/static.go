@@ -44,8 +44,9 @@ type StaticOptions struct {
 	MaxTokens int
 
 	// Name is the human-readable name [Static.Name] returns, for logs and
-	// the CLI. Empty means the folder's base name. It does not affect the
-	// vectors or the identity.
+	// the CLI. Empty means config.json's "model_name" if it has one, else
+	// the folder's base name. It does not affect the vectors or the
+	// identity.
 	Name string
 }
 
@@ -168,8 +169,12 @@ func NewStatic(dir string, opts *StaticOptions) (*Static, error) {
 		return nil, err
 	}
 	// normalize is checked but not obeyed: see Embed.
-	if _, err = parseStaticConfig(cfg); err != nil {
+	cfgName, err := parseStaticConfig(cfg)
+	if err != nil {
 		return nil, &ModelError{File: cfgPath, Err: err}
+	}
+	if o.Name == "" && cfgName != "" {
+		s.name = cfgName
 	}
 
 	tokPath := filepath.Join(dir, staticTokenizerFile)
@@ -231,21 +236,24 @@ func readModelFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-// parseStaticConfig checks config.json and returns its "normalize".
-func parseStaticConfig(b []byte) (bool, error) {
+// parseStaticConfig checks config.json: a JSON object whose "normalize",
+// if present, is a boolean or null. It returns its "model_name" if that is
+// a string.
+func parseStaticConfig(b []byte) (name string, err error) {
 	var cfg map[string]json.RawMessage
 	if err := json.Unmarshal(b, &cfg); err != nil || cfg == nil {
-		return false, fmt.Errorf("not a JSON object: %w", ErrInvalidModel)
+		return "", fmt.Errorf("not a JSON object: %w", ErrInvalidModel)
 	}
-	raw, ok := cfg["normalize"]
-	if !ok || string(raw) == "null" {
-		return false, nil
+	if raw, ok := cfg["normalize"]; ok {
+		var n *bool
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return "", fmt.Errorf("normalize is %s, not a boolean: %w", raw, ErrInvalidModel)
+		}
 	}
-	var n bool
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return false, fmt.Errorf("normalize is %s, not a boolean: %w", raw, ErrInvalidModel)
+	if raw, ok := cfg["model_name"]; ok {
+		_ = json.Unmarshal(raw, &name) // a name of another type is ignored
 	}
-	return n, nil
+	return name, nil
 }
 
 // loadTensors checks the tensors against the tokenizer, copies them into s
@@ -365,7 +373,8 @@ func (s *Static) Dimensions() int { return s.dims }
 func (s *Static) Identity() Identity { return s.id }
 
 // Name returns a human-readable name for the model, for logs and the CLI:
-// [StaticOptions.Name], or the model folder's base name.
+// [StaticOptions.Name], config.json's "model_name", or the model folder's
+// base name.
 func (s *Static) Name() string { return s.name }
 
 // Embed returns one vector per text, in order: L2-normalised, or zero for

@@ -260,6 +260,15 @@ func TestStaticIdentity(t *testing.T) {
 	if n := newStatic(t, dir, &embed.StaticOptions{Name: "potion"}).Name(); n != "potion" {
 		t.Errorf("Name() = %q with Name option potion", n)
 	}
+	named := tinyModel()
+	named.Name = "tiny-potion"
+	namedDir := writeModel(t, named)
+	if n := newStatic(t, namedDir, nil).Name(); n != "tiny-potion" {
+		t.Errorf("Name() = %q with config model_name tiny-potion", n)
+	}
+	if n := newStatic(t, namedDir, &embed.StaticOptions{Name: "x"}).Name(); n != "x" {
+		t.Errorf("Name() = %q: the option must win over the config", n)
+	}
 
 	// Moving the folder keeps the identity.
 	moved := filepath.Join(t.TempDir(), "elsewhere")
