@@ -1,10 +1,12 @@
 // Package embed turns text into vectors for Engram's semantic recall.
 //
 // It has only a few types: the [Embedder] interface; [Hashing], the offline
-// default; [Provider], a network embedding API (Ollama, or OpenAI and any
-// server compatible with it); and [Cache], which remembers another
-// Embedder's vectors in a [CacheStore]. It imports no other package of
-// Engram. Package embedtest has fakes for tests.
+// default; [Static], a local static-embedding model (Model2Vec format);
+// [Provider], a network embedding API (Ollama, or OpenAI and any server
+// compatible with it); and [Cache], which remembers another Embedder's
+// vectors in a [CacheStore]. It imports no other package of Engram. Package
+// embedtest has fakes for tests, and writes small model folders for
+// [Static].
 //
 // # Basics
 //
@@ -19,6 +21,22 @@
 // server, no warm-up, and it embeds a sentence in microseconds. It hashes
 // words, word pairs and character n-grams into a fixed number of dimensions.
 //
+// [Static] embeds with a real model and still needs no network: a
+// Model2Vec static-embedding model, a table of one vector per token, read
+// once from a local folder. Pooling the vectors of a sentence's tokens
+// takes microseconds, and the vectors carry meaning ("car" is near
+// "automobile"), though less finely than a transformer's:
+//
+//	s, err := embed.NewStatic("/models/potion-base-8M", nil)
+//	vecs, err := s.Embed(ctx, []string{"Alice drives a red car"})
+//
+// Engram never downloads a model by itself. Get one once, for example
+// minishlab/potion-base-8M (MIT licence, 256 dimensions, 30 MB) from
+// https://huggingface.co/minishlab/potion-base-8M, say with
+// `huggingface-cli download minishlab/potion-base-8M --local-dir DIR`, and
+// point [NewStatic] at the folder: it reads model.safetensors,
+// tokenizer.json and config.json.
+//
 // A network provider embeds with a real model. [NewOllama] and [NewOpenAI]
 // build one on the embedding functions of
 // github.com/philippgille/chromem-go:
@@ -32,7 +50,8 @@
 //	Cache ──▶ CacheStore (the engine's kv, or embedtest.CacheStore)
 //	  │ misses
 //	  ▼
-//	inner Embedder ──▶ Hashing, or Provider ──▶ Ollama / OpenAI server
+//	inner Embedder ──▶ Hashing, Static (a model folder),
+//	                   or Provider ──▶ Ollama / OpenAI server
 //
 // Each vector's [Identity] (provider and model) is part of its cache key, so
 // vectors of different models never mix.
@@ -44,6 +63,20 @@
 //     unrelated to it. It has no notion of how rare a word is either: the
 //     engine's BM25 index does that part. A text with no letters or digits
 //     embeds to the zero vector.
+//   - [Static] runs only Model2Vec folders whose tokenizer is WordPiece with
+//     BERT normalisation (the tokenizer of BERT-family models, which the
+//     English potion models were distilled from); others are refused with
+//     [ErrUnsupportedModel]. No real model has been run in this repository:
+//     the tests use small generated ones. It pools at
+//     most 512 tokens of a text, like Model2Vec (after first cutting the
+//     text to 512 × the vocabulary's median token length in characters):
+//     the rest of a long text does not count; see [StaticOptions.MaxTokens].
+//     It always returns unit vectors, even when the model's config.json
+//     says normalize: false, because the engine's index needs them. A text
+//     with no known token (empty, punctuation only, a script the vocabulary
+//     lacks) embeds to the zero vector, which the engine stores but never
+//     finds. It holds the whole table in memory, about the size of
+//     model.safetensors.
 //   - A [Provider] sends every text it embeds to the configured server, in
 //     plain text over http unless the URL says https. Nothing in this package
 //     touches the network unless a program constructs one. Its requests have
@@ -55,6 +88,7 @@
 //     it by its content-hash prefix.
 //   - An embedder's [Identity] promises that equal identities give
 //     interchangeable vectors. [Hashing] bumps its version whenever its output
-//     changes; a network model that changes behind an unchanged name is not
-//     detected.
+//     changes; [Static]'s identity hashes the model's table and vocabulary, so
+//     it follows the content, not the folder; a network model that changes
+//     behind an unchanged name is not detected.
 package embed

@@ -6,8 +6,9 @@ import (
 )
 
 var (
-	// ErrInvalidOptions is returned by [NewHashing], [NewOllama], [NewOpenAI]
-	// and [NewCache] for bad options; the message names every bad field.
+	// ErrInvalidOptions is returned by [NewHashing], [NewStatic],
+	// [NewOllama], [NewOpenAI] and [NewCache] for bad options; the message
+	// names every bad field.
 	ErrInvalidOptions = errors.New("embed: invalid options")
 
 	// ErrDimensionMismatch is returned by [Provider.Embed] when a server

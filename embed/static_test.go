@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -169,6 +170,21 @@ func TestStaticMaxTokens(t *testing.T) {
 	}
 }
 
+// TestStaticHugeValues: rows near float32's largest value overflow a
+// float32 sum; the vector must still be the normalised sum.
+func TestStaticHugeValues(t *testing.T) {
+	m := embedtest.StaticModel{Vocab: []string{"[UNK]", "big", "small"}, Dims: 2,
+		Rows: [][]float32{{0, 0}, {3e38, 1e38}, {1, 0}}}
+	s := newStatic(t, writeModel(t, m), nil)
+	// (6e38, 2e38) ∝ (3, 1)
+	if got, want := embedOne(t, s, "big big"), unit(3, 1); !near(got, want) {
+		t.Errorf("Embed(big big) = %v, want %v", got, want)
+	}
+	if got, want := embedOne(t, s, "small"), unit(1, 0); !near(got, want) {
+		t.Errorf("Embed(small) = %v, want %v", got, want)
+	}
+}
+
 func TestStaticCased(t *testing.T) {
 	m := tinyModel()
 	m.Cased = true
@@ -243,6 +259,15 @@ func TestStaticIdentity(t *testing.T) {
 	}
 	if n := newStatic(t, dir, &embed.StaticOptions{Name: "potion"}).Name(); n != "potion" {
 		t.Errorf("Name() = %q with Name option potion", n)
+	}
+	named := tinyModel()
+	named.Name = "tiny-potion"
+	namedDir := writeModel(t, named)
+	if n := newStatic(t, namedDir, nil).Name(); n != "tiny-potion" {
+		t.Errorf("Name() = %q with config model_name tiny-potion", n)
+	}
+	if n := newStatic(t, namedDir, &embed.StaticOptions{Name: "x"}).Name(); n != "x" {
+		t.Errorf("Name() = %q: the option must win over the config", n)
 	}
 
 	// Moving the folder keeps the identity.
@@ -496,4 +521,37 @@ func TestStaticMalformed(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ExampleNewStatic() {
+	// A real model comes from a folder the user downloaded once, such as
+	// minishlab/potion-base-8M; this example writes a tiny one.
+	dir, err := os.MkdirTemp("", "static-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	err = embedtest.WriteStaticModel(dir, embedtest.StaticModel{
+		Vocab: []string{"[UNK]", "car", "automobile", "banana"},
+		Dims:  2,
+		Rows:  [][]float32{{0, 0}, {1, 0.1}, {0.9, 0.2}, {0, 1}},
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	s, err := embed.NewStatic(dir, nil)
+	if err != nil {
+		panic(err)
+	}
+	vecs, err := s.Embed(context.Background(), []string{"a red car", "Automobile!", "banana"})
+	if err != nil {
+		panic(err)
+	}
+	dot := func(a, b []float32) float32 { return a[0]*b[0] + a[1]*b[1] }
+	fmt.Printf("%d dimensions\n", s.Dimensions())
+	fmt.Printf("car~automobile %.2f, car~banana %.2f\n", dot(vecs[0], vecs[1]), dot(vecs[0], vecs[2]))
+	// Output:
+	// 2 dimensions
+	// car~automobile 0.99, car~banana 0.10
 }

@@ -319,8 +319,9 @@ func (tp *wordPiece) segment(s *tokenScratch, text string) {
 				if tp.lowercase && 'A' <= c && c <= 'Z' {
 					c += 'a' - 'A'
 				}
-				s.word = append(s.word, c)
-				s.runes++
+				if s.runes++; s.runes <= tp.maxChars {
+					s.word = append(s.word, c)
+				}
 			}
 			continue
 		}
@@ -405,9 +406,13 @@ func (tp *wordPiece) lowerAndSplit(s *tokenScratch, r rune) {
 	}
 }
 
+// add appends r to the current word. Past maxChars characters the word is
+// unknown whatever follows, so only its length is kept counting: a huge
+// text without spaces does not grow the buffer.
 func (tp *wordPiece) add(s *tokenScratch, r rune) {
-	s.word = utf8.AppendRune(s.word, r)
-	s.runes++
+	if s.runes++; s.runes <= tp.maxChars {
+		s.word = utf8.AppendRune(s.word, r)
+	}
 }
 
 // flush runs WordPiece on the current word, greedy longest match first as
@@ -417,7 +422,7 @@ func (tp *wordPiece) flush(s *tokenScratch) {
 	word := s.word
 	nr := s.runes
 	s.word, s.runes = s.word[:0], 0
-	if len(word) == 0 || s.full || nr > tp.maxChars {
+	if nr == 0 || s.full || nr > tp.maxChars {
 		return
 	}
 	mark := len(s.ids)
