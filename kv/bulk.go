@@ -42,8 +42,8 @@ import (
 const bulkMarker = "ENGRAM-BULKLOAD"
 
 // bulkBatch is the size of one stream handed to Badger: each becomes at
-// least one table, and two are built at a time.
-const bulkBatch = 32 << 20
+// least one table, and two are built at a time. A variable for tests.
+var bulkBatch = 32 << 20
 
 // BulkLoad writes the pairs that pairs yields into the store, which must
 // hold no key, without transactions: Badger builds its tables straight
