@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
@@ -41,13 +42,28 @@ const bulkMinItems = 1024
 var errBulkRead = errors.New("graph: bulk load read an index key")
 
 // bulkSink collects a bulk load's writes: keys and values back to back in
-// one buffer, an entry per write, and the latest write of each key that
-// the Tx may read again (names, entities, fact ids).
+// one buffer, an entry per write grouped by the key's tag byte, and the
+// latest write of each key that the Tx may read again (names, entities,
+// fact ids).
 type bulkSink struct {
 	root  int // length of the root prefix: the tag follows it
 	buf   []byte
-	ents  []bulkEntry
-	point map[string]int
+	ents  [256][]bulkEntry
+	point map[string]bulkRef
+	// first and common are, per tag, the first key written and how many
+	// leading bytes every key since shares with it: sorting compares the
+	// 8 bytes after those first (bulkEntry.pre).
+	first  [256][]byte
+	common [256]int
+	// factIDs is set when the dump gives fact ids: only then does the Tx
+	// ask whether an id is taken, and fact records join point.
+	factIDs bool
+}
+
+// bulkRef is where an entry is: ents[tag][i].
+type bulkRef struct {
+	tag byte
+	i   int
 }
 
 // bulkEntry is one write: key at buf[off:], then its value; vlen
@@ -55,12 +71,21 @@ type bulkSink struct {
 type bulkEntry struct {
 	off        int
 	klen, vlen uint32
+	pre        uint64 // set by sorted
 }
 
 const bulkDeleted = math.MaxUint32
 
-func newBulkSink(root int) *bulkSink {
-	return &bulkSink{root: root, point: map[string]int{}}
+// newBulkSink returns a sink sized for a dump of this many entities and
+// facts: a fact writes four keys (about 270 bytes in the benchmark's
+// graph), an entity three or more; the buffer grows past that if need be.
+func newBulkSink(root, entities, facts int) *bulkSink {
+	b := &bulkSink{root: root, point: make(map[string]bulkRef, 2*entities+facts/4)}
+	b.buf = make([]byte, 0, facts*(300+4*root)+entities*(160+3*root))
+	for _, t := range []byte{tagFact, tagSPO, tagOSP, tagPOS} {
+		b.ents[t] = make([]bulkEntry, 0, facts)
+	}
+	return b
 }
 
 func (b *bulkSink) key(e *bulkEntry) []byte {
@@ -89,47 +114,71 @@ func (b *bulkSink) add(key, val []byte, del bool) {
 	}
 	b.buf = append(b.buf, key...)
 	b.buf = append(b.buf, val...)
-	if !b.indexKey(key) {
-		b.point[string(key)] = len(b.ents)
+	t := key[b.root]
+	if b.first[t] == nil {
+		b.first[t] = bytes.Clone(key)
+		b.common[t] = len(key)
+	} else if c := b.common[t]; c > 0 {
+		f := b.first[t][:c]
+		n := min(len(f), len(key))
+		i := 0
+		for i < n && f[i] == key[i] {
+			i++
+		}
+		b.common[t] = i
 	}
-	b.ents = append(b.ents, e)
+	if !b.indexKey(key) && (t != tagFact || b.factIDs) {
+		b.point[string(key)] = bulkRef{tag: t, i: len(b.ents[t])}
+	}
+	b.ents[t] = append(b.ents[t], e)
 }
 
 // get returns the value last written under key, and whether there is one;
 // the slice is valid until the next write.
 func (b *bulkSink) get(key []byte) ([]byte, bool, error) {
-	if b.indexKey(key) {
+	if b.indexKey(key) || (key[b.root] == tagFact && !b.factIDs) {
 		return nil, false, errBulkRead
 	}
-	i, ok := b.point[string(key)]
-	if !ok || b.ents[i].vlen == bulkDeleted {
+	r, ok := b.point[string(key)]
+	if !ok {
 		return nil, false, nil
 	}
-	return b.val(&b.ents[i]), true, nil
+	e := &b.ents[r.tag][r.i]
+	if e.vlen == bulkDeleted {
+		return nil, false, nil
+	}
+	return b.val(e), true, nil
 }
 
 // sorted returns the final value of every key written and not deleted, in
 // key order. Every key starts with the same root and a tag byte, so the
-// writes are grouped by tag and the groups sorted in parallel; within a
-// key the later write (at the higher offset) comes last and wins.
+// groups of writes by tag are sorted in parallel; within a key the later
+// write (at the higher offset) comes last and wins.
 func (b *bulkSink) sorted() iter.Seq2[[]byte, []byte] {
-	var groups [256][]bulkEntry
-	var counts [256]int
-	for i := range b.ents {
-		counts[b.buf[b.ents[i].off+b.root]]++
-	}
-	for t, n := range counts {
-		if n > 0 {
-			groups[t] = make([]bulkEntry, 0, n)
+	groups := &b.ents
+	b.point = nil
+	// Within a group, most comparisons are settled by the 8 bytes that
+	// follow the prefix every key of the group shares, held in the entry:
+	// no visit to two random places of a buffer of hundreds of megabytes.
+	for t := range groups {
+		c := b.common[t]
+		g := groups[t]
+		for i := range g {
+			k := b.key(&g[i])
+			var w [8]byte
+			if c < len(k) {
+				copy(w[:], k[c:])
+			}
+			g[i].pre = binary.BigEndian.Uint64(w[:])
 		}
 	}
-	for _, e := range b.ents {
-		t := b.buf[e.off+b.root]
-		groups[t] = append(groups[t], e)
-	}
-	b.ents = nil
-	b.point = nil
 	cmp := func(x, y bulkEntry) int {
+		if x.pre != y.pre {
+			if x.pre < y.pre {
+				return -1
+			}
+			return 1
+		}
 		if c := bytes.Compare(b.key(&x)[b.root+1:], b.key(&y)[b.root+1:]); c != 0 {
 			return c
 		}
@@ -220,7 +269,13 @@ func storeEmpty(ctx context.Context, db *kv.DB) (bool, error) {
 // first), and Load then takes the transactional path.
 func (s *Store) loadBulk(ctx context.Context, db *kv.DB, root []byte, d *Dump, o *LoadOptions) (st LoadStats, ok bool, err error) {
 	ls := &loadState{fresh: true, whole: true, names: map[string]string{}}
-	sink := newBulkSink(len(root))
+	sink := newBulkSink(len(root), len(d.Entities), len(d.Facts))
+	for i := range d.Facts {
+		if d.Facts[i].ID != "" {
+			sink.factIDs = true
+			break
+		}
+	}
 	total := len(d.Entities) + len(d.Facts)
 	err = db.View(ctx, func(t *kv.Txn) error {
 		tx := s.Tx(t, root)
