@@ -65,8 +65,10 @@ type LoadStats struct {
 // within one. Since package memory keeps a user's messages in the same
 // store, the path is taken only when the store is wholly empty, checked
 // with writers held off; otherwise, or when another writer got there
-// first, Load takes the transactional path. Progress is then called once,
-// at the end.
+// first, Load takes the transactional path. On the bulk path Progress is
+// called once, at the end. The bulk path holds the whole dump's keys and
+// values in memory while it builds them (about 650 bytes a fact in the
+// benchmark's graph of bench/results/graph.md).
 func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts *LoadOptions) (LoadStats, error) {
 	var o LoadOptions
 	if opts != nil {
