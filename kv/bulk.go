@@ -91,7 +91,24 @@ func (db *DB) BulkLoad(ctx context.Context, pairs iter.Seq2[[]byte, []byte]) err
 	if err := db.markBulk(); err != nil {
 		return err
 	}
-	if err := db.streamLocked(ctx, pairs); err != nil {
+	err = db.streamLocked(ctx, pairs)
+	if db.syncer != nil {
+		// The syncer keeps log files open; Prepare replaced them.
+		db.syncer.close()
+		db.syncer.reset()
+	}
+	if err == nil {
+		// The tables are synced as they are written and the directory by
+		// Flush; this syncs the value log, which holds any value above
+		// Badger's threshold.
+		if err = db.bdb.Sync(); err != nil {
+			err = fmt.Errorf("kv: bulk load: sync: %w", err)
+		}
+	}
+	if err == nil {
+		err = db.unmarkBulk() // the load is whole and on disk
+	}
+	if err != nil {
 		// The store held nothing before: drop what was written. If even
 		// that fails the marker stays, and the next Open drops it.
 		if derr := db.bdb.DropAll(); derr == nil {
@@ -99,18 +116,7 @@ func (db *DB) BulkLoad(ctx context.Context, pairs iter.Seq2[[]byte, []byte]) err
 		}
 		return err
 	}
-	if db.syncer != nil {
-		// The syncer keeps log files open; Prepare replaced them.
-		db.syncer.close()
-		db.syncer.reset()
-	}
-	// The tables are synced as they are written and the directory by
-	// Flush; this syncs the value log, which holds any value above
-	// Badger's threshold.
-	if err := db.bdb.Sync(); err != nil {
-		return fmt.Errorf("%w: bulk load: %v", ErrNotDurable, err)
-	}
-	return db.unmarkBulk()
+	return nil
 }
 
 // emptyLocked reports whether the store holds no key.
