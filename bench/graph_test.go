@@ -2,11 +2,13 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,13 +40,25 @@ const (
 // graphBenchRoot is the key prefix the benchmark graphs live under.
 var graphBenchRoot = []byte("g")
 
-// bigGraph is the 1M-fact graph, built once per process into a temporary
-// directory (removed by TestMain) and closed, so that each benchmark opens
-// it as it needs.
-var bigGraph struct {
+// graphStores lists the builds of the 1M-fact store that
+// BenchmarkGraphTraverse queries, comma-separated: "bulk" (Load into an
+// empty store: its bulk path), "txn" (Load through transactions, as into
+// a store that holds other data), "compact" ("txn", then kv.DB.Compact).
+var graphStores = flag.String("graph-stores", "bulk", "builds of the 1M-fact graph to traverse: bulk,txn,compact")
+
+// bigGraphs are the 1M-fact graphs, one per build, each built once per
+// process into a temporary directory (removed by TestMain) and closed, so
+// that each benchmark opens it as it needs.
+var bigGraphs struct {
+	sync.Mutex
+	dir    string
+	facts  []graph.Fact
+	seeds  []string
+	builds map[string]*bigGraph
+}
+
+type bigGraph struct {
 	once  sync.Once
-	dir   string
-	seeds []string
 	stats graph.LoadStats
 	load  time.Duration
 	err   error
@@ -52,51 +66,110 @@ var bigGraph struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bigGraph.dir != "" {
-		os.RemoveAll(bigGraph.dir)
+	if bigGraphs.dir != "" {
+		os.RemoveAll(bigGraphs.dir)
 	}
 	os.Exit(code)
 }
 
+// otherKey is what a load through transactions finds in the store: data
+// outside the graph, as package memory keeps beside it, which makes
+// graph.Store.Load leave its bulk path.
+var otherKey = []byte("\x00bench: not graph data")
+
 // loadGraph loads facts into a new store in dir and closes it; it returns
-// what Load did and how long Load alone took.
-func loadGraph(dir string, facts []graph.Fact) (graph.LoadStats, time.Duration, error) {
+// what Load did and how long Load alone took. build is "bulk" (an empty
+// store) or "txn" (a store holding otherKey); see graphStores.
+func loadGraph(dir string, facts []graph.Fact, build string) (graph.LoadStats, time.Duration, error) {
+	st, wall, _, err := loadGraphCPU(dir, facts, build)
+	return st, wall, err
+}
+
+// loadGraphCPU is loadGraph also returning the process's CPU time during
+// Load (0 where it is not measured).
+func loadGraphCPU(dir string, facts []graph.Fact, build string) (graph.LoadStats, time.Duration, time.Duration, error) {
 	db, err := kv.Open(dir, nil)
 	if err != nil {
-		return graph.LoadStats{}, 0, err
+		return graph.LoadStats{}, 0, 0, err
 	}
 	s, err := graph.New(nil)
 	if err != nil {
 		db.Close()
-		return graph.LoadStats{}, 0, err
+		return graph.LoadStats{}, 0, 0, err
 	}
+	ctx := context.Background()
+	if build != "bulk" {
+		err = db.Update(ctx, func(tx *kv.Txn) error { return tx.Set(otherKey, nil) })
+	}
+	var st graph.LoadStats
+	cpu0 := processCPU()
 	start := time.Now()
-	st, err := s.Load(context.Background(), db, graphBenchRoot, &graph.Dump{Facts: facts}, nil)
+	if err == nil {
+		st, err = s.Load(ctx, db, graphBenchRoot, &graph.Dump{Facts: facts}, nil)
+	}
 	elapsed := time.Since(start)
+	cpu1 := processCPU()
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
-	return st, elapsed, err
+	return st, elapsed, cpu1 - cpu0, err
 }
 
-// bigGraphDir returns the directory of the 1M-fact graph, building it on
-// first use, and the seeds to query it from.
-func bigGraphDir(b *testing.B) (string, []string) {
+// bigGraphDir returns the directory of the 1M-fact graph built as build
+// says, building it on first use, and the seeds to query it from.
+func bigGraphDir(b *testing.B, build string) (string, []string) {
 	b.Helper()
-	bigGraph.once.Do(func() {
-		facts := PowerLawFacts(graphBenchFacts, graphBenchSeed)
-		bigGraph.seeds = GraphSeeds(facts, graphBenchSeeds, graphBenchSeed)
-		bigGraph.dir, bigGraph.err = os.MkdirTemp("", "engram-bench-graph-")
-		if bigGraph.err != nil {
+	bigGraphs.Lock()
+	var err error
+	if bigGraphs.dir == "" {
+		bigGraphs.facts = PowerLawFacts(graphBenchFacts, graphBenchSeed)
+		bigGraphs.seeds = GraphSeeds(bigGraphs.facts, graphBenchSeeds, graphBenchSeed)
+		bigGraphs.builds = map[string]*bigGraph{}
+		bigGraphs.dir, err = os.MkdirTemp("", "engram-bench-graph-")
+	}
+	g := bigGraphs.builds[build]
+	if g == nil {
+		g = &bigGraph{}
+		bigGraphs.builds[build] = g
+	}
+	bigGraphs.Unlock()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(bigGraphs.dir, build)
+	g.once.Do(func() {
+		if build == "compact" {
+			// A copy of the txn build, compacted: one load fewer.
+			src, _ := bigGraphDir(b, "txn")
+			start := time.Now()
+			g.err = compactCopy(src, dir)
+			b.Logf("copied and compacted the txn graph in %v", time.Since(start))
 			return
 		}
-		dir := filepath.Join(bigGraph.dir, "db")
-		bigGraph.stats, bigGraph.load, bigGraph.err = loadGraph(dir, facts)
+		g.stats, g.load, g.err = loadGraph(dir, bigGraphs.facts, build)
+		b.Logf("built the %d-fact graph (%s) in %v", graphBenchFacts, build, g.load)
 	})
-	if bigGraph.err != nil {
-		b.Fatalf("build the %d-fact graph: %v", graphBenchFacts, bigGraph.err)
+	if g.err != nil {
+		b.Fatalf("build the %d-fact graph (%s): %v", graphBenchFacts, build, g.err)
 	}
-	return filepath.Join(bigGraph.dir, "db"), bigGraph.seeds
+	return dir, bigGraphs.seeds
+}
+
+// compactCopy copies the closed store in src to dst and runs
+// kv.DB.Compact on the copy.
+func compactCopy(src, dst string) error {
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		return err
+	}
+	db, err := kv.Open(dst, nil)
+	if err != nil {
+		return err
+	}
+	err = db.Compact(context.Background())
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func skipLarge(b *testing.B) {
@@ -120,22 +193,31 @@ func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsec
 // BenchmarkGraphLoad measures Store.Load of a power-law graph into a new
 // on-disk store with synced commits: facts/s is the median over
 // iterations of facts / Load time (opening and closing the store are not
-// timed).
+// timed). path=bulk loads an empty store (Load's bulk path), path=txn a
+// store holding one other key (Load's transactions).
 func BenchmarkGraphLoad(b *testing.B) {
 	skipLarge(b)
-	for _, n := range []int{100_000, 1_000_000} {
-		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
+	for _, c := range []struct {
+		n    int
+		path string
+	}{{100_000, "bulk"}, {100_000, "txn"}, {1_000_000, "bulk"}, {1_000_000, "txn"}} {
+		n := c.n
+		b.Run(fmt.Sprintf("facts=%d/path=%s", n, c.path), func(b *testing.B) {
 			facts := PowerLawFacts(n, graphBenchSeed)
 			b.ReportAllocs()
 			b.ResetTimer()
 			rates := make([]float64, 0, b.N)
+			cpuRates := make([]float64, 0, b.N)
 			for range b.N {
 				b.StopTimer()
 				dir := b.TempDir()
 				b.StartTimer()
-				st, d, err := loadGraph(dir, facts)
+				st, d, cpu, err := loadGraphCPU(dir, facts, c.path)
 				if err != nil {
 					b.Fatal(err)
+				}
+				if cpu > 0 {
+					cpuRates = append(cpuRates, float64(n)/cpu.Seconds())
 				}
 				if st.Facts != n {
 					b.Fatalf("stored %d facts (%d duplicates), want %d", st.Facts, st.Duplicates, n)
@@ -144,6 +226,13 @@ func BenchmarkGraphLoad(b *testing.B) {
 			}
 			slices.Sort(rates)
 			b.ReportMetric(rates[len(rates)/2], "facts/s")
+			if len(cpuRates) > 0 {
+				// Facts per second of the process's CPU time during Load
+				// (all goroutines): on an oversubscribed machine, wall
+				// time measures the wait for a core.
+				slices.Sort(cpuRates)
+				b.ReportMetric(cpuRates[len(cpuRates)/2], "facts/cpu-s")
+			}
 		})
 	}
 }
@@ -159,9 +248,18 @@ func BenchmarkGraphLoad(b *testing.B) {
 // (p50-cpu-µs, p99-cpu-µs; Linux only): on a shared machine whose cores
 // are oversubscribed, wall-time tails are mostly waiting for a core, and
 // the CPU time is what a before/after comparison can trust.
+//
+// It runs on each build of the store that -graph-stores names (bulk by
+// default), as sub-benchmarks store=<build>.
 func BenchmarkGraphTraverse(b *testing.B) {
 	skipLarge(b)
-	dir, seeds := bigGraphDir(b)
+	for _, build := range strings.Split(*graphStores, ",") {
+		b.Run("store="+build, func(b *testing.B) { benchTraverse(b, build) })
+	}
+}
+
+func benchTraverse(b *testing.B, build string) {
+	dir, seeds := bigGraphDir(b, build)
 	db, err := kv.Open(dir, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -232,7 +330,7 @@ func BenchmarkGraphTraverse(b *testing.B) {
 // timed. open-ms and first-traverse-µs are medians over iterations.
 func BenchmarkGraphOpen(b *testing.B) {
 	skipLarge(b)
-	dir, seeds := bigGraphDir(b)
+	dir, seeds := bigGraphDir(b, "bulk")
 	s, err := graph.New(nil)
 	if err != nil {
 		b.Fatal(err)

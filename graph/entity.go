@@ -96,7 +96,7 @@ func (tx *Tx) putEntity(folded string, e *Entity) error {
 
 // entity reads the entity whose folded display name is folded.
 func (tx *Tx) entity(folded string) (Entity, error) {
-	b, err := tx.t.Get(tx.k.name(tagEntity, folded))
+	b, err := tx.get(tx.k.name(tagEntity, folded))
 	if errors.Is(err, kv.ErrNotFound) {
 		return Entity{}, fmt.Errorf("%w: %q", ErrEntityNotFound, folded)
 	} else if err != nil {

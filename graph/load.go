@@ -51,6 +51,24 @@ type LoadStats struct {
 // storage failure midway leaves the chunks before it; loading the same dump
 // again completes it, since facts already stored are skipped. Load is not
 // isolated from concurrent writers to the same graph.
+//
+// Into a store that holds no key at all, under any root (a new store: an
+// import, a restore, a benchmark), a dump of at least 1,024 entities and
+// facts takes a bulk path instead, several times faster: the same entities
+// and facts are built in memory and written with [kv.DB.BulkLoad], which
+// skips Badger's log, memtable and compaction. The keys and values stored
+// are those the transactions would have written. It is all or nothing: on
+// any error, or a crash, nothing is left (the next [kv.Open] removes what
+// an unfinished load wrote), and when Load returns nil the dump is on
+// disk. Every other transaction of db waits while the bulk write runs
+// (the building before it only reads), so Load must not be called from
+// within one. Since package memory keeps a user's messages in the same
+// store, the path is taken only when the store is wholly empty, checked
+// with writers held off; otherwise, or when another writer got there
+// first, Load takes the transactional path. On the bulk path Progress is
+// called once, at the end. The bulk path holds the whole dump's keys and
+// values in memory while it builds them (about 650 bytes a fact in the
+// benchmark's graph of bench/results/graph.md).
 func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts *LoadOptions) (LoadStats, error) {
 	var o LoadOptions
 	if opts != nil {
@@ -72,6 +90,18 @@ func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts 
 	fresh, err := s.emptyGraph(ctx, db, root)
 	if err != nil {
 		return LoadStats{}, err
+	}
+	if fresh && len(d.Entities)+len(d.Facts) >= bulkMinItems && !s.noBulk {
+		empty, err := storeEmpty(ctx, db)
+		if err != nil {
+			return LoadStats{}, err
+		}
+		if empty {
+			st, ok, err := s.loadBulk(ctx, db, root, d, &o)
+			if ok {
+				return st, err
+			}
+		}
 	}
 	ls := &loadState{fresh: fresh, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, names: map[string]string{}}
 	total := len(d.Entities) + len(d.Facts)
@@ -146,6 +176,9 @@ type loadState struct {
 	// one; a chunk's own lookups join it once the chunk commits.
 	names map[string]string
 	fresh bool
+	// whole is set when the load runs in one Tx (the bulk path): its
+	// overlay holds every fact written, so seen is not needed.
+	whole bool
 	seed  maphash.Seed
 	seen  map[uint64]struct{}
 }
@@ -166,6 +199,9 @@ func (ls *loadState) hash(s, p, o string) uint64 {
 func (ls *loadState) mayRepeat(s, p, o string) bool {
 	if !ls.fresh {
 		return true
+	}
+	if ls.whole {
+		return false
 	}
 	_, ok := ls.seen[ls.hash(s, p, o)]
 	return ok
@@ -232,7 +268,7 @@ func (tx *Tx) recordTimes(c *checkedFact, in *Fact, now time.Time) {
 func (tx *Tx) factID(in *Fact, now time.Time) (ulid.ULID, error) {
 	if tx.keepRecordTimes && in.ID != "" {
 		if id, err := ulid.ParseStrict(in.ID); err == nil {
-			taken, err := tx.t.Has(tx.k.fact(id))
+			taken, err := tx.has(tx.k.fact(id))
 			if err != nil {
 				return id, err
 			}

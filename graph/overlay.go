@@ -19,10 +19,29 @@ import (
 // minus the ids the overlay holds, plus the overlay's live ones.
 
 // pairOverlay holds the facts of one (subject, predicate) pair written by
-// this Tx, by id; a nil val is a deletion.
+// this Tx; a nil val is a deletion. byID indexes entries once there are
+// more than a few (most pairs of a graph hold one or two facts, and a map
+// per pair was a third of the overlay's cost in a bulk load).
 type pairOverlay struct {
 	byID    map[ulid.ULID]int
 	entries []pairEntry
+}
+
+// pairIndexFrom is how many entries a pair holds before byID is built.
+const pairIndexFrom = 8
+
+// find returns the index of id's entry.
+func (po *pairOverlay) find(id ulid.ULID) (int, bool) {
+	if po.byID != nil {
+		i, ok := po.byID[id]
+		return i, ok
+	}
+	for i := range po.entries {
+		if po.entries[i].id == id {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 type pairEntry struct {
@@ -41,15 +60,23 @@ func (tx *Tx) noteWrite(s, p, o string, id ulid.ULID, val []byte) {
 	k := pairKey(s, p)
 	po := tx.overlay[k]
 	if po == nil {
-		po = &pairOverlay{byID: map[ulid.ULID]int{}}
+		po = &pairOverlay{}
 		tx.overlay[k] = po
 	}
-	if i, ok := po.byID[id]; ok {
+	if i, ok := po.find(id); ok {
 		po.entries[i].val = val
 		return
 	}
-	po.byID[id] = len(po.entries)
 	po.entries = append(po.entries, pairEntry{o: o, id: id, val: val})
+	switch n := len(po.entries); {
+	case po.byID != nil:
+		po.byID[id] = n - 1
+	case n > pairIndexFrom:
+		po.byID = make(map[ulid.ULID]int, 2*n)
+		for i := range po.entries {
+			po.byID[po.entries[i].id] = i
+		}
+	}
 }
 
 // pairFacts calls fn for each fact of (s, p) visible to this Tx, with object
@@ -72,7 +99,7 @@ func (tx *Tx) pairFacts(s, p, o string, ownOnly bool, fn func(o string, id ulid.
 			return fmt.Errorf("%w: index key", ErrCorrupt)
 		}
 		if po != nil {
-			if _, mine := po.byID[ulid.ULID(id)]; mine {
+			if _, mine := po.find(ulid.ULID(id)); mine {
 				continue
 			}
 		}

@@ -68,6 +68,7 @@ type Store struct {
 	singleValued map[string]bool // folded predicates
 	maxFanout    int
 	now          func() time.Time // test seam
+	noBulk       bool             // test seam: Load never takes its bulk path
 
 	// travStates holds Traverse's working records for reuse.
 	travStates sync.Pool
@@ -169,6 +170,10 @@ type Tx struct {
 	base    *kv.Iterator
 	baseVal []byte
 	overlay map[string]*pairOverlay
+
+	// bulk, set in Store.Load's bulk path, takes the writes instead of t
+	// (see load_bulk.go).
+	bulk *bulkSink
 }
 
 // scan calls fn for each key under prefix, in order, with its value when
@@ -204,7 +209,7 @@ func (tx *Tx) resolve(folded string) (string, bool, error) {
 			return d, d != "", nil
 		}
 	}
-	v, err := tx.t.Get(tx.k.name(tagName, folded))
+	v, err := tx.get(tx.k.name(tagName, folded))
 	switch {
 	case errors.Is(err, kv.ErrNotFound):
 		tx.names[folded] = ""
@@ -248,11 +253,19 @@ const entryOverhead = 32
 func (tx *Tx) set(key, val []byte) error {
 	tx.entries++
 	tx.bytes += int64(len(key) + len(val) + entryOverhead)
+	if tx.bulk != nil {
+		tx.bulk.add(key, val, false)
+		return nil
+	}
 	return tx.t.Set(key, val)
 }
 
 func (tx *Tx) del(key []byte) error {
 	tx.entries++
 	tx.bytes += int64(len(key) + entryOverhead)
+	if tx.bulk != nil {
+		tx.bulk.add(key, nil, true)
+		return nil
+	}
 	return tx.t.Delete(key)
 }

@@ -84,6 +84,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, err
 		}
 	}
+	if err := recoverBulk(dir); err != nil { // bulk.go
+		_ = lock.release()
+		return nil, err
+	}
 	if err := checkFiles(dir, o.EncryptionKey); err != nil {
 		_ = lock.release()
 		return nil, err

@@ -61,6 +61,9 @@
 //     table at open (about 100 ms per 33 MiB of tables on a 2-core VM).
 //     Value-log entries are verified at each read. A file damaged while
 //     the store is open is found at the next Open.
+//   - [DB.BulkLoad] fills an empty store without transactions (sorted keys
+//     straight into tables, no log, memtable or compaction), all or
+//     nothing, but holds every other transaction off while it runs.
 //   - Badger writes through memory maps, and a write into a map on a full
 //     disk kills the process (SIGBUS). Writes therefore fail with
 //     [ErrDiskFull] while less than a reserve (12 memtables plus two

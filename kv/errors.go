@@ -40,9 +40,13 @@ var (
 	// [DB.View].
 	ErrReadOnly = errors.New("kv: read-only transaction")
 
-	// ErrNotEmpty is returned by [DB.Restore] when the store already holds
-	// data.
+	// ErrNotEmpty is returned by [DB.Restore] and [DB.BulkLoad] when the
+	// store already holds data.
 	ErrNotEmpty = errors.New("kv: restore target is not empty")
+
+	// ErrUnsorted is returned by [DB.BulkLoad] for a key that is not
+	// above the one before it.
+	ErrUnsorted = errors.New("kv: bulk load keys out of order")
 
 	// ErrBackupKey is returned by [DB.Restore] for a sealed backup (one
 	// written by an encrypted store) when this store has no key or another
