@@ -17,7 +17,7 @@ func TestGetRecordFields(t *testing.T) {
 	defer db.Close()
 	rec := Record{Text: "flight to Lisbon", Context: "where to?", Vector: []float32{1, 2, 3},
 		Metadata: map[string]string{"memory": `{"id":"x"}`, "tokens": "o200k_base:4:16", "empty": ""},
-		Time: time.Unix(1700000000, 123).UTC()}
+		Time:     time.Unix(1700000000, 123).UTC()}
 	var id string
 	err = db.Update(ctxb, func(tx *Tx) (err error) {
 		id, err = tx.PutRecord(vscope, "mem", rec)
