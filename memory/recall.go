@@ -368,6 +368,7 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 
 	// 2. Candidates from every list.
 	f := newFusion()
+	defer f.release() // after settle has copied the candidates
 	var qvec []float32
 	// Hybrid recall leaves vector search out when its weight is zero (the
 	// default with the lexical hashing embedder).
@@ -779,15 +780,37 @@ func factText(f *Fact) string {
 
 // fill sets a memory's or an episode's item from its record.
 func (c *Candidate) fill(r engine.Record) {
+	var meta [len(memoryFieldKeys)]string
+	keys := episodeFieldKeys[:]
+	if c.Source.isMemory() {
+		keys = memoryFieldKeys[:]
+	}
+	for i, k := range keys {
+		meta[i] = r.Metadata[k]
+	}
+	c.fillFields(r, meta[:len(keys)])
+}
+
+// The metadata a memory's or an episode's candidate is filled from, in the
+// order fillFields takes their values.
+var (
+	memoryFieldKeys  = [...]string{memoryMetaKey, memoryTokensKey}
+	episodeFieldKeys = [...]string{"session"}
+)
+
+// fillFields is fill from a record's ID, Text, Time and Vector and the
+// values of its metadata keys memoryFieldKeys (for a memory) or
+// episodeFieldKeys (for an episode), in vals.
+func (c *Candidate) fillFields(r engine.Record, vals []string) {
 	c.item = Item{ID: c.ID, Source: c.Source, Text: r.Text, Time: r.Time, Score: c.item.Score}
 	if c.Source.isMemory() {
-		if m, err := decodeMemory(r); err == nil {
+		if m, err := decodeMemoryMeta(r.ID, vals[0]); err == nil {
 			c.item.Memory = &m
 			c.item.Time = m.CreatedAt
 		}
-		c.tokenMeta = r.Metadata[memoryTokensKey]
+		c.tokenMeta = vals[1]
 	} else {
-		c.item.Session = r.Metadata["session"]
+		c.item.Session = vals[0]
 	}
 	c.Text, c.Time = c.item.Text, c.item.Time
 	if r.Vector != nil {
@@ -834,7 +857,22 @@ func (h *hydrator) read(tx *engine.Tx, cands []*Candidate) error {
 		if c.Source == SourceGraph || (c.hydrated && (!h.vectors || c.vector != nil)) {
 			continue
 		}
-		r, err := tx.GetRecord(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID, &engine.GetRecordOptions{SkipVector: !h.vectors})
+		var r engine.Record
+		var err error
+		var meta [len(memoryFieldKeys)]string
+		keys := episodeFieldKeys[:]
+		if c.Source.isMemory() {
+			keys = memoryFieldKeys[:]
+		}
+		if h.vectors {
+			r, err = tx.GetRecord(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID, nil)
+			for i, k := range keys {
+				meta[i] = r.Metadata[k]
+			}
+		} else {
+			// Only what fill reads, decoded in the store's buffer.
+			r, err = tx.GetRecordFields(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID, keys, meta[:])
+		}
 		switch {
 		case errors.Is(err, engine.ErrNotFound):
 			c.hydrated = true
@@ -845,7 +883,7 @@ func (h *hydrator) read(tx *engine.Tx, cands []*Candidate) error {
 		case err != nil:
 			return err
 		}
-		c.fill(r)
+		c.fillFields(r, meta[:len(keys)])
 		if c.Reason == "" {
 			c.Reason = screen(c, h.q)
 		}
