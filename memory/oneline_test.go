@@ -18,3 +18,19 @@ func FuzzOneLine(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFactText: writeFactText writes factText's text, factTextLen bytes
+// long, with underscores of the predicate anywhere.
+func FuzzFactText(f *testing.F) {
+	f.Add("Alice", "renewal_owner", "Eve")
+	f.Add("", "_", "")
+	f.Add("a_b", "__x__", "é_")
+	f.Fuzz(func(t *testing.T, subject, predicate, object string) {
+		fact := Fact{Subject: subject, Predicate: predicate, Object: object}
+		var b strings.Builder
+		writeFactText(&b, &fact)
+		if want := factText(&fact); b.String() != want || factTextLen(&fact) != len(want) {
+			t.Fatalf("writeFactText %q (length %d), factText %q", b.String(), factTextLen(&fact), want)
+		}
+	})
+}

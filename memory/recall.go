@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engramdb/engram/engine"
@@ -550,16 +551,35 @@ func (s *Store) graphCandidates(tx *engine.Tx, ns *nameSet, user Scope, q *Query
 	if err != nil {
 		return err
 	}
-	matched, other := rankFacts(walk.Steps, terms, ns)
-	// The facts the candidates point to, in one allocation.
-	facts := make([]Fact, 0, min(len(matched), depth)+min(len(other), depth))
+	fr := rankingPool.Get().(*factRanking)
+	defer fr.release()
+	matched, other := fr.rank(walk.Steps, terms, ns)
+	matched, other = matched[:min(len(matched), depth)], other[:min(len(other), depth)]
+	// The facts the candidates point to, in one allocation, and their
+	// texts in one string.
+	facts := make([]Fact, 0, len(matched)+len(other))
+	n := 0
+	for _, steps := range [2][]rankedStep{matched, other} {
+		for i := range steps {
+			n += factTextLen(&steps[i].Fact)
+		}
+	}
+	var texts strings.Builder
+	texts.Grow(n)
+	for _, steps := range [2][]rankedStep{matched, other} {
+		for i := range steps {
+			writeFactText(&texts, &steps[i].Fact)
+		}
+	}
+	all, off := texts.String(), 0
 	add := func(list string, steps []rankedStep) {
-		for i := range steps[:min(len(steps), depth)] {
+		for i := range steps {
 			st := &steps[i]
 			facts = append(facts, st.Fact)
 			fact := &facts[len(facts)-1]
 			c := f.candidate(fact.ID, SourceGraph)
-			c.Text = factText(fact)
+			n := factTextLen(fact)
+			c.Text, off = all[off:off+n], off+n // factText(fact)
 			c.Time = fact.ValidFrom
 			c.item = Item{ID: fact.ID, Source: SourceGraph, Text: c.Text, Time: fact.ValidFrom, Fact: fact}
 			c.hydrated = true
@@ -617,13 +637,40 @@ type rankedStep struct {
 // ns, when not nil, is the graph's name set, which caches the analysis of
 // the facts' names and predicates across queries.
 func rankFacts(steps []graph.Step, terms map[string]bool, ns *nameSet) (matched, other []rankedStep) {
+	return new(factRanking).rank(steps, terms, ns)
+}
+
+// factRanking is the working memory of rankFacts, kept across Recalls in
+// rankingPool: its keys, its result and its term matcher's sets were
+// about a tenth of the bytes a Recall allocated.
+type factRanking struct {
+	keys, split []factKey
+	out         []rankedStep
+	tm          termMatcher
+}
+
+var rankingPool = sync.Pool{New: func() any { return new(factRanking) }}
+
+// release drops what fr points to and puts it back in rankingPool; the
+// slices rank returned are not to be used afterwards.
+func (fr *factRanking) release() {
+	clear(fr.out)
+	fr.tm.reset(nil, nil)
+	rankingPool.Put(fr)
+}
+
+// rank is rankFacts; the slices it returns are fr's, valid until the next
+// rank or release.
+func (fr *factRanking) rank(steps []graph.Step, terms map[string]bool, ns *nameSet) (matched, other []rankedStep) {
 	// The steps are large (a Fact and a path), so they are ranked by small
 	// keys without pointers and copied once into place: sorting the steps
 	// themselves took a quarter of a Recall in engram bench recall.
-	keys := make([]factKey, len(steps))
+	keys := slices.Grow(fr.keys[:0], len(steps))[:len(steps)]
+	fr.keys = keys
 	var tm *termMatcher
 	if len(terms) > 0 {
-		tm = newTermMatcher(terms, ns)
+		tm = &fr.tm
+		tm.reset(terms, ns)
 	}
 	nMatched := 0
 	for i := range steps {
@@ -638,7 +685,8 @@ func rankFacts(steps []graph.Step, terms map[string]bool, ns *nameSet) (matched,
 		keys[i] = k
 	}
 	// Matched keys first, the others after, each in walk order.
-	split := make([]factKey, 0, len(keys))
+	split := slices.Grow(fr.split[:0], len(keys))
+	defer func() { fr.split = split }()
 	for _, k := range keys {
 		if tm == nil || k.matches > 0 {
 			split = append(split, k)
@@ -651,7 +699,8 @@ func rankFacts(steps []graph.Step, terms map[string]bool, ns *nameSet) (matched,
 	}
 	slices.SortFunc(split[:nMatched], compareFactKeys)
 	slices.SortFunc(split[nMatched:], compareFactKeys)
-	out := make([]rankedStep, len(split))
+	out := slices.Grow(fr.out[:0], len(split))[:len(split)]
+	fr.out = out
 	for j, k := range split {
 		out[j] = rankedStep{Step: &steps[k.i], matches: int(k.matches), score: float64(k.matches) + 1/float64(1+k.hops)}
 	}
@@ -704,14 +753,21 @@ type termMatcher struct {
 	or    []uint64
 }
 
-func newTermMatcher(terms map[string]bool, ns *nameSet) *termMatcher {
-	tm := &termMatcher{ns: ns, index: make(map[string]int, len(terms)), memo: map[string]int{}}
+// reset makes tm a matcher of terms, reusing its memory; reset(nil, nil)
+// drops what it points to.
+func (tm *termMatcher) reset(terms map[string]bool, ns *nameSet) {
+	tm.ns = ns
+	if tm.index == nil {
+		tm.index, tm.memo = map[string]int{}, map[string]int{}
+	}
+	clear(tm.index)
+	clear(tm.memo)
+	tm.sets = tm.sets[:0]
 	for t := range terms {
 		tm.index[t] = len(tm.index)
 	}
 	tm.words = (len(tm.index) + 63) / 64
-	tm.or = make([]uint64, tm.words)
-	return tm
+	tm.or = slices.Grow(tm.or[:0], tm.words)[:tm.words]
 }
 
 // set returns the bit set of the query terms that text has, analyzed as
@@ -776,6 +832,29 @@ func contentTerms(text string, mentions []span) map[string]bool {
 // factText renders a fact for the preamble: "Alice —renewal owner→ Eve".
 func factText(f *Fact) string {
 	return f.Subject + " —" + strings.ReplaceAll(f.Predicate, "_", " ") + "→ " + f.Object
+}
+
+// factTextLen returns len(factText(f)).
+func factTextLen(f *Fact) int {
+	return len(f.Subject) + len(" —") + len(f.Predicate) + len("→ ") + len(f.Object)
+}
+
+// writeFactText writes factText(f) to b.
+func writeFactText(b *strings.Builder, f *Fact) {
+	b.WriteString(f.Subject)
+	b.WriteString(" —")
+	for p := f.Predicate; p != ""; {
+		i := strings.IndexByte(p, '_')
+		if i < 0 {
+			b.WriteString(p)
+			break
+		}
+		b.WriteString(p[:i])
+		b.WriteByte(' ')
+		p = p[i+1:]
+	}
+	b.WriteString("→ ")
+	b.WriteString(f.Object)
 }
 
 // fill sets a memory's or an episode's item from its record.
