@@ -397,6 +397,14 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	// memories formed from the conversation: R@1 fell from 0.323 to 0.173
 	// with a list per source, and stayed at 0.323 merged.
 	var byVector, byText []sourcedHit
+	// A list's hits, about 150 bytes each, grew by doubling: room for one
+	// source's.
+	if q.Retrieval != RetrievalVector {
+		byText = make([]sourcedHit, 0, depth)
+	}
+	if useVector {
+		byVector = make([]sourcedHit, 0, depth)
+	}
 	for i := range recallSources {
 		src := recallSources[i].source
 		if !recallSources[i].searched() || !slices.Contains(q.Sources, src) || strings.TrimSpace(q.Text) == "" {
