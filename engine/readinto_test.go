@@ -58,7 +58,6 @@ func TestGetRecordFields(t *testing.T) {
 		if _, err := tx.GetRecordFields(vscope, "mem", id, keys, vals[:1]); !errors.Is(err, ErrInvalidRecord) {
 			t.Errorf("short vals: %v", err)
 		}
-		// A corrupt stored value is ErrCorrupt, as from GetRecord.
 		return nil
 	})
 	if err != nil {
