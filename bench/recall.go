@@ -39,6 +39,12 @@ type RecallOptions struct {
 	// VectorWeight is the store's memory.Options.VectorWeight: 0 is the
 	// default (with the offline embedder, no vector search in Recall).
 	VectorWeight float64
+	// Reuse, with Dir, skips writing the store when Dir holds one that a
+	// run of the same shape and seed wrote to the end (a file beside Dir,
+	// Dir + ".recall-bench", says so): the queries are the same, and two
+	// builds can be timed on the same bytes. Without it, or when Dir holds
+	// no such store, the store is written (into Dir as it is).
+	Reuse bool
 	// Progress, when set, receives a line per phase.
 	Progress io.Writer
 }
@@ -100,6 +106,21 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 	r := rand.New(rand.NewPCG(o.Seed, 0x5eed))
 	res := RecallResult{Users: o.Users, Queries: o.Queries}
 	began := time.Now()
+	// The marker names the shape; a reused store is not written, but its
+	// random draws are made, so the queries are those of the run that
+	// wrote it.
+	marker := fmt.Sprintf("users=%d memories=%d facts=%d seed=%d\n", o.Users, o.MemoriesPerUser, o.FactsPerUser, o.Seed)
+	markerPath := filepath.Clean(o.Dir) + ".recall-bench"
+	reused := false
+	if o.Reuse && o.Dir != "" {
+		b, err := os.ReadFile(markerPath)
+		reused = err == nil && string(b) == marker
+	}
+	if o.Dir != "" && !reused {
+		if err := os.Remove(markerPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return res, err
+		}
+	}
 	entities := make([][]string, o.Users)
 	predicates := make([][][]string, o.Users) // per user and entity: its facts' predicates
 	for u := range o.Users {
@@ -111,17 +132,22 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 				w[i] = recallVocab[r.IntN(len(recallVocab))]
 			}
 			w[r.IntN(n)] = strconv.Itoa(r.IntN(10000))
+			res.Memories++
+			if reused {
+				continue
+			}
 			if _, err := store.Remember(ctx, scope, memory.Memory{Text: strings.Join(w, " "), Importance: r.Float64()}); err != nil {
 				return res, err
 			}
-			res.Memories++
 		}
 		facts := PowerLawFacts(o.FactsPerUser, o.Seed+uint64(u))
 		for i := range facts {
 			facts[i].Predicate = vocabPredicate(facts[i].Predicate)
 		}
-		if _, err := store.ImportGraph(ctx, scope, &graph.Dump{Facts: facts}, nil); err != nil {
-			return res, err
+		if !reused {
+			if _, err := store.ImportGraph(ctx, scope, &graph.Dump{Facts: facts}, nil); err != nil {
+				return res, err
+			}
 		}
 		res.Facts += len(facts)
 		entities[u] = GraphSeeds(facts, 16, o.Seed+uint64(u))
@@ -138,6 +164,11 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 		}
 	}
 	res.Build = time.Since(began)
+	if o.Dir != "" && !reused {
+		if err := os.WriteFile(markerPath, []byte(marker), 0o644); err != nil {
+			return res, err
+		}
+	}
 	peerDB, err := openPeer(ctx, store, o.Dir)
 	if err != nil {
 		return res, err

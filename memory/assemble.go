@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"time"
+	"unicode"
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
 
@@ -34,38 +35,74 @@ func itemLine(it *Item) string {
 			}
 		}
 	}
-	return strings.Join(strings.Fields(b.String()), " ") // one line
+	return oneLine(b.String())
+}
+
+// oneLine returns s with its white space collapsed as
+// strings.Join(strings.Fields(s), " ") does: runs of white space become
+// one space, none at either end. A line that is one already (most are)
+// is returned as it is, without the copy.
+func oneLine(s string) string {
+	space := true // before the first rune: a leading space must go
+	for _, r := range s {
+		switch {
+		case r == ' ' && !space:
+			space = true
+		case r == ' ' || unicode.IsSpace(r):
+			return strings.Join(strings.Fields(s), " ")
+		default:
+			space = false
+		}
+	}
+	if space && s != "" {
+		return strings.Join(strings.Fields(s), " ") // a trailing space
+	}
+	return s
 }
 
 // memoryLinePrefix returns the start of a memory's preamble line, before
 // the space and the text: "-", "- [2026-01-02]", "- (preference)" or both.
 func memoryLinePrefix(it *Item) string {
-	p := "-"
+	var buf [48]byte
+	return string(appendMemoryLinePrefix(buf[:0], it))
+}
+
+// appendMemoryLinePrefix appends memoryLinePrefix(it) to b.
+func appendMemoryLinePrefix(b []byte, it *Item) []byte {
+	b = append(b, '-')
 	if !it.Time.IsZero() {
-		p += " [" + it.Time.UTC().Format("2006-01-02") + "]"
+		b = append(b, " ["...)
+		b = it.Time.UTC().AppendFormat(b, "2006-01-02")
+		b = append(b, ']')
 	}
 	if it.Memory != nil && it.Memory.Kind != KindFact {
-		p += " (" + string(it.Memory.Kind) + ")"
+		b = append(b, " ("...)
+		b = append(b, it.Memory.Kind...)
+		b = append(b, ')')
 	}
-	return p
+	return b
 }
 
 // lineTokens returns the tokens of c's preamble line: for a memory whose
 // record holds its text's count in the store's encoding, that count and
 // the prefix's (see memoryTextTokens); otherwise the line counted, through
-// the cache.
-func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) int {
+// the cache. line is the line when it was rendered to be counted, else "".
+func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line string) {
 	if c.Source.isMemory() && c.tokenMeta != "" {
 		if n, ok := parseTextTokens(c.tokenMeta, s.opts.Encoding, len(c.item.Text)); ok {
-			return countPrefix(enc, memoryLinePrefix(&c.item)) + n
+			var buf [48]byte
+			return countPrefixBytes(enc, appendMemoryLinePrefix(buf[:0], &c.item)) + n, ""
 		}
 	}
-	return textTokens.count(enc, itemLine(&c.item))
+	line = itemLine(&c.item)
+	return textTokens.count(enc, line), line
 }
 
 // renderPreamble lays out the summary and the items, grouped by source in
 // rank order within each group, the groups in the order of recallSources.
-func renderPreamble(now time.Time, summary string, items []Item) string {
+// lines, when not nil, holds the items' lines already rendered (see
+// itemLine), "" for one that was not.
+func renderPreamble(now time.Time, summary string, items []Item, lines []string) string {
 	if summary == "" && len(items) == 0 {
 		return ""
 	}
@@ -84,7 +121,12 @@ func renderPreamble(now time.Time, summary string, items []Item) string {
 				b.WriteString("\n\n" + sec.title)
 				first = false
 			}
-			b.WriteString("\n" + itemLine(&items[i]))
+			b.WriteByte('\n')
+			if i < len(lines) && lines[i] != "" {
+				b.WriteString(lines[i])
+			} else {
+				b.WriteString(itemLine(&items[i]))
+			}
 		}
 	}
 	return b.String()
@@ -117,6 +159,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 		used = frame
 	}
 	var kept []*Candidate
+	var lines []string          // kept's lines, when rendered to be counted
 	seen := map[string]string{} // folded text → id of the first with it
 	for i, c := range cands {
 		if !c.hydrated && len(kept) < q.TopK {
@@ -144,13 +187,15 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 			continue
 		}
 		seen[key] = c.ID
-		c.Tokens = s.lineTokens(enc, c) + 1 // and its newline
+		n, line := s.lineTokens(enc, c)
+		c.Tokens = n + 1 // and its newline
 		if used+c.Tokens > budget {
 			c.Reason = "budget"
 			continue
 		}
 		used += c.Tokens
 		kept = append(kept, c)
+		lines = append(lines, line)
 	}
 	items := func() []Item {
 		out := make([]Item, len(kept))
@@ -163,7 +208,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 	// way, so the whole text never takes more (the budget property test
 	// checks this); only an estimate near the budget is worth the exact
 	// count, which costs as much as all the line counts together.
-	pre := renderPreamble(q.Now, summary, items())
+	pre := renderPreamble(q.Now, summary, items(), lines)
 	n := used
 	if len(kept) == 0 && summary == "" {
 		n = 0
@@ -177,9 +222,9 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 			rec.Trace.SummaryTokens = 0
 		} else {
 			kept[len(kept)-1].Reason = "budget"
-			kept = kept[:len(kept)-1]
+			kept, lines = kept[:len(kept)-1], lines[:len(lines)-1]
 		}
-		pre = renderPreamble(q.Now, summary, items())
+		pre = renderPreamble(q.Now, summary, items(), lines)
 		n = count(pre)
 	}
 	if len(kept) == 0 && summary == "" {
@@ -203,5 +248,5 @@ var preambleFrame = func() string {
 	for i := range recallSources {
 		items[i].Source = recallSources[i].source
 	}
-	return renderPreamble(time.Time{}, "x", items)
+	return renderPreamble(time.Time{}, "x", items, nil)
 }()

@@ -195,15 +195,21 @@ func memoryRecord(m *Memory, vec []float32) engine.Record {
 }
 
 func decodeMemory(r engine.Record) (Memory, error) {
-	if m, ok := decodeMemoryJSON(r.Metadata[memoryMetaKey]); ok {
-		m.ID = r.ID
+	return decodeMemoryMeta(r.ID, r.Metadata[memoryMetaKey])
+}
+
+// decodeMemoryMeta decodes the memory with id whose record holds meta
+// under memoryMetaKey.
+func decodeMemoryMeta(id, meta string) (Memory, error) {
+	if m, ok := decodeMemoryJSON(meta); ok {
+		m.ID = id
 		return m, nil
 	}
 	var m Memory
-	if err := json.Unmarshal([]byte(r.Metadata[memoryMetaKey]), &m); err != nil {
-		return Memory{}, fmt.Errorf("%w: memory %s: %v", ErrCorrupt, r.ID, err)
+	if err := json.Unmarshal([]byte(meta), &m); err != nil {
+		return Memory{}, fmt.Errorf("%w: memory %s: %v", ErrCorrupt, id, err)
 	}
-	m.ID = r.ID
+	m.ID = id
 	return m, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engramdb/engram/engine"
@@ -368,6 +369,7 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 
 	// 2. Candidates from every list.
 	f := newFusion()
+	defer f.release() // after settle has copied the candidates
 	var qvec []float32
 	// Hybrid recall leaves vector search out when its weight is zero (the
 	// default with the lexical hashing embedder).
@@ -395,6 +397,14 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	// memories formed from the conversation: R@1 fell from 0.323 to 0.173
 	// with a list per source, and stayed at 0.323 merged.
 	var byVector, byText []sourcedHit
+	// A list's hits, about 150 bytes each, grew by doubling: room for one
+	// source's.
+	if q.Retrieval != RetrievalVector {
+		byText = make([]sourcedHit, 0, depth)
+	}
+	if useVector {
+		byVector = make([]sourcedHit, 0, depth)
+	}
 	for i := range recallSources {
 		src := recallSources[i].source
 		if !recallSources[i].searched() || !slices.Contains(q.Sources, src) || strings.TrimSpace(q.Text) == "" {
@@ -549,16 +559,35 @@ func (s *Store) graphCandidates(tx *engine.Tx, ns *nameSet, user Scope, q *Query
 	if err != nil {
 		return err
 	}
-	matched, other := rankFacts(walk.Steps, terms, ns)
-	// The facts the candidates point to, in one allocation.
-	facts := make([]Fact, 0, min(len(matched), depth)+min(len(other), depth))
+	fr := rankingPool.Get().(*factRanking)
+	defer fr.release()
+	matched, other := fr.rank(walk.Steps, terms, ns)
+	matched, other = matched[:min(len(matched), depth)], other[:min(len(other), depth)]
+	// The facts the candidates point to, in one allocation, and their
+	// texts in one string.
+	facts := make([]Fact, 0, len(matched)+len(other))
+	n := 0
+	for _, steps := range [2][]rankedStep{matched, other} {
+		for i := range steps {
+			n += factTextLen(&steps[i].Fact)
+		}
+	}
+	var texts strings.Builder
+	texts.Grow(n)
+	for _, steps := range [2][]rankedStep{matched, other} {
+		for i := range steps {
+			writeFactText(&texts, &steps[i].Fact)
+		}
+	}
+	all, off := texts.String(), 0
 	add := func(list string, steps []rankedStep) {
-		for i := range steps[:min(len(steps), depth)] {
+		for i := range steps {
 			st := &steps[i]
 			facts = append(facts, st.Fact)
 			fact := &facts[len(facts)-1]
 			c := f.candidate(fact.ID, SourceGraph)
-			c.Text = factText(fact)
+			n := factTextLen(fact)
+			c.Text, off = all[off:off+n], off+n // factText(fact)
 			c.Time = fact.ValidFrom
 			c.item = Item{ID: fact.ID, Source: SourceGraph, Text: c.Text, Time: fact.ValidFrom, Fact: fact}
 			c.hydrated = true
@@ -616,13 +645,40 @@ type rankedStep struct {
 // ns, when not nil, is the graph's name set, which caches the analysis of
 // the facts' names and predicates across queries.
 func rankFacts(steps []graph.Step, terms map[string]bool, ns *nameSet) (matched, other []rankedStep) {
+	return new(factRanking).rank(steps, terms, ns)
+}
+
+// factRanking is the working memory of rankFacts, kept across Recalls in
+// rankingPool: its keys, its result and its term matcher's sets were
+// about a tenth of the bytes a Recall allocated.
+type factRanking struct {
+	keys, split []factKey
+	out         []rankedStep
+	tm          termMatcher
+}
+
+var rankingPool = sync.Pool{New: func() any { return new(factRanking) }}
+
+// release drops what fr points to and puts it back in rankingPool; the
+// slices rank returned are not to be used afterwards.
+func (fr *factRanking) release() {
+	clear(fr.out)
+	fr.tm.reset(nil, nil)
+	rankingPool.Put(fr)
+}
+
+// rank is rankFacts; the slices it returns are fr's, valid until the next
+// rank or release.
+func (fr *factRanking) rank(steps []graph.Step, terms map[string]bool, ns *nameSet) (matched, other []rankedStep) {
 	// The steps are large (a Fact and a path), so they are ranked by small
 	// keys without pointers and copied once into place: sorting the steps
 	// themselves took a quarter of a Recall in engram bench recall.
-	keys := make([]factKey, len(steps))
+	keys := slices.Grow(fr.keys[:0], len(steps))[:len(steps)]
+	fr.keys = keys
 	var tm *termMatcher
 	if len(terms) > 0 {
-		tm = newTermMatcher(terms, ns)
+		tm = &fr.tm
+		tm.reset(terms, ns)
 	}
 	nMatched := 0
 	for i := range steps {
@@ -637,7 +693,8 @@ func rankFacts(steps []graph.Step, terms map[string]bool, ns *nameSet) (matched,
 		keys[i] = k
 	}
 	// Matched keys first, the others after, each in walk order.
-	split := make([]factKey, 0, len(keys))
+	split := slices.Grow(fr.split[:0], len(keys))
+	defer func() { fr.split = split }()
 	for _, k := range keys {
 		if tm == nil || k.matches > 0 {
 			split = append(split, k)
@@ -650,7 +707,8 @@ func rankFacts(steps []graph.Step, terms map[string]bool, ns *nameSet) (matched,
 	}
 	slices.SortFunc(split[:nMatched], compareFactKeys)
 	slices.SortFunc(split[nMatched:], compareFactKeys)
-	out := make([]rankedStep, len(split))
+	out := slices.Grow(fr.out[:0], len(split))[:len(split)]
+	fr.out = out
 	for j, k := range split {
 		out[j] = rankedStep{Step: &steps[k.i], matches: int(k.matches), score: float64(k.matches) + 1/float64(1+k.hops)}
 	}
@@ -703,14 +761,21 @@ type termMatcher struct {
 	or    []uint64
 }
 
-func newTermMatcher(terms map[string]bool, ns *nameSet) *termMatcher {
-	tm := &termMatcher{ns: ns, index: make(map[string]int, len(terms)), memo: map[string]int{}}
+// reset makes tm a matcher of terms, reusing its memory; reset(nil, nil)
+// drops what it points to.
+func (tm *termMatcher) reset(terms map[string]bool, ns *nameSet) {
+	tm.ns = ns
+	if tm.index == nil {
+		tm.index, tm.memo = map[string]int{}, map[string]int{}
+	}
+	clear(tm.index)
+	clear(tm.memo)
+	tm.sets = tm.sets[:0]
 	for t := range terms {
 		tm.index[t] = len(tm.index)
 	}
 	tm.words = (len(tm.index) + 63) / 64
-	tm.or = make([]uint64, tm.words)
-	return tm
+	tm.or = slices.Grow(tm.or[:0], tm.words)[:tm.words]
 }
 
 // set returns the bit set of the query terms that text has, analyzed as
@@ -777,17 +842,62 @@ func factText(f *Fact) string {
 	return f.Subject + " —" + strings.ReplaceAll(f.Predicate, "_", " ") + "→ " + f.Object
 }
 
+// factTextLen returns len(factText(f)).
+func factTextLen(f *Fact) int {
+	return len(f.Subject) + len(" —") + len(f.Predicate) + len("→ ") + len(f.Object)
+}
+
+// writeFactText writes factText(f) to b.
+func writeFactText(b *strings.Builder, f *Fact) {
+	b.WriteString(f.Subject)
+	b.WriteString(" —")
+	for p := f.Predicate; p != ""; {
+		i := strings.IndexByte(p, '_')
+		if i < 0 {
+			b.WriteString(p)
+			break
+		}
+		b.WriteString(p[:i])
+		b.WriteByte(' ')
+		p = p[i+1:]
+	}
+	b.WriteString("→ ")
+	b.WriteString(f.Object)
+}
+
 // fill sets a memory's or an episode's item from its record.
 func (c *Candidate) fill(r engine.Record) {
+	var meta [len(memoryFieldKeys)]string
+	keys := episodeFieldKeys[:]
+	if c.Source.isMemory() {
+		keys = memoryFieldKeys[:]
+	}
+	for i, k := range keys {
+		meta[i] = r.Metadata[k]
+	}
+	c.fillFields(r, meta[:len(keys)])
+}
+
+// The metadata a memory's or an episode's candidate is filled from, in the
+// order fillFields takes their values.
+var (
+	memoryFieldKeys  = [...]string{memoryMetaKey, memoryTokensKey}
+	episodeFieldKeys = [...]string{"session"}
+)
+
+// fillFields is fill from a record's ID, Text, Time and Vector and the
+// values of its metadata keys memoryFieldKeys (for a memory) or
+// episodeFieldKeys (for an episode), in vals.
+func (c *Candidate) fillFields(r engine.Record, vals []string) {
 	c.item = Item{ID: c.ID, Source: c.Source, Text: r.Text, Time: r.Time, Score: c.item.Score}
 	if c.Source.isMemory() {
-		if m, err := decodeMemory(r); err == nil {
+		if m, err := decodeMemoryMeta(r.ID, vals[0]); err == nil {
 			c.item.Memory = &m
 			c.item.Time = m.CreatedAt
 		}
-		c.tokenMeta = r.Metadata[memoryTokensKey]
+		c.tokenMeta = vals[1]
 	} else {
-		c.item.Session = r.Metadata["session"]
+		c.item.Session = vals[0]
 	}
 	c.Text, c.Time = c.item.Text, c.item.Time
 	if r.Vector != nil {
@@ -834,7 +944,22 @@ func (h *hydrator) read(tx *engine.Tx, cands []*Candidate) error {
 		if c.Source == SourceGraph || (c.hydrated && (!h.vectors || c.vector != nil)) {
 			continue
 		}
-		r, err := tx.GetRecord(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID, &engine.GetRecordOptions{SkipVector: !h.vectors})
+		var r engine.Record
+		var err error
+		var meta [len(memoryFieldKeys)]string
+		keys := episodeFieldKeys[:]
+		if c.Source.isMemory() {
+			keys = memoryFieldKeys[:]
+		}
+		if h.vectors {
+			r, err = tx.GetRecord(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID, nil)
+			for i, k := range keys {
+				meta[i] = r.Metadata[k]
+			}
+		} else {
+			// Only what fill reads, decoded in the store's buffer.
+			r, err = tx.GetRecordFields(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID, keys, meta[:])
+		}
 		switch {
 		case errors.Is(err, engine.ErrNotFound):
 			c.hydrated = true
@@ -845,7 +970,7 @@ func (h *hydrator) read(tx *engine.Tx, cands []*Candidate) error {
 		case err != nil:
 			return err
 		}
-		c.fill(r)
+		c.fillFields(r, meta[:len(keys)])
 		if c.Reason == "" {
 			c.Reason = screen(c, h.q)
 		}

@@ -294,7 +294,25 @@ func countPrefix(enc *tiktoken.Tiktoken, prefix string) int {
 	if ok {
 		return n
 	}
-	n = tokenLen(enc, prefix)
+	return countPrefixMiss(enc, prefix)
+}
+
+// countPrefixBytes is countPrefix for a prefix in a buffer: a cached
+// prefix costs no string.
+func countPrefixBytes(enc *tiktoken.Tiktoken, prefix []byte) int {
+	prefixTokens.mu.Lock()
+	n, ok := prefixTokens.m[prefixKey{enc, string(prefix)}] // no allocation for the lookup
+	prefixTokens.mu.Unlock()
+	if ok {
+		return n
+	}
+	return countPrefixMiss(enc, string(prefix))
+}
+
+// countPrefixMiss counts a prefix that was not in the cache and caches it.
+func countPrefixMiss(enc *tiktoken.Tiktoken, prefix string) int {
+	k := prefixKey{enc, prefix}
+	n := tokenLen(enc, prefix)
 	prefixTokens.mu.Lock()
 	if prefixTokens.m == nil || len(prefixTokens.m) >= maxCachedPrefixes {
 		prefixTokens.m = map[prefixKey]int{}

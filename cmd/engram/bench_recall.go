@@ -23,7 +23,9 @@ allocations per Recall. Queries name an entity of the user's graph, the
 predicate of one of its facts and a word of the memories' vocabulary. The
 peer, timed in the same loop, is one BM25 search of the user's memories.
 The embedder is the offline default. --dir keeps the store on disk
-(default: in memory); --users, --memories and --facts scale it down.`,
+(default: in memory); --users, --memories and --facts scale it down;
+--reuse with --dir times the store an earlier run of the same shape wrote
+there, with the same queries.`,
 		Example: `  engram bench recall
   engram bench recall --users 100 --queries 500`,
 		Args: cobra.NoArgs,
@@ -38,6 +40,7 @@ The embedder is the offline default. --dir keeps the store on disk
 	f.IntVar(&o.FactsPerUser, "facts", 1000, "graph facts per user")
 	f.IntVar(&o.Queries, "queries", 2000, "timed Recalls")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the store and the queries")
+	f.BoolVar(&o.Reuse, "reuse", false, "with --dir: reuse the store a run of the same shape and seed wrote there instead of writing it again")
 	f.Float64Var(&o.VectorWeight, "vector-weight", 0, "memory.Options.VectorWeight (0: the default, no vector search with the offline embedder; 1 embeds every query)")
 	return cmd
 }
