@@ -22,6 +22,10 @@ const (
 // compaction drops it. Lengths saturate one below.
 const deadDoc = math.MaxUint32
 
+// longQuery is the number of query terms past which a search finds
+// repeated terms through a map instead of a scan.
+const longQuery = 32
+
 // BM25Options tunes the ranking function of a [BM25] index. A nil
 // *BM25Options means defaults.
 type BM25Options struct {
@@ -441,12 +445,29 @@ func (x *BM25) search(sc *bm25Scratch, terms []string, k int, opts *SearchOption
 	}
 
 	q := sc.q[:0]
+	// A repeated term is counted, not searched again: found by a scan in
+	// a short query, through a map in a long one (a text given as a
+	// query), so the cost grows with the query's length, not its square.
+	var slot map[uint32]int
+	if len(terms) > longQuery {
+		slot = make(map[uint32]int, len(terms))
+	}
 	for _, t := range terms {
 		tid, ok := x.mu.dict[clipTerm(t)]
 		if !ok || x.mu.df[tid] == 0 {
 			continue
 		}
-		if i := slices.IndexFunc(q, func(e queryTerm) bool { return e.tid == tid }); i >= 0 {
+		i := -1
+		if slot != nil {
+			if j, ok := slot[tid]; ok {
+				i = j
+			} else {
+				slot[tid] = len(q)
+			}
+		} else {
+			i = slices.IndexFunc(q, func(e queryTerm) bool { return e.tid == tid })
+		}
+		if i >= 0 {
 			q[i].n++
 		} else {
 			q = append(q, queryTerm{tid: tid, n: 1})
@@ -568,10 +589,37 @@ func (x *BM25) searchWeighted(sc *bm25Scratch, terms []WeightedTerm, k int, filt
 		return nil
 	}
 	q := sc.wq[:0]
+	// A term given twice is searched once: in group 0 its weights add up,
+	// in a group the larger counts (the same scores as two entries). Found
+	// by a scan in a short query, through a map in a long one.
+	type termInGroup struct{ tid, group uint32 }
+	var slot map[termInGroup]int
+	if len(terms) > longQuery {
+		slot = make(map[termInGroup]int, len(terms))
+	}
 	for _, t := range terms {
 		tid, ok := x.mu.dict[clipTerm(t.Term)]
-		if ok && x.mu.df[tid] > 0 {
+		if !ok || x.mu.df[tid] == 0 {
+			continue
+		}
+		i := -1
+		if slot != nil {
+			key := termInGroup{tid, t.Group}
+			if j, ok := slot[key]; ok {
+				i = j
+			} else {
+				slot[key] = len(q)
+			}
+		} else {
+			i = slices.IndexFunc(q, func(e weightedQueryTerm) bool { return e.tid == tid && e.group == t.Group })
+		}
+		switch {
+		case i < 0:
 			q = append(q, weightedQueryTerm{tid: tid, group: t.Group, w: t.Weight})
+		case t.Group == 0:
+			q[i].w += t.Weight
+		default:
+			q[i].w = max(q[i].w, t.Weight)
 		}
 	}
 	sc.wq = q

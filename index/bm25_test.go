@@ -740,3 +740,39 @@ func ExampleBM25() {
 	// 1 1.852
 	// 3 0.508
 }
+
+// BenchmarkBM25LongQuery searches with a query of 20,000 distinct terms
+// (a long text given as a query): the cost must grow with the query's
+// length, not its square.
+func BenchmarkBM25LongQuery(b *testing.B) {
+	x := NewBM25(nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	word := func(i int) string { return fmt.Sprintf("w%05d", i) }
+	for d := range 2000 {
+		var sb strings.Builder
+		for range 20 {
+			sb.WriteString(word(rng.IntN(20000)) + " ")
+		}
+		x.Add(uint64(d+1), sb.String())
+	}
+	terms := make([]string, 20000)
+	wts := make([]WeightedTerm, 20000)
+	for i := range terms {
+		terms[i] = word(i)
+		wts[i] = WeightedTerm{Term: word(i), Weight: 1}
+	}
+	b.Run("terms", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := x.SearchTerms(terms, 10, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("weighted", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := x.SearchWeighted(wts, 10, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

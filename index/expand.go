@@ -28,6 +28,10 @@ const (
 	senseShare = 0.5
 	// minExpandLen is the shortest word expanded, in bytes.
 	minExpandLen = 3
+	// maxExpandWords bounds the distinct words of one query that are
+	// expanded, the first ones in the query: a question has a handful, and
+	// a long text given as a query must not cost a lookup per word.
+	maxExpandWords = 64
 )
 
 // Hypernyms are not used: at weight 0.1 and 0.25 they lowered BM25's
@@ -69,9 +73,11 @@ func ExpandQuery(query string) ([]WeightedTerm, error) {
 		text = norm.NFKC.String(text)
 	}
 	var out []WeightedTerm
+	// words are the occurrences worth expanding: the lower-case word
+	// (possessive trimmed) and the index in out of its term.
 	type word struct {
-		lower string // lower-case, possessive trimmed
-		at    int    // its term's index in out
+		lower string
+		at    int
 	}
 	var words []word
 	sentenceStart := true
@@ -116,24 +122,63 @@ func ExpandQuery(query string) ([]WeightedTerm, error) {
 	for _, t := range out {
 		orig[t.Term] = true
 	}
-	for wi, w := range words {
-		group := uint32(wi + 1)
-		n := 0
-		for _, syn := range synonyms(tab, w.lower) {
-			terms := Analyze(syn)
-			if len(terms) != 1 || orig[terms[0]] || slices.ContainsFunc(out, func(e WeightedTerm) bool {
-				return e.Group == group && e.Term == terms[0]
-			}) {
+	// Each distinct word is looked up once, the first maxExpandWords of
+	// them; every occurrence of a word with synonyms joins its group.
+	type expansion struct {
+		group uint32
+		syns  []string // its synonyms' terms; none: the word is not expanded
+	}
+	expanded := map[string]*expansion{}
+	for _, w := range words {
+		e := expanded[w.lower]
+		if e == nil {
+			if len(expanded) == maxExpandWords {
 				continue
 			}
-			out = append(out, WeightedTerm{Term: terms[0], Weight: synonymWeight, Group: group})
-			n++
+			e = &expansion{group: uint32(len(expanded) + 1)}
+			expanded[w.lower] = e
+			for _, syn := range synonyms(tab, w.lower) {
+				terms := Analyze(syn)
+				if len(terms) == 1 && !orig[terms[0]] && !slices.Contains(e.syns, terms[0]) {
+					e.syns = append(e.syns, terms[0])
+				}
+			}
 		}
-		if n > 0 {
+		if len(e.syns) > 0 {
 			// The word joins its synonyms' group: a document holding both
 			// counts the better of them, once.
-			out[w.at].Group = group
+			out[w.at].Group = e.group
 		}
+	}
+	// A term said n times is one term of n times the weight: the same
+	// score for a term of group 0, and for a group, whose best term counts,
+	// n times its best (the group's weights all scale with its word's
+	// count). Synonyms go after the query's own terms, word by word.
+	merged := out[:0]
+	at := make(map[WeightedTerm]int, len(out)) // by term and group, weight 0
+	count := map[uint32]float64{}
+	for _, t := range out {
+		key := WeightedTerm{Term: t.Term, Group: t.Group}
+		if t.Group != 0 {
+			count[t.Group]++
+		}
+		if i, ok := at[key]; ok {
+			merged[i].Weight += t.Weight
+			continue
+		}
+		at[key] = len(merged)
+		merged = append(merged, t)
+	}
+	out = merged
+	for _, w := range words {
+		e := expanded[w.lower]
+		if e == nil || len(e.syns) == 0 {
+			continue
+		}
+		for _, syn := range e.syns {
+			out = append(out, WeightedTerm{Term: syn, Weight: synonymWeight * count[e.group], Group: e.group})
+		}
+		e.syns = nil // once per word
 	}
 	return out, nil
 }

@@ -85,13 +85,15 @@ func TestExpandQueryNot(t *testing.T) {
 }
 
 // TestExpandQueryTerms checks the weights and groups: the query's own
-// terms at weight 1 in the order Analyze gives them, synonyms at a lower
-// weight, and an expanded word in the group of its synonyms.
+// terms, each once at the weight of its count (the multiset Analyze
+// gives), synonyms at a lower weight times their word's count, and an
+// expanded word in the group of its synonyms.
 func TestExpandQueryTerms(t *testing.T) {
 	for _, q := range []string{
 		"Alice drives a red car",
 		"What automobile does she own? The doctor bought it.",
 		"car car automobile",
+		"car drives car",
 		"",
 		"the",
 		"日本の車",
@@ -101,24 +103,37 @@ func TestExpandQueryTerms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		analyzed := Analyze(q)
 		var own []string
 		groups := map[uint32]int{}
+		seen := map[WeightedTerm]bool{}
 		for _, w := range wts {
-			switch {
-			case w.Weight == 1:
-				own = append(own, w.Term)
-			case w.Weight != synonymWeight:
-				t.Errorf("%q: weight %v", q, w.Weight)
-			case w.Group == 0:
-				t.Errorf("%q: synonym %q in group 0", q, w.Term)
-			case slices.Contains(Analyze(q), w.Term):
-				t.Errorf("%q: synonym %q is a term of the query", q, w.Term)
+			if key := (WeightedTerm{Term: w.Term, Group: w.Group}); seen[key] {
+				t.Errorf("%q: %q twice in group %d", q, w.Term, w.Group)
+			} else {
+				seen[key] = true
+			}
+			if slices.Contains(analyzed, w.Term) {
+				if w.Weight < 1 || w.Weight != math.Trunc(w.Weight) {
+					t.Errorf("%q: own term %q of weight %v", q, w.Term, w.Weight)
+				}
+				for range int(w.Weight) {
+					own = append(own, w.Term)
+				}
+			} else {
+				switch n := w.Weight / synonymWeight; {
+				case n < 1 || n != math.Trunc(n):
+					t.Errorf("%q: synonym %q of weight %v", q, w.Term, w.Weight)
+				case w.Group == 0:
+					t.Errorf("%q: synonym %q in group 0", q, w.Term)
+				}
 			}
 			if w.Group != 0 {
 				groups[w.Group]++
 			}
 		}
-		if want := Analyze(q); !slices.Equal(own, want) {
+		slices.Sort(own)
+		if want := slices.Sorted(slices.Values(analyzed)); !slices.Equal(own, want) {
 			t.Errorf("%q: own terms %q, Analyze gives %q", q, own, want)
 		}
 		for g, n := range groups {
@@ -354,4 +369,100 @@ func FuzzExpandQuery(f *testing.F) {
 			t.Fatalf("own terms %q, Analyze gives %q", own, want)
 		}
 	})
+}
+
+// TestExpandQueryRepeats: a word said many times is looked up once, and
+// its group carries the repeats in its weights. With one group per
+// occurrence, a 100 KB query took a second to expand (quadratic) and
+// its search scanned the postings once per occurrence. The ranking is the
+// same as with one group per occurrence.
+func TestExpandQueryRepeats(t *testing.T) {
+	one, err := ExpandQuery("automobile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	many, err := ExpandQuery(strings.Repeat("automobile ", n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(many) != len(one) {
+		t.Fatalf("%d repeats give %d terms, one gives %d", n, len(many), len(one))
+	}
+	for i := range one {
+		if many[i].Term != one[i].Term || many[i].Group != one[i].Group || many[i].Weight != n*one[i].Weight {
+			t.Fatalf("term %d: %+v, want %+v with %d times its weight", i, many[i], one[i], n)
+		}
+	}
+
+	// The same scores as one group per occurrence (the old expansion).
+	x := NewBM25(nil)
+	x.Add(1, "Alice drives a red car")
+	x.Add(2, "Bob sold his automobile, a car")
+	x.Add(3, "the automobile was parked in the garage overnight")
+	x.Add(4, "Alice walks")
+	got, err := ExpandQuery("Alice automobile automobile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old []WeightedTerm
+	old = append(old, WeightedTerm{Term: "alic", Weight: 1})
+	for occ := range 2 {
+		for _, w := range one {
+			w.Group += uint32(occ) * 100
+			old = append(old, w)
+		}
+	}
+	a, _ := x.SearchWeighted(got, 10, nil)
+	b, _ := x.SearchWeighted(old, 10, nil)
+	if len(a) != len(b) {
+		t.Fatalf("merged %v, per occurrence %v", a, b)
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || !near(a[i].Score, b[i].Score) {
+			t.Fatalf("merged %v, per occurrence %v", a, b)
+		}
+	}
+}
+
+// TestExpandQueryBounded: a query expands at most maxExpandWords distinct
+// words, however many it holds; the others keep their own terms.
+func TestExpandQueryBounded(t *testing.T) {
+	words := strings.Fields(`car doctor buy house child road city money movie song job kid
+		dog boss home film trip gift shop store begin start talk speak walk help
+		jump run eat drink sleep cook clean wash fix build break choose close
+		open pay sell send show teach tell think write read learn leave lose make
+		meet move need pick play put rest ride rise sing sit stand stay stop
+		study swim take throw travel try turn visit wait want watch wear win
+		work worry boat bike plane train ship bus truck van coat shirt shoe hat
+		bag box cup dish knife fork spoon table chair sofa bed lamp door window
+		wall floor roof garden street town country nation world sea lake river
+		boy girl man woman friend wife husband mother father son daughter baby
+		teacher student lawyer nurse cop police soldier king queen party meeting
+		game match team club church school college class lesson exam test book
+		story letter note paper picture photo camera phone computer screen music
+		band concert idea plan problem answer question reason chance choice
+		fight war peace love fear hope anger joy`)
+	expandable := 0
+	for _, w := range words {
+		if len(expansionsOf(t, w)) > 0 {
+			expandable++
+		}
+	}
+	if expandable <= maxExpandWords {
+		t.Fatalf("only %d of the words expand: the test needs more than %d", expandable, maxExpandWords)
+	}
+	wts, err := ExpandQuery(strings.Repeat(strings.Join(words, " ")+" ", 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := map[uint32]bool{}
+	for _, w := range wts {
+		if w.Group != 0 {
+			groups[w.Group] = true
+		}
+	}
+	if len(groups) == 0 || len(groups) > maxExpandWords {
+		t.Fatalf("%d groups, want 1 to %d", len(groups), maxExpandWords)
+	}
 }
