@@ -60,7 +60,10 @@ var bulkBatch = 32 << 20
 //
 // It is all or nothing: when it returns an error, or the process dies
 // midway, the store is left empty (the next [Open] deletes what an
-// unfinished load wrote). When it returns nil the data is on disk,
+// unfinished load wrote). Should dropping what a failed load wrote fail
+// too, every later call returns [ErrBulkLoadFailed] until the store is
+// reopened, so that no write is acknowledged that the Open would delete.
+// When it returns nil the data is on disk,
 // whatever the store's [Durability], and encrypted when the store is.
 func (db *DB) BulkLoad(ctx context.Context, pairs iter.Seq2[[]byte, []byte]) error {
 	if err := ctx.Err(); err != nil {
@@ -78,8 +81,8 @@ func (db *DB) BulkLoad(ctx context.Context, pairs iter.Seq2[[]byte, []byte]) err
 	if db.mu.closed {
 		return ErrClosed
 	}
-	if db.mu.restoreFailed {
-		return fmt.Errorf("%w: a restore into this store failed; close it and discard the directory", ErrBadBackup)
+	if err := db.failedLocked(); err != nil {
+		return err
 	}
 	empty, err := db.emptyLocked()
 	if err != nil {
@@ -110,9 +113,15 @@ func (db *DB) BulkLoad(ctx context.Context, pairs iter.Seq2[[]byte, []byte]) err
 	}
 	if err != nil {
 		// The store held nothing before: drop what was written. If even
-		// that fails the marker stays, and the next Open drops it.
-		if derr := db.bdb.DropAll(); derr == nil {
-			_ = db.unmarkBulk()
+		// that fails the marker stays, and the next Open drops it; until
+		// then the store refuses every call, or a write acknowledged now
+		// would be dropped with the load.
+		drop := db.bdb.DropAll
+		if db.dropAll != nil {
+			drop = db.dropAll
+		}
+		if drop() != nil || db.unmarkBulk() != nil {
+			db.mu.bulkFailed = true
 		}
 		return err
 	}

@@ -314,3 +314,46 @@ func TestBulkLoadCrash(t *testing.T) {
 	}
 	checkBulkPairs(t, db, 1000, 5, nil)
 }
+
+// TestBulkLoadUndoFails: when a failed bulk load cannot drop what it wrote
+// either, the marker stays, so the next Open deletes the tables; the open
+// store must then refuse every transaction, or a write acknowledged now
+// would be deleted by that Open (found in review).
+func TestBulkLoadUndoFails(t *testing.T) {
+	withBulkBatch(t, 16<<10)
+	dir := t.TempDir()
+	db := openTest(t, dir, nil)
+	errDrop := errors.New("drop failed")
+	db.dropAll = func() error { return errDrop }
+	unsorted := func(yield func([]byte, []byte) bool) {
+		for i := range 3000 {
+			k := fmt.Appendf(nil, "b/%08d", i)
+			if i == 2500 {
+				k = []byte("b/00000003")
+			}
+			if !yield(k, []byte("v")) {
+				return
+			}
+		}
+	}
+	if err := db.BulkLoad(t.Context(), unsorted); !errors.Is(err, ErrUnsorted) {
+		t.Fatalf("bulk load: %v, want ErrUnsorted", err)
+	}
+	err := db.Update(t.Context(), func(tx *Txn) error { return tx.Set([]byte("k"), []byte("v")) })
+	if !errors.Is(err, ErrBulkLoadFailed) {
+		t.Fatalf("a write after an undo that failed: %v, want ErrBulkLoadFailed", err)
+	}
+	if err := db.View(t.Context(), func(*Txn) error { return nil }); !errors.Is(err, ErrBulkLoadFailed) {
+		t.Fatalf("a read after an undo that failed: %v, want ErrBulkLoadFailed", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openTest(t, dir, nil)
+	defer db.Close()
+	checkScan(t, db, map[string]string{})
+	if err := db.Update(t.Context(), func(tx *Txn) error { return tx.Set([]byte("k"), []byte("v")) }); err != nil {
+		t.Fatal(err)
+	}
+	checkScan(t, db, map[string]string{"k": "v"})
+}

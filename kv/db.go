@@ -33,7 +33,13 @@ type DB struct {
 		// its transaction watermark behind, so a new transaction would wait
 		// forever. Only Close is left.
 		restoreFailed bool
+		// bulkFailed is set by a BulkLoad that failed and could not drop
+		// what it wrote: its marker stays, so the next Open deletes the
+		// tables, and nothing may be written (or read) until then.
+		bulkFailed bool
 	}
+	// dropAll is Badger's DropAll; a test seam.
+	dropAll func() error
 	bdb  *badger.DB
 	lock *dirLock
 	log  *badgerLogger
@@ -252,8 +258,8 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 	if db.mu.closed {
 		return ErrClosed
 	}
-	if db.mu.restoreFailed {
-		return fmt.Errorf("%w: a restore into this store failed; close it and discard the directory", ErrBadBackup)
+	if err := db.failedLocked(); err != nil {
+		return err
 	}
 	if update {
 		if err := db.checkSpace(); err != nil {
@@ -603,4 +609,16 @@ func (fc *frameChecker) Read(p []byte) (int, error) {
 	n, err := fc.r.Read(p)
 	fc.left -= uint64(n)
 	return n, err
+}
+
+// failedLocked returns the error every call gets after a failed Restore or
+// an unfinished BulkLoad; db.mu is held.
+func (db *DB) failedLocked() error {
+	switch {
+	case db.mu.restoreFailed:
+		return fmt.Errorf("%w: a restore into this store failed; close it and discard the directory", ErrBadBackup)
+	case db.mu.bulkFailed:
+		return fmt.Errorf("%w: close the store; the next Open removes what the load wrote", ErrBulkLoadFailed)
+	}
+	return nil
 }

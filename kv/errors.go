@@ -53,6 +53,12 @@ var (
 	// key than the one the backup was sealed with. Nothing is loaded.
 	ErrBackupKey = errors.New("kv: backup was sealed with another key")
 
+	// ErrBulkLoadFailed is returned by every call on a store whose
+	// [DB.BulkLoad] failed and could not drop what it had written: close
+	// the store; the next [Open] removes what the load wrote, and the
+	// store is empty and usable again.
+	ErrBulkLoadFailed = errors.New("kv: a bulk load failed and could not be undone")
+
 	// ErrBadBackup is returned by [DB.Restore] for a stream that is not one
 	// [DB.Backup] wrote, or a damaged one.
 	ErrBadBackup = errors.New("kv: not a backup stream, or a damaged one")
