@@ -40,9 +40,9 @@ type DB struct {
 	}
 	// dropAll is Badger's DropAll; a test seam.
 	dropAll func() error
-	bdb  *badger.DB
-	lock *dirLock
-	log  *badgerLogger
+	bdb     *badger.DB
+	lock    *dirLock
+	log     *badgerLogger
 
 	// free reports the free space of the store's disk (freeSpace, unless a
 	// test stands in another); writes are refused while it is below
