@@ -121,6 +121,9 @@ func NewCache(inner Embedder, store CacheStore, opts *CacheOptions) (*Cache, err
 // Identity returns the identity that keys the entries.
 func (c *Cache) Identity() Identity { return c.id }
 
+// Inner returns the embedder the cache asks on a miss.
+func (c *Cache) Inner() Embedder { return c.inner }
+
 // Dimensions returns the inner embedder's.
 func (c *Cache) Dimensions() int { return c.inner.Dimensions() }
 

@@ -126,6 +126,15 @@ func TestVectorSourceOfProvider(t *testing.T) {
 	if !s1.Compatible(s2) {
 		t.Fatalf("%v and %v should be compatible", s1, s2)
 	}
+	// Wrapped in a cache by the caller, it is still the same model (found
+	// in review: the cache reported the server too).
+	c, err := embed.NewCache(p2, embedtest.NewCacheStore(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s3 := vectorSource(c); !s1.Compatible(s3) {
+		t.Fatalf("cached provider: %v, not compatible with %v", s3, s1)
+	}
 }
 
 func mustHashing(t *testing.T) *embed.Hashing {

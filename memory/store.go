@@ -344,9 +344,22 @@ func isHashing(e embed.Embedder) bool {
 
 // vectorSource describes what e makes, for the store's record of its
 // embedder (see [engine.Options.VectorSource]): a network provider by its
-// model's name, not its server's address; an embedder that reports no
-// [embed.Identity] by nothing, which checks nothing.
+// model's name, not its server's address, also behind a cache; an
+// embedder that reports no [embed.Identity] by nothing, which checks
+// nothing.
 func vectorSource(e embed.Embedder) engine.VectorSource {
+	// A cache the caller put in front makes the same vectors as what it
+	// caches.
+	for {
+		c, ok := e.(*embed.Cache)
+		if !ok {
+			break
+		}
+		if _, ok := c.Inner().(embed.Identifier); !ok {
+			break // the cache's identity is all there is
+		}
+		e = c.Inner()
+	}
 	idr, ok := e.(embed.Identifier)
 	if !ok {
 		return engine.VectorSource{}
