@@ -38,6 +38,9 @@ type openFlags struct {
 	embedDims  int
 	modelDir   string
 	synonyms   string
+	// fs is the flag set registerEmbedder added the flags to, to tell an
+	// explicit --embedder hashing from the default.
+	fs *pflag.FlagSet
 }
 
 // register adds --encryption-key-file, and the embedder flags when
@@ -53,6 +56,7 @@ func (f *openFlags) register(fs *pflag.FlagSet, withEmbedder bool) {
 // registerEmbedder adds --embedder, --model-dir, --embed-url,
 // --embed-model and --embed-dimensions.
 func (f *openFlags) registerEmbedder(fs *pflag.FlagSet) {
+	f.fs = fs
 	fs.StringVar(&f.embedder, "embedder", embedderHashing,
 		"the store's embedder: hashing (offline, lexical), static (offline, by meaning: a Model2Vec model in --model-dir), ollama or openai (any OpenAI-compatible server; the key from $"+apiKeyEnv+"); a store must always be opened with the same one")
 	fs.StringVar(&f.synonyms, "synonyms", "off", "expand Recall's BM25 queries with WordNet synonyms, built in (on or off; see the README for what it gains)")
@@ -102,8 +106,9 @@ func (f *openFlags) synonymsOn() (bool, error) {
 	return false, fmt.Errorf("--synonyms %q is neither on nor off", f.synonyms)
 }
 
-// newEmbedder returns the embedder the flags name, nil for the default
-// (hashing).
+// newEmbedder returns the embedder the flags name: nil for the default
+// (hashing, not named), which opens a store of another embedder for
+// reading only.
 func (f *openFlags) newEmbedder() (embed.Embedder, error) {
 	if f.modelDir != "" && f.embedder != embedderStatic {
 		return nil, errors.New("--model-dir needs --embedder static")
@@ -114,6 +119,11 @@ func (f *openFlags) newEmbedder() (embed.Embedder, error) {
 			return nil, errors.New("--embed-url, --embed-model and --embed-dimensions need --embedder ollama or openai")
 		}
 		if f.embedder != embedderStatic {
+			if f.fs != nil && f.fs.Changed("embedder") {
+				// Named: a store of another embedder is refused at
+				// open. The default (nil) opens it for reading.
+				return embed.NewHashing(nil)
+			}
 			return nil, nil
 		}
 		if f.modelDir == "" {

@@ -265,6 +265,8 @@ func TestStaticEmbedderFlags(t *testing.T) {
 		t.Fatalf("inspect does not name the embedder:\n%s", out)
 	}
 	wantError(t, []string{"vectors come from static/4-", "open it with that embedder"}, "import", "--dir", dir, "--tenant", "acme", in)
+	// Named, another embedder is refused at open, with the hint.
+	wantError(t, []string{"vectors come from static/4-", "--embedder flags"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "hashing", "car")
 
 	wantError(t, []string{"--embedder static needs --model-dir"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "static", "x")
 	wantError(t, []string{"--model-dir needs --embedder static"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--model-dir", model, "x")
