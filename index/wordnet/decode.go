@@ -21,6 +21,10 @@ import (
 const (
 	magic   = "EWN\x00"
 	version = 1
+	// maxWordLen bounds a word's length in bytes: WordNet's longest
+	// lemma is under 100. Without it, words that each repeat all of the
+	// previous one would make a small input decode to a huge arena.
+	maxWordLen = 255
 )
 
 // decoder reads the table format, remembering the first error.
@@ -80,7 +84,7 @@ func (d *decoder) strings(what string) []string {
 		if d.err != nil {
 			return nil
 		}
-		if shared > uint64(len(arena)-prev) || rest > uint64(len(d.b)) {
+		if shared > uint64(len(arena)-prev) || rest > uint64(len(d.b)) || shared+rest > maxWordLen {
 			d.fail("%s: bad front coding", what)
 			return nil
 		}

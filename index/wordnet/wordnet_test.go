@@ -3,9 +3,11 @@ package wordnet
 import (
 	"bytes"
 	"compress/flate"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -191,5 +193,31 @@ func BenchmarkLoad(b *testing.B) {
 		if _, err := decodeCompressed(table); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDecodeBoundedMemory: each word of the table can share all of the
+// previous one, so a small input could describe a quadratic arena (an
+// 83 KB input took 1.34 GB before words were bounded; found in review).
+// Decode must refuse it without allocating more than a few times its
+// input.
+func TestDecodeBoundedMemory(t *testing.T) {
+	const n = 20000
+	b := []byte(magic + string(rune(version)))
+	b = binary.AppendUvarint(b, n)
+	for i := range n {
+		b = binary.AppendUvarint(b, uint64(i)) // all of the previous word
+		b = binary.AppendUvarint(b, 1)
+		b = append(b, 'a')
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Decode(b)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Decode: %v, want ErrCorrupt", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Fatalf("Decode of %d bytes allocated %d MB", len(b), got>>20)
 	}
 }
