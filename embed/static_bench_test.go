@@ -195,3 +195,24 @@ func BenchmarkStaticLoad(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStaticSpecials embeds a long text full of special tokens with
+// no token cap: finding them must cost in proportion to the text, not
+// its square (found in review: 200 KB of "[CLS]" took 2.4 s).
+func BenchmarkStaticSpecials(b *testing.B) {
+	dir := b.TempDir()
+	m := embedtest.StaticModel{Vocab: []string{"[UNK]", "[CLS]", "[SEP]", "car"}, Dims: 4, Seed: 1}
+	if err := embedtest.WriteStaticModel(dir, m); err != nil {
+		b.Fatal(err)
+	}
+	s, err := embed.NewStatic(dir, &embed.StaticOptions{MaxTokens: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := []string{strings.Repeat("[CLS] car ", 20000)}
+	for b.Loop() {
+		if _, err := s.Embed(context.Background(), text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

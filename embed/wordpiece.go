@@ -254,6 +254,7 @@ type tokenScratch struct {
 	ids   []int32 // the token ids so far
 	limit int     // stop once len(ids) reaches it
 	full  bool    // the limit was reached
+	next  []int   // each special token's next position in the text, -1 for none
 }
 
 // encode appends the ids of the known, non-special tokens of text to s.ids,
@@ -272,23 +273,40 @@ func (tp *wordPiece) encode(s *tokenScratch, text string, maxRunes int) {
 		}
 	}
 	// Special tokens are split off the raw text first, as tokenizers does
-	// with added tokens, and dropped.
-	for len(tp.specials) > 0 && !s.full {
-		at, size := -1, 0
-		for _, sp := range tp.specials {
-			if i := strings.Index(text, sp); i >= 0 && (at < 0 || i < at) {
-				at, size = i, len(sp)
+	// with added tokens, and dropped: the earliest occurrence of any,
+	// the first special listed on a tie. Each special's next occurrence
+	// is remembered and searched again only once the text has moved past
+	// it, so the text is scanned once per special, not once per
+	// occurrence.
+	pos := 0
+	next := s.next[:0]
+	for _, sp := range tp.specials {
+		next = append(next, strings.Index(text, sp))
+	}
+	s.next = next
+	for !s.full {
+		at, k := -1, 0
+		for j, i := range next {
+			if i >= 0 && (at < 0 || i < at) {
+				at, k = i, j
 			}
 		}
 		if at < 0 {
 			break
 		}
-		tp.segment(s, text[:at])
+		tp.segment(s, text[pos:at])
 		tp.flush(s)
-		text = text[at+size:]
+		pos = at + len(tp.specials[k])
+		for j, i := range next {
+			if i >= 0 && i < pos {
+				if next[j] = strings.Index(text[pos:], tp.specials[j]); next[j] >= 0 {
+					next[j] += pos
+				}
+			}
+		}
 	}
 	if !s.full {
-		tp.segment(s, text)
+		tp.segment(s, text[pos:])
 		tp.flush(s)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -225,4 +226,51 @@ func FuzzTokenizer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSpecialsModel compares the splitting of special tokens with the
+// plain algorithm it replaced (search every special in the rest of the
+// text, take the earliest, repeat): the same ids on random texts of
+// specials, their fragments, words and spaces.
+func TestSpecialsModel(t *testing.T) {
+	tp, err := parseTokenizer(testTokenizerJSON(testVocab, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := func(text string) []int32 {
+		s := &tokenScratch{limit: math.MaxInt}
+		for !s.full {
+			at, size := -1, 0
+			for _, sp := range tp.specials {
+				if i := strings.Index(text, sp); i >= 0 && (at < 0 || i < at) {
+					at, size = i, len(sp)
+				}
+			}
+			if at < 0 {
+				break
+			}
+			tp.segment(s, text[:at])
+			tp.flush(s)
+			text = text[at+size:]
+		}
+		if !s.full {
+			tp.segment(s, text)
+			tp.flush(s)
+		}
+		return s.ids
+	}
+	parts := []string{"[CLS]", "[SEP]", "[CL", "S]", "[", "]", "hello", "world", " ", "running", "a", "[[CLS]]", "[SEP][CLS]"}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		text := b.String()
+		s := &tokenScratch{limit: math.MaxInt}
+		tp.encode(s, text, 0)
+		if want := ref(text); !slices.Equal(s.ids, want) {
+			t.Fatalf("%q: ids %v, want %v", text, s.ids, want)
+		}
+	}
 }
