@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
-	"time"
 
 	"github.com/oklog/ulid/v2"
 )
@@ -52,17 +51,12 @@ func decodeRecordFields(b []byte, keys, vals []string) (Record, error) {
 		clear(vals)
 		return Record{}, fmt.Errorf("%w: record: %s", ErrCorrupt, what)
 	}
-	if len(b) < 9 || (b[0] != recordFormat && b[0] != recordFormatV1) {
-		return bad("unknown format")
+	format, t, dim, b, what := recordHeader(b)
+	if what != "" {
+		return bad(what)
 	}
-	format := b[0]
-	r.Time = time.Unix(0, int64(binary.LittleEndian.Uint64(b[1:9]))).UTC()
-	b = b[9:]
-	dim, n := binary.Uvarint(b)
-	if n <= 0 || dim > maxRecordDim || uint64(len(b)-n) < 4*dim {
-		return bad("vector length")
-	}
-	b = b[n+4*int(dim):]
+	r.Time = t
+	b = b[4*dim:]
 	text, b, ok := sliceString(b)
 	if !ok {
 		return bad("text")

@@ -93,17 +93,11 @@ func decodeRecordSkip(b []byte, skip bool) (Record, error) {
 	bad := func(what string) (Record, error) {
 		return Record{}, fmt.Errorf("%w: record: %s", ErrCorrupt, what)
 	}
-	if len(b) < 9 || (b[0] != recordFormat && b[0] != recordFormatV1) {
-		return bad("unknown format")
+	format, t, dim, b, what := recordHeader(b)
+	if what != "" {
+		return bad(what)
 	}
-	format := b[0]
-	r.Time = time.Unix(0, int64(binary.LittleEndian.Uint64(b[1:9]))).UTC()
-	b = b[9:]
-	dim, n := binary.Uvarint(b)
-	if n <= 0 || dim > maxRecordDim || uint64(len(b)-n) < 4*dim {
-		return bad("vector length")
-	}
-	b = b[n:]
+	r.Time = t
 	if dim > 0 && !skip {
 		r.Vector = make([]float32, dim)
 		for i := range r.Vector {
@@ -142,6 +136,24 @@ func decodeRecordSkip(b []byte, skip bool) (Record, error) {
 		return bad("trailing bytes")
 	}
 	return r, nil
+}
+
+// recordHeader reads what every record starts with: the format byte, the
+// time, and the vector's length, checked against the bytes left. It
+// returns the bytes from the vector's first component on, or what is
+// wrong.
+func recordHeader(b []byte) (format byte, t time.Time, dim uint64, rest []byte, bad string) {
+	if len(b) < 9 || (b[0] != recordFormat && b[0] != recordFormatV1) {
+		return 0, time.Time{}, 0, nil, "unknown format"
+	}
+	format = b[0]
+	t = time.Unix(0, int64(binary.LittleEndian.Uint64(b[1:9]))).UTC()
+	b = b[9:]
+	dim, n := binary.Uvarint(b)
+	if n <= 0 || dim > maxRecordDim || uint64(len(b)-n) < 4*dim {
+		return 0, time.Time{}, 0, nil, "vector length"
+	}
+	return format, t, dim, b[n:], ""
 }
 
 func readString(b []byte) (string, []byte, bool) {
