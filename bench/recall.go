@@ -174,12 +174,18 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 		return res, err
 	}
 	defer peerDB.Close()
-	// Load every user's partition of the peer before timing: the peer used
-	// to search the store's own engine right after Recall had loaded the
-	// partition, so it never paid a first load, and it must not now.
+	// Load every user's partition of the peer, and of the store, before
+	// timing: the first use of a partition after Open loads it (a
+	// snapshot, or a rebuild from the records), which neither side may
+	// pay in the timed loop. A store this run built has its partitions
+	// loaded already; one reused from an earlier run (Reuse) has not, and
+	// its Recalls paid the loads the peer never did.
 	for u := range o.Users {
 		scope := memory.Scope{Tenant: "bench", User: "user-" + strconv.Itoa(u)}
 		if _, err := peerDB.SearchText(ctx, scope, "warm", 1, &engine.SearchOptions{Space: "mem"}); err != nil {
+			return res, err
+		}
+		if _, err := store.Recall(ctx, memory.Query{Scope: scope, Text: "warm"}); err != nil {
 			return res, err
 		}
 	}

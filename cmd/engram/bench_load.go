@@ -411,21 +411,11 @@ func startLoadProfiles(o benchLoadOptions) (stop func() error, err error) {
 		return errors.Join(errs...)
 	}
 	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
+		s, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
-			return nil, fmt.Errorf("--cpuprofile: %w", err)
+			return nil, err
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		stops = append(stops, func() error {
-			pprof.StopCPUProfile()
-			if err := f.Close(); err != nil {
-				return fmt.Errorf("--cpuprofile: %w", err)
-			}
-			return nil
-		})
+		stops = append(stops, s)
 	}
 	if o.blockProfile != "" {
 		runtime.SetBlockProfileRate(1)
@@ -442,6 +432,26 @@ func startLoadProfiles(o benchLoadOptions) (stop func() error, err error) {
 		})
 	}
 	return stop, nil
+}
+
+// startCPUProfile starts a CPU profile streaming to path and returns the
+// function that stops it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // writeProfile writes the named runtime profile to path.

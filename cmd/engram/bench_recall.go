@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -11,7 +12,10 @@ import (
 )
 
 func newBenchRecallCmd() *cobra.Command {
-	var o bench.RecallOptions
+	var (
+		o          bench.RecallOptions
+		cpuProfile string
+	)
 	cmd := &cobra.Command{
 		Use:   "recall",
 		Short: "Time Recall on a synthetic store of memories and facts",
@@ -29,7 +33,14 @@ there, with the same queries.`,
 		Example: `  engram bench recall
   engram bench recall --users 100 --queries 500`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("bench recall: %w", err)
+				}
+				defer func() { err = errors.Join(err, stop()) }()
+			}
 			return runBenchRecall(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
@@ -41,6 +52,7 @@ there, with the same queries.`,
 	f.IntVar(&o.Queries, "queries", 2000, "timed Recalls")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the store and the queries")
 	f.BoolVar(&o.Reuse, "reuse", false, "with --dir: reuse the store a run of the same shape and seed wrote there instead of writing it again")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (pprof -focus 'Store..Recall' for the timed Recalls)")
 	f.Float64Var(&o.VectorWeight, "vector-weight", 0, "memory.Options.VectorWeight (0: the default, no vector search with the offline embedder; 1 embeds every query)")
 	return cmd
 }
