@@ -271,8 +271,15 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 			}
 		}
 	}
-	tx := &Txn{btx: db.bdb.NewTransaction(update), update: update, log: db.log, bigValue: db.bigValue}
-	defer tx.discard()
+	btx := &badgerTxn{btx: db.bdb.NewTransaction(update), log: db.log, bigValue: db.bigValue}
+	tx := &Txn{impl: btx, update: update}
+	defer func() {
+		// Close any iterator the caller left open (Badger panics on
+		// Discard otherwise, which would hide the caller's own panic),
+		// then discard; after Commit too.
+		tx.closeIterators()
+		btx.btx.Discard()
+	}()
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -284,11 +291,11 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 		return err
 	}
 	tx.closeIterators()
-	if err := tx.btx.Commit(); err != nil {
+	if err := btx.btx.Commit(); err != nil {
 		return convertError(err)
 	}
 	if mode == txnSynced && db.syncer != nil {
-		return db.syncer.wait(tx.vlog)
+		return db.syncer.wait(btx.vlog)
 	}
 	return nil
 }

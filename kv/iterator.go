@@ -1,10 +1,7 @@
 package kv
 
 import (
-	"bytes"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 // IterOptions configures an [Iterator].
@@ -28,26 +25,18 @@ type IterOptions struct {
 //	defer it.Close()
 //	for it.Seek(nil); it.Valid(); it.Next() { ... }
 type Iterator struct {
-	tx     *Txn
-	it     *badger.Iterator
-	prefix []byte
-	rev    bool
+	impl   iterImpl
 	closed bool
 }
 
 // NewIterator returns an iterator over the transaction's snapshot. Call
 // [Iterator.Seek] before reading.
 func (tx *Txn) NewIterator(opts IterOptions) *Iterator {
-	bo := badger.DefaultIteratorOptions
-	bo.Reverse = opts.Reverse
-	prefix := clone(opts.Prefix) // Badger keeps the slice: the caller may reuse theirs
-	bo.Prefix = prefix
-	bo.PrefetchValues = !opts.KeysOnly
-	bo.PrefetchSize = opts.Prefetch
-	if bo.PrefetchSize <= 0 {
-		bo.PrefetchSize = 16
+	opts.Prefix = clone(opts.Prefix) // a backend may keep it: the caller may reuse theirs
+	if opts.Prefetch <= 0 {
+		opts.Prefetch = 16
 	}
-	it := &Iterator{tx: tx, it: tx.btx.NewIterator(bo), prefix: prefix, rev: opts.Reverse}
+	it := &Iterator{impl: tx.impl.iterator(opts)}
 	tx.iterators = append(tx.iterators, it)
 	return it
 }
@@ -55,52 +44,24 @@ func (tx *Txn) NewIterator(opts IterOptions) *Iterator {
 // Seek positions the iterator at the first key at or after key (forward) or
 // the last key at or before key (reverse). A nil key starts at the first key
 // of the prefix (forward) or its last key (reverse).
-func (it *Iterator) Seek(key []byte) {
-	switch {
-	case key != nil:
-		it.it.Seek(key)
-	case !it.rev:
-		it.it.Seek(it.prefix)
-	default:
-		// Reverse from the end of the prefix: seek to the smallest key past
-		// every key with the prefix and step back over it if it exists.
-		succ := PrefixEnd(it.prefix)
-		if succ == nil {
-			it.it.Rewind()
-			return
-		}
-		it.it.Seek(succ)
-		if it.it.Valid() && bytes.Equal(it.it.Item().Key(), succ) {
-			it.it.Next()
-		}
-	}
-}
+func (it *Iterator) Seek(key []byte) { it.impl.seek(key) }
 
 // Valid reports whether the iterator is on a key with the prefix.
-func (it *Iterator) Valid() bool {
-	return !it.closed && it.it.ValidForPrefix(it.prefix)
-}
+func (it *Iterator) Valid() bool { return !it.closed && it.impl.valid() }
 
 // Next moves to the next key.
-func (it *Iterator) Next() { it.it.Next() }
+func (it *Iterator) Next() { it.impl.next() }
 
 // Key returns the current key. It is valid only until the next call to Next
 // or Seek; copy it to keep it.
-func (it *Iterator) Key() []byte { return it.it.Item().Key() }
+func (it *Iterator) Key() []byte { return it.impl.key() }
 
 // Value appends the current value to dst and returns the result. A value
 // whose stored checksum fails is [ErrCorrupt].
-func (it *Iterator) Value(dst []byte) ([]byte, error) {
-	return it.tx.value(it.it.Item(), dst)
-}
+func (it *Iterator) Value(dst []byte) ([]byte, error) { return it.impl.value(dst) }
 
 // ExpiresAt returns when the current key expires; the zero time if never.
-func (it *Iterator) ExpiresAt() time.Time {
-	if s := it.it.Item().ExpiresAt(); s != 0 {
-		return time.Unix(int64(s), 0)
-	}
-	return time.Time{}
-}
+func (it *Iterator) ExpiresAt() time.Time { return it.impl.expiresAt() }
 
 // Close releases the iterator. Calling it again does nothing.
 func (it *Iterator) Close() {
@@ -108,7 +69,7 @@ func (it *Iterator) Close() {
 		return
 	}
 	it.closed = true
-	it.it.Close()
+	it.impl.close()
 }
 
 // PrefixEnd returns the smallest key greater than every key that starts
