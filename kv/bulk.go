@@ -69,6 +69,14 @@ func (db *DB) BulkLoad(ctx context.Context, pairs iter.Seq2[[]byte, []byte]) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if db.pg != nil {
+		db.mu.RLock()
+		defer db.mu.RUnlock()
+		if db.mu.closed {
+			return ErrClosed
+		}
+		return db.pg.bulkLoad(ctx, pairs)
+	}
 	if err := db.checkSpace(); err != nil {
 		return err
 	}

@@ -47,6 +47,12 @@ func (db *DB) Compact(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if db.pg != nil {
+		if err := db.checkOpen(); err != nil {
+			return err
+		}
+		return db.pg.compact(ctx)
+	}
 	if db.dir == "" {
 		return db.checkOpen()
 	}

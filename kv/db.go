@@ -16,13 +16,17 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// DB is a Badger key-value store in one directory, or in memory.
+// DB is a key-value store: Badger in one directory or in memory ([Open]),
+// or tables in a PostgreSQL database ([OpenPostgres]).
 //
 // A DB is safe for concurrent use by multiple goroutines. [DB.Close] waits
 // for running transactions to finish.
 type DB struct {
 	dir  string
 	opts Options
+	// pg is set for a store in PostgreSQL; the Badger fields are then
+	// unused.
+	pg *pgStore
 
 	// mu guards closed and the Badger handle against Close; every operation
 	// holds it for reading.
@@ -172,6 +176,12 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.mu.closed = true
+	if db.pg != nil {
+		if err := db.pg.close(); err != nil {
+			return fmt.Errorf("kv: close: %w", err)
+		}
+		return nil
+	}
 	if db.syncer != nil {
 		db.syncer.close()
 	}
@@ -185,16 +195,21 @@ func (db *DB) Close() error {
 	return nil
 }
 
-// Dir returns the directory the store was opened in; "" for in-memory.
+// Dir returns the directory the store was opened in; "" for in-memory and
+// for PostgreSQL.
 func (db *DB) Dir() string { return db.dir }
 
-// Encrypted reports whether the store encrypts its files.
+// Encrypted reports whether the store encrypts its files (PostgreSQL: its
+// values).
 func (db *DB) Encrypted() bool { return len(db.opts.EncryptionKey) > 0 }
 
 // TxnLimits returns the most entries, and the most bytes (keys, values and
 // per-entry overhead), that one transaction may write; more is
 // [ErrTooLarge]. Both follow from the memtable size.
 func (db *DB) TxnLimits() (entries, bytes int64) {
+	if db.pg != nil {
+		return pgTxnEntries, pgTxnBytes
+	}
 	db.mu.RLock() // Compact may replace bdb
 	defer db.mu.RUnlock()
 	return db.bdb.MaxBatchCount(), db.bdb.MaxBatchSize()
@@ -251,6 +266,14 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 	update := mode != txnRead
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if db.pg != nil {
+		db.mu.RLock()
+		defer db.mu.RUnlock()
+		if db.mu.closed {
+			return ErrClosed
+		}
+		return db.pg.run(ctx, update, fn)
 	}
 	db.waitGate(ctx)
 	db.mu.RLock()
@@ -367,6 +390,9 @@ const maxDeleteConflicts = 64
 func (db *DB) Size() (lsm, vlog int64) {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
+	if db.pg != nil && !db.mu.closed {
+		return db.pg.size(), 0
+	}
 	if db.mu.closed || db.dir == "" {
 		return 0, 0
 	}
@@ -381,6 +407,9 @@ func (db *DB) Sync() error {
 	defer db.mu.RUnlock()
 	if db.mu.closed {
 		return ErrClosed
+	}
+	if db.pg != nil {
+		return nil // every commit is durable as the server's settings make it
 	}
 	if db.syncer != nil {
 		db.syncer.reset() // every log file, not only the current ones
@@ -410,7 +439,11 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 	if db.mu.closed {
 		return ErrClosed
 	}
-	if err := db.backup(ctx, w); err != nil {
+	backup := db.backup
+	if db.pg != nil {
+		backup = func(ctx context.Context, w io.Writer) error { return db.pg.backup(ctx, w, db.opts.EncryptionKey) }
+	}
+	if err := backup(ctx, w); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -428,6 +461,14 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 // returns ErrBadBackup (Badger's loader leaves it unable to start one);
 // only Close works.
 func (db *DB) Restore(ctx context.Context, r io.Reader) (err error) {
+	if db.pg != nil {
+		db.mu.RLock()
+		defer db.mu.RUnlock()
+		if db.mu.closed {
+			return ErrClosed
+		}
+		return db.pg.restore(ctx, r, db.opts.EncryptionKey)
+	}
 	empty := true
 	err = db.View(ctx, func(tx *Txn) error {
 		it := tx.NewIterator(IterOptions{KeysOnly: true})
