@@ -18,7 +18,7 @@ import (
 func (db *DB) Compact(ctx context.Context) error {
 	// A compaction started now covers every erasure made so far.
 	gen := db.compactions.requested.Load()
-	if db.kv.Dir() != "" {
+	if db.kv.Dir() != "" || db.kv.Postgres() {
 		// Snapshots of partitions that lost records since they were
 		// written hold the records' terms: write them again first.
 		db.snapshotAll(ctx, 1)

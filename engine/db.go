@@ -84,6 +84,9 @@ type DB struct {
 		recorded atomic.Pointer[VectorSource]
 	}
 
+	// listeners are told of partitions whose lease changed hands.
+	listeners listeners
+
 	updates, views, conflicts, failures atomic.Uint64
 }
 
@@ -101,11 +104,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	store, err := kv.Open(dir, &kv.Options{
-		Durability:    o.Durability,
-		EncryptionKey: o.EncryptionKey,
-		Logger:        o.Logger,
-	})
+	// The lease hooks reach the DB once it exists; a lease taken before
+	// (none is: Open writes nothing) would find it nil.
+	var hooks partitionHooks
+	store, err := openKV(dir, &o, &hooks)
 	if err != nil {
 		return nil, convert(err)
 	}
@@ -124,6 +126,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		snapshotAfter:    o.SnapshotAfter,
 		stop:             make(chan struct{}),
 	}
+	hooks.db.Store(db)
 	if db.logger == nil {
 		db.logger = slog.New(slog.DiscardHandler)
 	}
@@ -146,8 +149,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 		store.Close()
 		return nil, err
 	}
-	if dir != "" {
-		db.migrateSnapshots(context.Background())
+	if dir != "" || store.Postgres() {
+		if dir != "" {
+			db.migrateSnapshots(context.Background())
+		}
 		db.bg.Go(func() { db.snapshotLoop(db.stop) })
 		db.compactions.start(db, o.CompactDelay)
 		db.resumeCompaction()
@@ -164,7 +169,7 @@ func (db *DB) Close() error {
 		close(db.stop)
 		db.compactions.stop()
 		db.bg.Wait()
-		if db.kv.Dir() != "" && !db.skipFinalSnapshot {
+		if (db.kv.Dir() != "" || db.kv.Postgres()) && !db.skipFinalSnapshot {
 			db.snapshotAll(context.Background(), 1)
 			// An erasure still waiting for the background compaction is
 			// finished now: the process may not run again soon.
@@ -386,6 +391,13 @@ func (db *DB) ErasePrefix(ctx context.Context, prefix []byte, visit func(key, va
 	if db.kv.Dir() != "" && isTenantKey(prefix) {
 		if err := db.removeSnapshotsUnder(ctx, prefix); err != nil {
 			return n, fmt.Errorf("engine: remove snapshots: %w", err)
+		}
+	}
+	if l, ok := prefixLevel(prefix); ok && l <= LevelUser && db.kv.Postgres() {
+		// A snapshot stored while the keys were being deleted (the
+		// partitions are marked erased only now) goes too.
+		if _, err := db.kv.DeletePrefix(ctx, prefix, nil); err != nil {
+			return n, fmt.Errorf("engine: remove snapshots: %w", convert(err))
 		}
 	}
 	return n, nil

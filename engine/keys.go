@@ -105,6 +105,10 @@ const (
 	// NSExpiry indexes records by when they expire: 8-byte big-endian Unix
 	// nanoseconds, then the 16-byte id, so a sweep reads only what is due.
 	NSExpiry Namespace = 0x0B
+	// NSSnapshot holds the partition's (or named space's) snapshot of its
+	// vector and text indexes when the store is in PostgreSQL (a Badger
+	// store keeps them in files); one key.
+	NSSnapshot Namespace = 0x0F
 )
 
 // namespaces names each tenant namespace and the levels whose prefix it may
@@ -128,6 +132,7 @@ var namespaces = map[Namespace]struct {
 	NSMemoryHash:    {"memory-hash", []Level{LevelTenant, LevelUser}},
 	NSMemoryArchive: {"memory-archive", []Level{LevelTenant, LevelUser}},
 	NSExpiry:        {"expiry", []Level{LevelTenant, LevelUser}},
+	NSSnapshot:      {"snapshot", []Level{LevelTenant, LevelUser}},
 }
 
 // String returns the namespace's name, such as "message" or "expiry", or

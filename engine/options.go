@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/engramdb/engram/index"
+	"github.com/engramdb/engram/kv"
 )
 
 // Options configures a [DB]. A nil *Options, and every zero field, means the
@@ -62,7 +63,20 @@ type Options struct {
 	// recorded one, which a caller can check at Open. A store written
 	// before sources were recorded takes the source of its next record.
 	VectorSource VectorSource
+
+	// Postgres, when set, puts the store in a PostgreSQL database instead
+	// of a Badger directory (Open's dir must then be ""): see
+	// [kv.OpenPostgres]. EncryptionKey and Logger apply to it; the
+	// engine sets its Partition, OnAcquire and OnLose, so that writes are
+	// fenced by (tenant, user) partition and whatever a process cached of
+	// a partition it takes over is dropped. Durability does not apply:
+	// a commit is as durable as the server's settings make it.
+	Postgres *PostgresOptions
 }
+
+// PostgresOptions configures a store in PostgreSQL; see
+// [kv.PostgresOptions].
+type PostgresOptions = kv.PostgresOptions
 
 // validate reports every bad field of the engine's own at once, each
 // named, wrapped in [ErrInvalidOptions]. Zero fields are defaults and pass.

@@ -24,6 +24,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/engramdb/engram/index"
+	"github.com/engramdb/engram/kv"
 )
 
 // Snapshot file, version 2:
@@ -257,7 +258,7 @@ func (db *DB) loadPartition(ctx context.Context, p *partition) error {
 func (db *DB) loadIndex(ctx context.Context, p *partition) error {
 	p.db = db
 	p.mu.ids = map[ulid.ULID]uint64{}
-	if db.kv.Dir() != "" {
+	if db.kv.Dir() != "" || db.kv.Postgres() {
 		file, err := db.loadSnapshot(ctx, p)
 		switch {
 		case err == nil:
@@ -356,6 +357,13 @@ func lastLogID(tx *Tx, prefix []byte) (ulid.ULID, error) {
 // its mark. Any problem is returned, with the file's name, so the caller
 // rebuilds.
 func (db *DB) loadSnapshot(ctx context.Context, p *partition) (string, error) {
+	if db.kv.Postgres() {
+		raw, err := db.readStoredSnapshot(ctx, p.prefix)
+		if err != nil {
+			return "the store's snapshot key", err
+		}
+		return "the store's snapshot key", db.useSnapshot(ctx, p, raw)
+	}
 	names, ok, err := db.snapshotNames(ctx, false)
 	if err != nil {
 		return "", err
@@ -368,13 +376,19 @@ func (db *DB) loadSnapshot(ctx context.Context, p *partition) (string, error) {
 	if err != nil {
 		return file, err
 	}
+	return file, db.useSnapshot(ctx, p, raw)
+}
+
+// useSnapshot fills the partition from a snapshot and replays the log
+// after its mark.
+func (db *DB) useSnapshot(ctx context.Context, p *partition, raw []byte) error {
 	payload, err := db.openSnapshot(raw)
 	if err != nil {
-		return file, err
+		return err
 	}
 	snap, err := decodeSnapshot(payload, p.prefix)
 	if err != nil {
-		return file, err
+		return err
 	}
 	p.mu.dim, p.mu.hnsw, p.mu.lex, p.mu.keys, p.mu.lastLog = snap.dim, snap.hnsw, snap.lex, snap.keys, snap.mark
 	for ix, id := range snap.keys {
@@ -382,7 +396,22 @@ func (db *DB) loadSnapshot(ctx context.Context, p *partition) (string, error) {
 			p.mu.ids[id] = uint64(ix)
 		}
 	}
-	return file, db.replay(ctx, p, snap.mark)
+	return db.replay(ctx, p, snap.mark)
+}
+
+// readStoredSnapshot reads a partition's snapshot from the store
+// (PostgreSQL); fs.ErrNotExist when it has none.
+func (db *DB) readStoredSnapshot(ctx context.Context, prefix []byte) ([]byte, error) {
+	var raw []byte
+	err := db.kv.View(ctx, func(tx *kv.Txn) error {
+		var err error
+		raw, err = tx.Get(Key(prefix, NSSnapshot))
+		return err
+	})
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, fs.ErrNotExist
+	}
+	return raw, err
 }
 
 // snapshotData is a decoded snapshot payload.
@@ -550,21 +579,14 @@ func (db *DB) snapshot(ctx context.Context, p *partition) error {
 	if err != nil {
 		return err
 	}
-	names, _, err := db.snapshotNames(ctx, true)
-	if err != nil {
-		return err
+	written := true
+	if db.kv.Postgres() {
+		written, err = db.storeSnapshot(ctx, p, file)
+	} else {
+		err = db.writeSnapshotFile(ctx, p, file)
 	}
-	db.snapMu.Lock()
-	if p.erased.Load() {
-		// Forgotten while it was being encoded: its vectors must not
-		// reach the disk again.
-		db.snapMu.Unlock()
-		return nil
-	}
-	err = writeFileAtomic(names.path(p.prefix), file)
-	db.snapMu.Unlock()
-	if err != nil {
-		return err
+	if err != nil || !written {
+		return err // not written: the log it would cover stays
 	}
 	p.mu.Lock()
 	p.mu.dirty -= dirty
@@ -593,6 +615,37 @@ func (db *DB) snapshot(ctx context.Context, p *partition) error {
 			return err
 		}
 	}
+}
+
+// writeSnapshotFile writes a Badger store's snapshot file, unless the
+// partition was erased meanwhile.
+func (db *DB) writeSnapshotFile(ctx context.Context, p *partition, file []byte) error {
+	names, _, err := db.snapshotNames(ctx, true)
+	if err != nil {
+		return err
+	}
+	db.snapMu.Lock()
+	defer db.snapMu.Unlock()
+	if p.erased.Load() {
+		// Forgotten while it was being encoded: its vectors must not
+		// reach the disk again.
+		return nil
+	}
+	return writeFileAtomic(names.path(p.prefix), file)
+}
+
+// storeSnapshot writes a PostgreSQL store's snapshot under the partition's
+// NSSnapshot key: a write of the partition like any other, so the lease
+// fences it, and a process that lost the partition cannot put an old
+// snapshot over its new owner's.
+func (db *DB) storeSnapshot(ctx context.Context, p *partition, file []byte) (written bool, err error) {
+	db.snapMu.Lock()
+	defer db.snapMu.Unlock()
+	if p.erased.Load() || !db.holds(p.prefix) {
+		return false, nil // erased, or no longer (or never) this process's
+	}
+	err = db.kv.Update(ctx, func(tx *kv.Txn) error { return tx.Set(Key(p.prefix, NSSnapshot), file) })
+	return err == nil, err
 }
 
 func (db *DB) sealSnapshot(payload []byte) ([]byte, error) {

@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/engramdb/engram/kv"
+)
+
+// Cluster is a PostgreSQL store's partition ownership; see [kv.Cluster].
+type Cluster = kv.Cluster
+
+// openKV opens the key-value store the options name: Badger in dir, or
+// PostgreSQL with the engine's partition hooks.
+func openKV(dir string, o *Options, hooks *partitionHooks) (*kv.DB, error) {
+	if o.Postgres == nil {
+		return kv.Open(dir, &kv.Options{
+			Durability:    o.Durability,
+			EncryptionKey: o.EncryptionKey,
+			Logger:        o.Logger,
+		})
+	}
+	if dir != "" {
+		return nil, fmt.Errorf("%w: a directory (%q) and Postgres are both set", ErrInvalidOptions, dir)
+	}
+	po := *o.Postgres
+	if len(o.EncryptionKey) > 0 {
+		if len(po.EncryptionKey) > 0 && !bytes.Equal(po.EncryptionKey, o.EncryptionKey) {
+			return nil, fmt.Errorf("%w: EncryptionKey and Postgres.EncryptionKey differ", ErrInvalidOptions)
+		}
+		po.EncryptionKey = o.EncryptionKey
+	}
+	if po.Logger == nil {
+		po.Logger = o.Logger
+	}
+	po.Partition = LeasePartition
+	po.OnAcquire = hooks.changed
+	po.OnLose = hooks.changed
+	return kv.OpenPostgres(context.Background(), &po)
+}
+
+// LeasePartition returns the partition whose lease fences a write of key:
+// the user prefix of a key under a user (a session's keys included), the
+// tenant prefix of a tenant's shared partition, and the partition of the
+// scope a system key of a partition names (extraction queue, parked jobs,
+// expiring list). Keys of the store itself (metadata, the embedding cache)
+// belong to no partition.
+func LeasePartition(key []byte) ([]byte, bool) {
+	if isTenantKey(key) {
+		return partitionOf(key)
+	}
+	ns, suffix, ok := ParseSystemKey(key)
+	if !ok {
+		return nil, false
+	}
+	switch ns {
+	case NSExtractQueue, NSExtractParked, NSExpiring:
+		if isTenantKey(suffix) {
+			return partitionOf(suffix)
+		}
+	}
+	return nil, false
+}
+
+// PartitionOf returns the prefix of the partition a scope's data lives in,
+// which [Cluster] leases are taken on: the user's, or the tenant's shared
+// partition when the scope has no user.
+func PartitionOf(s Scope) []byte {
+	if s.User == "" {
+		return s.Prefix(LevelTenant)
+	}
+	return s.Prefix(LevelUser)
+}
+
+// partitionHooks carries the lease callbacks to the DB once it is open.
+type partitionHooks struct {
+	db atomic.Pointer[DB]
+}
+
+func (h *partitionHooks) changed(part []byte) {
+	if db := h.db.Load(); db != nil {
+		db.partitionChanged(part)
+	}
+}
+
+// partitionChanged drops what this process cached of a partition whose
+// lease it took or lost: its vector and text indexes (the next use loads
+// them from the store: snapshot and log), then whatever the listeners
+// keep (package memory's name sets).
+func (db *DB) partitionChanged(part []byte) {
+	db.parts.Lock()
+	for key, p := range db.parts.m {
+		if inPartition([]byte(key), part) {
+			// Stale now: its snapshot must not overwrite the one the
+			// other owner wrote.
+			p.erased.Store(true)
+			delete(db.parts.m, key)
+		}
+	}
+	db.parts.Unlock()
+	db.listeners.Lock()
+	fns := append([]func([]byte){}, db.listeners.fns...)
+	db.listeners.Unlock()
+	for _, fn := range fns {
+		fn(part)
+	}
+}
+
+// inPartition reports whether a record prefix (a partition's, or a named
+// space's under it) is of the partition part.
+func inPartition(prefix, part []byte) bool {
+	if !bytes.HasPrefix(prefix, part) {
+		return false
+	}
+	return len(prefix) == len(part) || Namespace(prefix[len(part)]) == NSSpace
+}
+
+// OnPartitionChange registers fn to be called with a partition's prefix
+// whenever this process takes or loses its lease (PostgreSQL only):
+// whatever fn's owner cached of the partition may be stale.
+func (db *DB) OnPartitionChange(fn func(part []byte)) {
+	db.listeners.Lock()
+	db.listeners.fns = append(db.listeners.fns, fn)
+	db.listeners.Unlock()
+}
+
+// Cluster returns the partition ownership of a store in PostgreSQL, or nil.
+func (db *DB) Cluster() *Cluster { return db.kv.Cluster() }
+
+// holds reports whether this process may write the partition without
+// taking its lease: always for Badger.
+func (db *DB) holds(prefix []byte) bool {
+	c := db.kv.Cluster()
+	if c == nil {
+		return true
+	}
+	part, ok := partitionOf(prefix)
+	return !ok || c.Holds(part)
+}
+
+// listeners of partition changes.
+type listeners struct {
+	sync.Mutex
+	fns []func([]byte)
+}
