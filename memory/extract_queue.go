@@ -378,7 +378,9 @@ func (w *worker) nextJobs(limit int) ([]job, error) {
 				break
 			}
 			v := &visits[i]
-			if w.isBlocked([]byte(v.prefix)) {
+			if w.isBlocked([]byte(v.prefix)) || !w.s.owns([]byte(v.prefix)) {
+				// Blocked, or another process's partition: its
+				// jobs wait for its lease holder.
 				continue
 			}
 			seen = i + 1

@@ -191,8 +191,8 @@ func (s *Store) findExpired(ctx context.Context, now time.Time) (*expiredItems, 
 				return err
 			}
 			k, ok := engine.ParseKey(it.Key())
-			if !ok {
-				continue
+			if !ok || !s.owns(it.Key()) {
+				continue // not a tenant's, or another process's partition
 			}
 			l, ns, rest := k.Level, k.Namespace, k.Suffix
 			epID, isEpisode := spaceRecord(k, spaceMessages)

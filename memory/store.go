@@ -63,6 +63,15 @@ type Options struct {
 	// warnings (a failed sweep or summary refresh). Nil is silent.
 	Logger *slog.Logger
 
+	// Postgres, when set, keeps the store in a PostgreSQL database
+	// instead of a Badger directory (Open's dir must be ""). Several
+	// processes may open one such store: each (tenant, user) partition is
+	// written by one of them at a time, the holder of its lease (see
+	// [PostgresOptions] and the README's "Many servers, one PostgreSQL").
+	// The background work (extraction, sweeps, retention) of a process
+	// touches only the partitions it holds. Durability does not apply.
+	Postgres *PostgresOptions
+
 	// Encoding is the tiktoken encoding that counts tokens: "o200k_base"
 	// (the default, GPT-4o and later), "cl100k_base" (GPT-4, GPT-3.5),
 	// "p50k_base" or "r50k_base". All load offline from the binary.
@@ -279,6 +288,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 		// Erasures are compacted on the sweep's schedule.
 		CompactDelay: o.SweepInterval,
 		VectorSource: source,
+		Postgres:     o.Postgres,
 	})
 	if err != nil {
 		return nil, err
@@ -294,6 +304,8 @@ func Open(dir string, opts *Options) (*Store, error) {
 		embedder = refusingEmbedder{stored: rec}
 	}
 	s := &Store{db: db, opts: o, graph: g, embedder: embedder, summarizer: o.Summarizer}
+	// A partition taken over from another process may have other names.
+	db.OnPartitionChange(s.nameCache.invalidatePrefix)
 	_, refusing := embedder.(refusingEmbedder)
 	_, static := embedder.(*embed.Static)
 	// A network model is cached; the local ones embed a sentence in

@@ -91,6 +91,9 @@ func (w *sweeper) run(s *Store) {
 	}()
 	swept := 0
 	for _, sc := range scopes {
+		if !s.owns(Partition(sc)) {
+			continue // another process's partition (PostgreSQL)
+		}
 		n, err := s.Sweep(ctx, sc)
 		swept += n
 		if err != nil {
