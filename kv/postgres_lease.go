@@ -62,8 +62,11 @@ func (s *pgStore) acquire(ctx context.Context, part []byte) (Lease, error) {
 	}
 	var epoch int64
 	var until time.Time
-	err := s.pool.QueryRow(ctx, s.q.sql(`SELECT {s}.take($1, $2, $3), now() + make_interval(secs => $3)`),
-		part, s.opts.Node, s.opts.LeaseTTL.Seconds()).Scan(&epoch, &until)
+	s.leases.Lock()
+	held := s.leases.m[string(part)]
+	s.leases.Unlock()
+	err := s.pool.QueryRow(ctx, s.q.sql(`SELECT {s}.take($1, $2, $3, $4), now() + make_interval(secs => $3)`),
+		part, s.opts.Node, s.opts.LeaseTTL.Seconds(), int64(held)).Scan(&epoch, &until)
 	if err != nil {
 		return Lease{}, s.heldError(err, part)
 	}

@@ -21,7 +21,8 @@ import (
 //	nodes(node text primary key, addr text, seen timestamptz, started timestamptz)
 //	fence(parts, epochs, node)                     raises EN001 unless node holds
 //	                                               every part at its epoch
-//	take(part, node, ttl)                          takes a lease; EN002 if held
+//	take(part, node, ttl, held)                    takes or extends a lease; EN002
+//	                                               if another live node holds it
 //
 // bytea compares as unsigned bytes, then by length: the primary-key index
 // keeps Badger's key order, so prefix scans need no sort.
@@ -66,14 +67,18 @@ var pgMigrations = []string{
 			RAISE EXCEPTION 'a partition lease of node % was taken over', me USING ERRCODE = 'EN001';
 		END IF;
 	END $$;
-	CREATE FUNCTION {s}.take(p bytea, me text, ttl double precision) RETURNS bigint
+	CREATE FUNCTION {s}.take(p bytea, me text, ttl double precision, held bigint) RETURNS bigint
 	LANGUAGE plpgsql AS $$
 	DECLARE e bigint; holder text; until timestamptz;
 	BEGIN
+		-- held is the epoch the caller holds the lease at (0: none):
+		-- then it is only extended; any other take starts a new epoch.
 		INSERT INTO {s}.leases AS l (part, node, epoch, expires_at)
 		VALUES (p, me, 1, now() + make_interval(secs => ttl))
 		ON CONFLICT (part) DO UPDATE
-			SET node = excluded.node, epoch = l.epoch + 1, expires_at = excluded.expires_at
+			SET node = excluded.node,
+				epoch = CASE WHEN l.node = excluded.node AND l.epoch = held THEN l.epoch ELSE l.epoch + 1 END,
+				expires_at = excluded.expires_at
 			WHERE l.expires_at <= now() OR l.node = excluded.node
 		RETURNING epoch INTO e;
 		IF e IS NULL THEN

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -115,5 +114,4 @@ func TestPostgresBasics(t *testing.T) {
 		}
 		return nil
 	})
-	_ = time.Second
 }

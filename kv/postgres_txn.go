@@ -45,7 +45,7 @@ func newPGQueries(schema string) pgQueries {
 	q.revKeys = scan("k, NULL::bytea, expires_at", "k >= $1 AND k < $2", "DESC")
 	q.revOpenKeys = scan("k, NULL::bytea, expires_at", "k >= $1 AND $2::bytea IS NULL", "DESC")
 	q.fence = q.sql(`SELECT {s}.fence($1::bytea[], $2::bigint[], $3)`)
-	q.take = q.sql(`SELECT {s}.take($1, $2, $3)`)
+	q.take = q.sql(`SELECT {s}.take($1, $2, $3, 0)`)
 	q.beginUpdate = `BEGIN ISOLATION LEVEL SERIALIZABLE`
 	q.beginView = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
 	q.commit = `COMMIT`

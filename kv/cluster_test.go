@@ -1,0 +1,271 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// testPart is a partition for the lease tests; partOf puts every key
+// under "p/<x>/" in partition "p/<x>".
+var testPart = []byte("p/alice")
+
+func partOf(key []byte) ([]byte, bool) {
+	if len(key) < 2 || key[0] != 'p' || key[1] != '/' {
+		return nil, false
+	}
+	for i := 2; i < len(key); i++ {
+		if key[i] == '/' {
+			return key[:i], true
+		}
+	}
+	return nil, false
+}
+
+// clusterPair opens two nodes, a and b, on one schema.
+func clusterPair(t *testing.T, explicit bool) (a, b *DB, sql func(string, ...any)) {
+	t.Helper()
+	a, ao := openTestPostgres(t, &PostgresOptions{Node: "a", Addr: "a:1", Partition: partOf, ExplicitLeases: explicit})
+	b, _ = openTestPostgres(t, &PostgresOptions{Node: "b", Addr: "b:1", Schema: ao.Schema, Partition: partOf, ExplicitLeases: explicit})
+	c, err := pgx.Connect(context.Background(), ao.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	sql = func(q string, args ...any) {
+		t.Helper()
+		if _, err := c.Exec(context.Background(), q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The lease table is under the schema; let sql's statements name it
+	// as {s}.
+	schema := ao.Schema
+	raw := sql
+	sql = func(q string, args ...any) { t.Helper(); raw(pgQueries{schema: schema}.sql(q), args...) }
+	return a, b, sql
+}
+
+func put(db *DB, key string) error {
+	return db.Update(context.Background(), func(tx *Txn) error { return tx.Set([]byte(key), []byte("v")) })
+}
+
+func exists(t *testing.T, db *DB, key string) bool {
+	t.Helper()
+	var ok bool
+	if err := db.View(context.Background(), func(tx *Txn) error {
+		var err error
+		ok, err = tx.Has([]byte(key))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func TestLeaseAcquireRelease(t *testing.T) {
+	a, b, _ := clusterPair(t, true)
+	ctx := context.Background()
+	var acquired []string
+	a.pg.opts.OnAcquire = func(p []byte) { acquired = append(acquired, "a:"+string(p)) }
+	b.pg.opts.OnAcquire = func(p []byte) { acquired = append(acquired, "b:"+string(p)) }
+
+	if err := put(a, "p/alice/1"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("write without a lease (explicit): %v, want ErrFenced", err)
+	}
+	l, err := a.Cluster().Acquire(ctx, testPart)
+	if err != nil || l.Epoch != 1 || l.Node != "a" {
+		t.Fatalf("Acquire = %+v, %v", l, err)
+	}
+	if l2, err := a.Cluster().Acquire(ctx, testPart); err != nil || l2.Epoch != 1 {
+		t.Fatalf("Acquire again (renewal) = %+v, %v; the epoch must stay", l2, err)
+	}
+	if err := put(a, "p/alice/1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Cluster().Acquire(ctx, testPart)
+	var held *LeaseHeldError
+	if !errors.As(err, &held) || held.Lease.Node != "a" || !errors.Is(err, ErrLeaseHeld) {
+		t.Fatalf("b's Acquire of a's lease: %v", err)
+	}
+	if cur, ok, err := b.Cluster().Lease(ctx, testPart); err != nil || !ok || cur.Node != "a" || cur.Epoch != 1 {
+		t.Fatalf("Lease = %+v, %v, %v", cur, ok, err)
+	}
+	if err := a.Cluster().Release(ctx, testPart); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := b.Cluster().Lease(ctx, testPart); ok {
+		t.Fatal("a released lease still valid")
+	}
+	if l, err := b.Cluster().Acquire(ctx, testPart); err != nil || l.Epoch != 2 {
+		t.Fatalf("b's Acquire after release = %+v, %v", l, err)
+	}
+	if err := put(a, "p/alice/2"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a's write after release: %v, want ErrFenced", err)
+	}
+	if err := put(b, "p/alice/3"); err != nil {
+		t.Fatal(err)
+	}
+	if exists(t, b, "p/alice/2") || !exists(t, b, "p/alice/1") || !exists(t, a, "p/alice/3") {
+		t.Fatal("writes landed wrongly")
+	}
+	// Keys outside any partition are not fenced.
+	if err := put(a, "meta"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a:p/alice", "b:p/alice"}; len(acquired) != 2 || acquired[0] != want[0] || acquired[1] != want[1] {
+		t.Fatalf("OnAcquire calls = %q, want %q", acquired, want)
+	}
+	if st := a.Cluster().Stats(); st.Fenced != 2 || st.Acquired != 1 {
+		t.Fatalf("a's stats = %+v", st)
+	}
+	nodes, err := a.Cluster().Nodes(ctx)
+	if err != nil || len(nodes) != 2 || nodes[0].ID != "a" || nodes[1].Addr != "b:1" {
+		t.Fatalf("Nodes = %+v, %v", nodes, err)
+	}
+}
+
+// TestLeaseTakeoverFences: a's lease lapses (as when a pauses longer than
+// the TTL), b takes the partition over, and a, which still believes it
+// holds the lease, can no longer commit; its next renewal finds the lease
+// lost and says so.
+func TestLeaseTakeoverFences(t *testing.T) {
+	a, b, sql := clusterPair(t, true)
+	ctx := context.Background()
+	var lost [][]byte
+	a.pg.opts.OnLose = func(p []byte) { lost = append(lost, p) }
+	if _, err := a.Cluster().Acquire(ctx, testPart); err != nil {
+		t.Fatal(err)
+	}
+	sql(`UPDATE {s}.leases SET expires_at = now() - interval '1 second'`)
+	l, err := b.Cluster().Acquire(ctx, testPart)
+	if err != nil || l.Epoch != 2 {
+		t.Fatalf("takeover = %+v, %v", l, err)
+	}
+	if !a.Cluster().Holds(testPart) {
+		t.Fatal("a should not know yet")
+	}
+	if err := put(a, "p/alice/late"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a's late write: %v, want ErrFenced", err)
+	}
+	if exists(t, b, "p/alice/late") {
+		t.Fatal("a fenced write landed")
+	}
+	if err := a.pg.renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a.Cluster().Holds(testPart) || len(lost) != 1 || string(lost[0]) != string(testPart) {
+		t.Fatalf("after renewal: holds %v, lost %q", a.Cluster().Holds(testPart), lost)
+	}
+	if st := b.Cluster().Stats(); st.Takeovers != 1 {
+		t.Fatalf("b's stats = %+v", st)
+	}
+}
+
+// TestLeaseTakeoverDuringWrite: a write that began before a takeover
+// commits nothing once the takeover committed first.
+func TestLeaseTakeoverDuringWrite(t *testing.T) {
+	a, b, sql := clusterPair(t, true)
+	ctx := context.Background()
+	if _, err := a.Cluster().Acquire(ctx, testPart); err != nil {
+		t.Fatal(err)
+	}
+	err := a.Update(ctx, func(tx *Txn) error {
+		if _, err := tx.Get([]byte("p/alice/x")); !errors.Is(err, ErrNotFound) { // begins the transaction
+			return err
+		}
+		if err := tx.Set([]byte("p/alice/during"), []byte("v")); err != nil {
+			return err
+		}
+		sql(`UPDATE {s}.leases SET expires_at = now() - interval '1 second'`)
+		if _, err := b.Cluster().Acquire(ctx, testPart); err != nil {
+			t.Errorf("takeover: %v", err)
+		}
+		return nil
+	})
+	if !errors.Is(err, ErrFenced) && !errors.Is(err, ErrConflict) {
+		t.Fatalf("write across a takeover: %v, want ErrFenced or ErrConflict", err)
+	}
+	if exists(t, b, "p/alice/during") {
+		t.Fatal("the write across the takeover landed")
+	}
+	// Run again, as engine.Update does on a conflict: fenced.
+	if err := put(a, "p/alice/during"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("retry: %v, want ErrFenced", err)
+	}
+}
+
+// TestLeaseAutoTake: without ExplicitLeases the first writer takes the
+// partition in its own commit; another process's write is refused while
+// the lease lives, and takes it once it lapsed.
+func TestLeaseAutoTake(t *testing.T) {
+	a, b, sql := clusterPair(t, false)
+	if err := put(a, "p/alice/1"); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Cluster().Holds(testPart) {
+		t.Fatal("a's write did not take the lease")
+	}
+	err := put(b, "p/alice/2")
+	var held *LeaseHeldError
+	if !errors.As(err, &held) || held.Lease.Node != "a" {
+		t.Fatalf("b's write: %v, want a LeaseHeldError naming a", err)
+	}
+	if exists(t, a, "p/alice/2") {
+		t.Fatal("refused write landed")
+	}
+	sql(`UPDATE {s}.leases SET expires_at = now() - interval '1 second'`)
+	if err := put(b, "p/alice/2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(a, "p/alice/3"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a after b took over: %v, want ErrFenced", err)
+	}
+}
+
+// TestLeaseRace: nodes racing for a free partition: exactly one wins.
+func TestLeaseRace(t *testing.T) {
+	a, b, _ := clusterPair(t, true)
+	ctx := context.Background()
+	for i := 0; i < 10; i++ {
+		part := []byte{'p', '/', byte('a' + i)}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for j, db := range []*DB{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[j] = db.Cluster().Acquire(ctx, part)
+			}()
+		}
+		wg.Wait()
+		if (errs[0] == nil) == (errs[1] == nil) {
+			t.Fatalf("race %d: %v / %v; want one winner", i, errs[0], errs[1])
+		}
+	}
+}
+
+// TestClusterClose: Close gives the leases and the heartbeat up.
+func TestClusterClose(t *testing.T) {
+	a, b, _ := clusterPair(t, true)
+	ctx := context.Background()
+	if _, err := a.Cluster().Acquire(ctx, testPart); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := b.Cluster().Lease(ctx, testPart); ok {
+		t.Fatal("lease of a closed node still valid")
+	}
+	nodes, err := b.Cluster().Nodes(ctx)
+	if err != nil || len(nodes) != 1 || nodes[0].ID != "b" {
+		t.Fatalf("Nodes after a closed = %+v, %v", nodes, err)
+	}
+	if (&DB{}).Cluster() != nil {
+		t.Fatal("a Badger store has a Cluster")
+	}
+}
