@@ -76,7 +76,21 @@ var (
 	// failed (see [kv.ErrNotDurable]): a crash of the machine may lose it.
 	// Every later write is refused until the store is reopened.
 	ErrNotDurable = errors.New("engine: committed, but not synced to disk")
+
+	// ErrFenced is returned by a write, in a store in PostgreSQL, to a
+	// partition whose lease this process no longer holds (another took
+	// it over); nothing of the transaction was written. See
+	// [kv.ErrFenced].
+	ErrFenced = kv.ErrFenced
+
+	// ErrLeaseHeld is returned by a write, in a store in PostgreSQL, to a
+	// partition another live process holds; the error is a
+	// *[LeaseHeldError] naming it.
+	ErrLeaseHeld = kv.ErrLeaseHeld
 )
+
+// LeaseHeldError names the process that holds a partition's lease.
+type LeaseHeldError = kv.LeaseHeldError
 
 // convert maps kv's errors onto the shared sentinels, keeping kv's message
 // (which names the directory, the holder's pid, the bad field) as detail.

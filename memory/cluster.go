@@ -10,6 +10,9 @@ import (
 // OnLose.
 type PostgresOptions = kv.PostgresOptions
 
+// LeaseHeldError names the process that holds a partition's lease.
+type LeaseHeldError = kv.LeaseHeldError
+
 // Cluster is the partition ownership of a store in PostgreSQL; see
 // [kv.Cluster].
 type Cluster = kv.Cluster

@@ -49,6 +49,14 @@ var (
 	// it, so do not simply retry it. Every later write is refused until
 	// the store is reopened.
 	ErrNotDurable = engine.ErrNotDurable
+	// ErrFenced is returned by a write, in a store in PostgreSQL, to a
+	// (tenant, user) partition whose lease this process lost to another;
+	// nothing of it was written. Send it to the partition's new owner.
+	ErrFenced = engine.ErrFenced
+	// ErrLeaseHeld is returned by a write, in a store in PostgreSQL, to a
+	// partition another live process holds; the error is a
+	// *[LeaseHeldError] naming it.
+	ErrLeaseHeld = engine.ErrLeaseHeld
 	// ErrEmbedderMismatch is returned by [Open] for an [Options.Embedder]
 	// other than the one whose vectors the store holds (the store records
 	// its embedder's provider, model and dimension with its first vector),
