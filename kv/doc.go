@@ -1,9 +1,14 @@
 // Package kv is Engram's durable key-value layer: a thin, typed boundary over
-// Badger v4 (github.com/dgraph-io/badger/v4).
+// two backends, Badger v4 (github.com/dgraph-io/badger/v4) in a local
+// directory, and PostgreSQL through pgx (github.com/jackc/pgx/v5) for many
+// processes sharing one database.
 //
 // It exposes only a few types: [DB], [Txn] and [Iterator]. Everything above
-// it in Engram (the engine, the graph) stores bytes through these; no other
-// package imports Badger.
+// it in Engram (the engine, the graph) stores bytes through these and never
+// knows which backend holds them; no other package imports Badger or pgx.
+// The seam is small (seam.go): get, set with a TTL, delete and ordered
+// prefix iteration inside managed transactions; [DB] adds delete-range,
+// size, backup and restore.
 //
 // # Basics
 //
@@ -72,4 +77,28 @@
 //     Another process filling the disk under a running store can still
 //     starve Badger's background writes. Platforms other than Linux,
 //     macOS and FreeBSD do not report free space and get no guard.
+//
+// # PostgreSQL
+//
+// [OpenPostgres] keeps the store in a table kv(k bytea primary key, v bytea,
+// expires_at bigint) in a schema of its own (created and migrated by
+// OpenPostgres, versioned in its meta table). bytea sorts as unsigned
+// bytes, as Badger does, so prefix scans read the primary key in order. An
+// update is a SERIALIZABLE transaction: PostgreSQL's serialization
+// failures (SQLSTATE 40001) and deadlocks are [ErrConflict], which
+// engine.Update retries. A transaction keeps its writes until a statement
+// must see them (a read of another key, an iterator's next page, the
+// commit) and sends them with it, BEGIN with the first statement and
+// COMMIT with the last writes, and caches what it read: a write-only
+// transaction is one round trip. Expired rows are invisible from their
+// second on and deleted by a background sweep. With a key, values are
+// sealed with AES-GCM in the process (the key they are stored under is
+// the additional data); keys and expiry times are not, because the
+// database orders and filters by them. [DB.Backup] writes Badger's backup
+// format from either backend, so a backup of one restores into the other;
+// a PostgreSQL restore is one transaction. [DB.Compact] is VACUUM.
+//
+// Several processes may open one PostgreSQL store; partition leases and
+// epoch fencing keep each partition's writes to one of them at a time (see
+// cluster.go and [DB.Cluster]).
 package kv
