@@ -431,7 +431,9 @@ func (db *DB) SyncStats() (commits, syncs uint64) {
 
 // Backup writes a full copy of the store to w: Badger's protobuf backup
 // stream, sealed with AES-GCM under a key drawn from the store's when the
-// store is encrypted (see backup_seal.go). TTLs are kept.
+// store is encrypted (see backup_seal.go). TTLs are kept. A store in
+// PostgreSQL writes the same format from one snapshot of its table, so a
+// backup of either backend restores into the other.
 func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 	db.waitGate(ctx)
 	db.mu.RLock()
@@ -459,7 +461,8 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 // Restore fails, discard the store: part of the stream may have been
 // loaded, and every later transaction
 // returns ErrBadBackup (Badger's loader leaves it unable to start one);
-// only Close works.
+// only Close works. A store in PostgreSQL restores in one transaction: a
+// failed restore leaves it empty and usable.
 func (db *DB) Restore(ctx context.Context, r io.Reader) (err error) {
 	if db.pg != nil {
 		db.mu.RLock()
