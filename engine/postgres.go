@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/engramdb/engram/kv"
 )
@@ -139,6 +140,21 @@ func (db *DB) holds(prefix []byte) bool {
 	}
 	part, ok := partitionOf(prefix)
 	return !ok || c.Holds(part)
+}
+
+// foreignFresh is how long a process keeps the indexes of a partition of
+// a PostgreSQL store that another process may be writing (one it holds no
+// lease on: a tenant's shared memories recalled by a user's owner) before
+// it loads them again from the store's snapshot and log.
+const foreignFresh = time.Second
+
+// foreignStale reports whether p is such a partition, loaded longer than
+// foreignFresh ago; db.parts is held.
+func (db *DB) foreignStale(p *partition) bool {
+	if !db.kv.Postgres() || !p.loaded.Load() || time.Since(time.Unix(0, p.loadedAt.Load())) < foreignFresh {
+		return false
+	}
+	return !db.holds(p.prefix)
 }
 
 // listeners of partition changes.

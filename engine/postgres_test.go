@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -141,4 +142,53 @@ func TestPostgresSnapshotTakeover(t *testing.T) {
 	}
 	a.skipFinalSnapshot = true
 	_ = a.Close()
+}
+
+// TestPostgresForeignPartitionRefreshed: a process reading a partition
+// another process writes (as a user's owner reads the tenant's shared
+// memories) sees the other's writes once its copy is older than
+// foreignFresh.
+func TestPostgresForeignPartitionRefreshed(t *testing.T) {
+	po := pgOptions(t)
+	ctx := context.Background()
+	open := func(node string) *DB {
+		o := *po
+		o.Node = node
+		db, err := Open("", &Options{Postgres: &o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	writer, reader := open("writer"), open("reader")
+	shared := Scope{Tenant: "acme"}
+	put := func(i int) {
+		t.Helper()
+		if err := writer.Update(ctx, func(tx *Tx) error {
+			_, err := tx.PutRecord(shared, "", Record{Text: fmt.Sprintf("record %d", i), Vector: unitVector(i, 8)})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(1)
+	if hits, err := reader.Search(ctx, shared, unitVector(1, 8), 1, nil); err != nil || len(hits) != 1 {
+		t.Fatalf("reader's first search = %+v, %v", hits, err)
+	}
+	put(2)
+	deadline := time.Now().Add(5 * foreignFresh)
+	for {
+		hits, err := reader.Search(ctx, shared, unitVector(2, 8), 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 1 && hits[0].Text == "record 2" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the reader never saw the writer's record: %+v", hits)
+		}
+		time.Sleep(foreignFresh / 4)
+	}
 }

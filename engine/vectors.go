@@ -144,6 +144,10 @@ type partition struct {
 	// loaded is set once load succeeded: until then other goroutines (the
 	// snapshotter) must not read the fields load fills without locks.
 	loaded atomic.Bool
+	// loadedAt is when load finished (Unix nanoseconds): a partition of
+	// a PostgreSQL store that this process does not hold is loaded again
+	// once it is older than foreignFresh.
+	loadedAt atomic.Int64
 
 	// apply is read-held by a writing transaction from the moment it takes
 	// a log id until its change is applied (or abandoned), and write-held
@@ -179,6 +183,11 @@ type pendingOp struct {
 func (db *DB) getPartition(ctx context.Context, prefix []byte) (*partition, error) {
 	db.parts.Lock()
 	p, ok := db.parts.m[string(prefix)]
+	if ok && db.foreignStale(p) {
+		// Another process writes this partition: read it afresh.
+		p.erased.Store(true) // never snapshot a copy this stale
+		ok = false
+	}
 	if !ok {
 		p = &partition{prefix: bytes.Clone(prefix)}
 		db.parts.m[string(prefix)] = p
@@ -186,6 +195,7 @@ func (db *DB) getPartition(ctx context.Context, prefix []byte) (*partition, erro
 	db.parts.Unlock()
 	p.load.Do(func() {
 		p.loadErr = db.loadPartition(ctx, p)
+		p.loadedAt.Store(time.Now().UnixNano())
 		p.loaded.Store(p.loadErr == nil)
 	})
 	if p.loadErr != nil {
