@@ -93,6 +93,21 @@ func (s *pgStore) releaseAll(ctx context.Context) error {
 	return pgError(s.pool.SendBatch(ctx, b).Close())
 }
 
+// dropAll forgets every lease held, calling OnLose for each: the
+// database has been out of reach for longer than a lease lasts.
+func (s *pgStore) dropAll() {
+	s.leases.Lock()
+	m := s.leases.m
+	s.leases.m = map[string]uint64{}
+	s.leases.Unlock()
+	for p := range m {
+		s.stats.lost.Add(1)
+		if s.opts.OnLose != nil {
+			s.opts.OnLose([]byte(p))
+		}
+	}
+}
+
 func (s *pgStore) holds(part []byte) bool {
 	s.leases.Lock()
 	defer s.leases.Unlock()
@@ -204,6 +219,7 @@ func (s *pgStore) renewLoop() {
 	defer s.bg.Done()
 	t := time.NewTicker(s.opts.LeaseTTL / 3)
 	defer t.Stop()
+	lastOK := time.Now()
 	for {
 		select {
 		case <-s.stop:
@@ -211,11 +227,19 @@ func (s *pgStore) renewLoop() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.LeaseTTL/3)
-		if err := s.renew(ctx); err != nil {
-			s.stats.renewFailures.Add(1)
-			s.opts.Logger.Warn("kv: lease renewal failed", "node", s.opts.Node, "err", err)
-		}
+		err := s.renew(ctx)
 		cancel()
+		if err == nil {
+			lastOK = time.Now()
+			continue
+		}
+		s.stats.renewFailures.Add(1)
+		s.opts.Logger.Warn("kv: lease renewal failed", "node", s.opts.Node, "err", err)
+		if time.Since(lastOK) > s.opts.LeaseTTL {
+			// Another node may have taken any of them over by now: stop
+			// serving from what this one cached.
+			s.dropAll()
+		}
 	}
 }
 
