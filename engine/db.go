@@ -421,12 +421,13 @@ func (db *DB) Restore(ctx context.Context, r io.Reader) error {
 
 // Stats is a snapshot of the database's state and counters since Open.
 type Stats struct {
-	Dir        string     // directory; "" when in memory
-	Encrypted  bool       // files are encrypted at rest
+	Dir        string     // directory; "" when in memory or in PostgreSQL
+	Backend    string     // "badger" or "postgres"
+	Encrypted  bool       // files (PostgreSQL: values) are encrypted at rest
 	Durability Durability // when writes are acknowledged
 	OpenedAt   time.Time
 
-	LSMBytes      int64 // on-disk size of the LSM tree's table files
+	LSMBytes      int64 // on-disk size of the LSM tree's table files (PostgreSQL: of the table)
 	ValueLogBytes int64 // on-disk size of the value log files
 
 	Updates   uint64 // Update calls
@@ -441,8 +442,13 @@ type Stats struct {
 // Stats returns a snapshot of the database's state.
 func (db *DB) Stats() Stats {
 	lsm, vlog := db.kv.Size()
+	backend := "badger"
+	if db.kv.Postgres() {
+		backend = "postgres"
+	}
 	return Stats{
 		Dir:            db.kv.Dir(),
+		Backend:        backend,
 		Encrypted:      db.kv.Encrypted(),
 		Durability:     db.kv.Durability(),
 		OpenedAt:       db.openedAt,
