@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -267,5 +268,32 @@ func TestClusterClose(t *testing.T) {
 	}
 	if (&DB{}).Cluster() != nil {
 		t.Fatal("a Badger store has a Cluster")
+	}
+}
+
+// TestLeasesDroppedWhenDatabaseLost: a node that cannot renew for longer
+// than a lease lasts forgets its leases (another node may have taken them
+// over), telling OnLose.
+func TestLeasesDroppedWhenDatabaseLost(t *testing.T) {
+	lost := make(chan string, 1)
+	a, _ := openTestPostgres(t, &PostgresOptions{Node: "a", LeaseTTL: time.Second, ExplicitLeases: true, Partition: partOf,
+		OnLose: func(p []byte) { lost <- string(p) }})
+	if _, err := a.Cluster().Acquire(context.Background(), testPart); err != nil {
+		t.Fatal(err)
+	}
+	a.pg.pool.Close() // the database is out of reach from now on
+	select {
+	case p := <-lost:
+		if p != string(testPart) {
+			t.Fatalf("OnLose(%q)", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("leases kept while the database was out of reach")
+	}
+	if a.Cluster().Holds(testPart) {
+		t.Fatal("Holds after the leases were dropped")
+	}
+	if st := a.Cluster().Stats(); st.RenewFailures == 0 || st.Lost != 1 {
+		t.Fatalf("stats = %+v", st)
 	}
 }
