@@ -151,7 +151,10 @@ type pgStore struct {
 	}
 
 	stop chan struct{}
-	bg   sync.WaitGroup
+	// renewNow asks the renewal loop for a round at once (a commit was
+	// fenced).
+	renewNow chan struct{}
+	bg       sync.WaitGroup
 }
 
 // OpenPostgres opens the store in a PostgreSQL database, creating or
@@ -179,7 +182,7 @@ func OpenPostgres(ctx context.Context, opts *PostgresOptions) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv: postgres: %w", err)
 	}
-	s := &pgStore{opts: o, pool: pool, q: newPGQueries(o.Schema), stop: make(chan struct{})}
+	s := &pgStore{opts: o, pool: pool, q: newPGQueries(o.Schema), stop: make(chan struct{}), renewNow: make(chan struct{}, 1)}
 	s.leases.m = map[string]uint64{}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()

@@ -225,6 +225,7 @@ func (s *pgStore) renewLoop() {
 		case <-s.stop:
 			return
 		case <-t.C:
+		case <-s.renewNow:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.LeaseTTL/3)
 		err := s.renew(ctx)

@@ -401,6 +401,12 @@ func (s *pgStore) heldError(err error, part []byte) error {
 func (s *pgStore) countFence(err error) error {
 	if errors.Is(err, ErrFenced) {
 		s.stats.fenced.Add(1)
+		// Some lease this node believes it holds is gone: find out which
+		// now rather than at the next renewal.
+		select {
+		case s.renewNow <- struct{}{}:
+		default:
+		}
 	}
 	return err
 }
