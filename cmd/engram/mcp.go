@@ -34,8 +34,8 @@ type mcpOptions struct {
 	dirGiven bool
 	pg       postgresFlags
 	open     openFlags
-	privacy                    privacyFlags
-	extract                    extractFlags
+	privacy  privacyFlags
+	extract  extractFlags
 }
 
 func newMCPCmd() *cobra.Command {
