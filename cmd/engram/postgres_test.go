@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -180,4 +181,22 @@ func TestServePostgres(t *testing.T) {
 			t.Fatalf("healthz of %s: %d %s", n.addr, st, body)
 		}
 	}
+}
+
+// FuzzAdvertiseAddr: --advertise is accepted only as host:port with a
+// host other nodes can reach (not a wildcard) and a port other than 0.
+func FuzzAdvertiseAddr(f *testing.F) {
+	for _, s := range []string{"node1:7437", ":7437", "0.0.0.0:1", "[::]:1", "[fe80::1]:80", "h:0", "h", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := advertiseAddr(s, nil)
+		if err != nil || s == "" {
+			return
+		}
+		host, port, serr := net.SplitHostPort(got)
+		if serr != nil || got != s || isWildcard(host) || port == "" || port == "0" {
+			t.Fatalf("advertiseAddr(%q) = %q accepted", s, got)
+		}
+	})
 }

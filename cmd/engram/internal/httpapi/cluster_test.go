@@ -53,6 +53,8 @@ type clusterNode struct {
 	addr   string
 	srv    *httptest.Server
 	router *cluster.Router
+	// mcpRelease lets the MCP stand-in send its second event.
+	mcpRelease chan struct{}
 
 	closeOnce sync.Once
 }
@@ -75,8 +77,9 @@ func newClusterNode(t *testing.T, dsn, schema, id string) *clusterNode {
 	}
 	router := cluster.New(store.Cluster(), nil)
 	logs := &syncBuffer{}
+	release := make(chan struct{}, 1)
 	h, err := New(store, &Options{Tokens: testTokens(t), Router: router, Logger: slogJSON(logs),
-		MCP: mcpEcho{}, MCPScope: func(r *http.Request) (memory.Scope, error) {
+		MCP: mcpEcho{release: release}, MCPScope: func(r *http.Request) (memory.Scope, error) {
 			return memory.Scope{Tenant: Tenant(r.Context()), User: r.Header.Get("X-Engram-User")}, nil
 		}})
 	if err != nil {
@@ -89,7 +92,7 @@ func newClusterNode(t *testing.T, dsn, schema, id string) *clusterNode {
 	srv.Start()
 	n := &clusterNode{
 		testServer: &testServer{t: t, url: srv.URL, client: srv.Client(), store: store, h: h, log: logs},
-		id:         id, addr: ln.Addr().String(), srv: srv, router: router,
+		id:         id, addr: ln.Addr().String(), srv: srv, router: router, mcpRelease: release,
 	}
 	t.Cleanup(n.close)
 	return n
@@ -107,14 +110,21 @@ func (n *clusterNode) close() {
 	})
 }
 
-// mcpEcho stands for the MCP handler: it names the node that served it.
-type mcpEcho struct{}
+// mcpEcho stands for the MCP handler: it streams an event naming the user,
+// flushes, and sends a second event only once the client has read the
+// first (or after 5 seconds), so a proxy that buffers the stream is seen.
+type mcpEcho struct{ release chan struct{} }
 
-func (mcpEcho) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (e mcpEcho) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, "data: served for %s\n\n", r.Header.Get("X-Engram-User"))
 	w.(http.Flusher).Flush()
+	select {
+	case <-e.release:
+	case <-time.After(5 * time.Second):
+	}
+	fmt.Fprint(w, "data: done\n\n")
 }
 
 // userOwnedBy returns a user of tenant acme whose partition rendezvous
@@ -183,19 +193,63 @@ func TestClusterForward(t *testing.T) {
 	if a.store.Cluster().Stats().Held != 0 {
 		t.Fatal("a took a lease")
 	}
-	// MCP: routed by its scope, the answer streamed back.
+	// MCP: routed by its scope; the stream's first event arrives through
+	// the forward before the owner writes the second (flushed, not
+	// buffered).
 	req, _ := http.NewRequest("POST", a.url+"/mcp", strings.NewReader(`{}`))
 	req.Header.Set("Authorization", "Bearer "+tokenAcme)
 	req.Header.Set("X-Engram-User", user)
+	start := time.Now()
 	resp, err := a.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := make([]byte, 100)
-	nr, _ := resp.Body.Read(body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body[:nr]), "served for "+user) || a.router.Stats().ForwardsOK != 4 {
-		t.Fatalf("mcp through a = %d %q, forwards %+v", resp.StatusCode, body[:nr], a.router.Stats())
+	defer resp.Body.Close()
+	first := make([]byte, 100)
+	nr, _ := resp.Body.Read(first)
+	if resp.StatusCode != 200 || !strings.Contains(string(first[:nr]), "served for "+user) || time.Since(start) > 4*time.Second {
+		t.Fatalf("mcp through a = %d %q after %s", resp.StatusCode, first[:nr], time.Since(start))
+	}
+	b.mcpRelease <- struct{}{}
+	rest, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(rest), "data: done") || a.router.Stats().ForwardsOK != 4 {
+		t.Fatalf("mcp rest %q, forwards %+v", rest, a.router.Stats())
+	}
+}
+
+// TestClusterFencedMidRequest: a node that believes it holds a partition
+// whose lease another node took meanwhile (it paused past the lease)
+// answers the write 503 with Retry-After, never 500, and writes nothing.
+func TestClusterFencedMidRequest(t *testing.T) {
+	dsn, schema := clusterDSN(t)
+	a, b := newClusterNode(t, dsn, schema, "a"), newClusterNode(t, dsn, schema, "b")
+	user := userOwnedBy(t, a, a, b)
+	a.must(http.StatusCreated, "POST", "/v1/users/"+user+"/memories", tokenAcme, map[string]any{"text": "before"})
+	// a's lease lapses behind its back; b takes the partition.
+	c, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Exec(context.Background(), "UPDATE "+schema+".leases SET expires_at = '-infinity' WHERE node = 'a'")
+	c.Close(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.Cluster().Acquire(context.Background(), part(user)); err != nil {
+		t.Fatal(err)
+	}
+	if !a.store.Cluster().Holds(part(user)) {
+		t.Skip("a's renewal noticed the loss first")
+	}
+	r := a.call("POST", "/v1/users/"+user+"/memories", tokenAcme, map[string]any{"text": "from the fenced node"})
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") != "1" || r.errorCode() != "partition_moved" {
+		t.Fatalf("fenced write = %d %v %s", r.status, r.header, r.body)
+	}
+	if got := memoryTexts(t, b, user); len(got) != 1 || got[0] != "before" {
+		t.Fatalf("after the fenced write: %q", got)
+	}
+	if a.store.Cluster().Stats().Fenced == 0 {
+		t.Error("the fenced commit is not counted")
 	}
 }
 
