@@ -200,3 +200,25 @@ func FuzzAdvertiseAddr(f *testing.F) {
 		}
 	})
 }
+
+// TestPostgresEncryptionKey: --encryption-key-file seals a store in
+// PostgreSQL as it does a directory: opened without the key it is refused
+// with the hint.
+func TestPostgresEncryptionKey(t *testing.T) {
+	dsn, schema := testPostgres(t)
+	t.Setenv(postgresEnv, dsn)
+	src := seedStore(t)
+	tmp := t.TempDir()
+	key := filepath.Join(tmp, "key")
+	if err := os.WriteFile(key, []byte("00112233445566778899aabbccddeeff"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(tmp, "a.jsonl")
+	mustRun(t, "export", "--dir", src, "--tenant", "acme", "--out", a)
+	mustRun(t, "import", "--postgres-schema", schema, "--encryption-key-file", key, "--tenant", "acme", a)
+	mustRun(t, "export", "--postgres-schema", schema, "--encryption-key-file", key, "--tenant", "acme", "--out", filepath.Join(tmp, "b.jsonl"))
+	_, err := runCLI(t, "export", "--postgres-schema", schema, "--tenant", "acme", "--out", filepath.Join(tmp, "c.jsonl"))
+	if err == nil || !strings.Contains(err.Error(), "--encryption-key-file") {
+		t.Fatalf("opened without the key: %v", err)
+	}
+}
