@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -90,6 +91,7 @@ func newTestCluster(t *testing.T) *testCluster {
 		_, _ = db.Exec(ctx, "DROP SCHEMA IF EXISTS "+c.schema+" CASCADE")
 		db.Close(ctx)
 	})
+	t.Cleanup(c.checkLogs) // after the nodes' own cleanups, which stop them
 	return c
 }
 
@@ -624,6 +626,33 @@ func TestClusterKill9(t *testing.T) {
 		fence.stopped, fence.user, fence.newOwner, fence.oldEpoch, fence.newEpoch, fence.takeover.Round(100*time.Millisecond),
 		fence.sent, fence.refused, fence.fencedCommits, fence.acked, fence.present, fence.plainSent, fence.plainAcked)
 	t.Logf("wall time %s", time.Since(began).Round(time.Second))
+}
+
+// checkLogs fails the test when a node's standard error reports a data
+// race or a panic, and, when the test failed, logs each node's warnings,
+// errors and lines that are not access logs (at most 40 a node).
+func (c *testCluster) checkLogs() {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		log := n.p.stderr.String()
+		if strings.Contains(log, "WARNING: DATA RACE") || strings.Contains(log, "panic:") {
+			c.t.Errorf("node %s reported a data race or a panic:\n%s", n.id, log)
+			continue
+		}
+		if !c.t.Failed() {
+			continue
+		}
+		var lines []string
+		for _, line := range strings.Split(log, "\n") {
+			if line != "" && (!strings.HasPrefix(line, "{") || strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`)) {
+				lines = append(lines, line)
+			}
+		}
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		c.t.Logf("node %s, standard error (warnings, errors, other lines; the last 40):\n%s", n.id, strings.Join(lines, "\n"))
+	}
 }
 
 // fenceResult is what fencePaused saw.
