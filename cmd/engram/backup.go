@@ -86,7 +86,7 @@ func runBackup(cmd *cobra.Command, o backupOptions) (err error) {
 	if where == "-" {
 		where = "standard output"
 	}
-	fmt.Fprintf(report, "backed up %s to %s (%s)\n", o.store.dir, where, bytesText(n))
+	fmt.Fprintf(report, "backed up %s to %s (%s)\n", o.store.where(), where, bytesText(n))
 	return nil
 }
 
@@ -123,6 +123,14 @@ The backup of an encrypted store restores only with the same
 }
 
 func runRestore(cmd *cobra.Command, o restoreOptions) error {
+	if _, err := o.store.pg.dsn(o.store.dir); err != nil {
+		return err
+	}
+	if o.store.dir == "" {
+		// restore builds a new directory and renames it into place; a
+		// schema has no such atomic swap here.
+		return errors.New("restore: only into a new --dir; restoring into PostgreSQL is not supported")
+	}
 	dir := filepath.Clean(o.store.dir)
 	var r io.Reader = cmd.InOrStdin()
 	if o.in != "-" {

@@ -46,7 +46,7 @@ func runCompact(cmd *cobra.Command, o compactOptions) (err error) {
 		return fmt.Errorf("compact: %w", err)
 	}
 	after := st.Stats()
-	fmt.Fprintf(cmd.OutOrStdout(), "compacted %s: tables %s -> %s, value log %s -> %s\n", o.store.dir,
+	fmt.Fprintf(cmd.OutOrStdout(), "compacted %s: tables %s -> %s, value log %s -> %s\n", o.store.where(),
 		bytesText(before.LSMBytes), bytesText(after.LSMBytes), bytesText(before.ValueLogBytes), bytesText(after.ValueLogBytes))
 	return nil
 }

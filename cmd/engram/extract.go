@@ -56,6 +56,6 @@ func runExtractRetry(cmd *cobra.Command, o extractRetryOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("extract retry: %w", err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "queued %d parked extraction jobs again in %s\n", n, o.store.dir)
+	fmt.Fprintf(cmd.OutOrStdout(), "queued %d parked extraction jobs again in %s\n", n, o.store.where())
 	return nil
 }

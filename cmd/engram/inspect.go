@@ -119,14 +119,17 @@ func runInspect(cmd *cobra.Command, o inspectOptions) (err error) {
 	}
 	// Sizes are taken before the store opens: an open store's memtables
 	// are preallocated files, mostly holes.
-	du := kv.DiskUsage(o.store.dir)
+	var du kv.Usage
+	if o.store.dir != "" {
+		du = kv.DiskUsage(o.store.dir)
+	}
 	st, err := o.store.openStore(existingStore)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
 	ctx := cmd.Context()
-	rep := storeReport{Dir: o.store.dir, Encrypted: st.Stats().Encrypted}
+	rep := storeReport{Dir: o.store.where(), Encrypted: st.Stats().Encrypted}
 	if src, ok := st.StoredEmbedder(); ok {
 		rep.Embedder = src.String()
 	}

@@ -30,9 +30,12 @@ func init() {
 
 type mcpOptions struct {
 	dir, tenant, user, session string
-	open                       openFlags
-	privacy                    privacyFlags
-	extract                    extractFlags
+	// dirGiven says --dir was given, perhaps empty.
+	dirGiven bool
+	pg       postgresFlags
+	open     openFlags
+	privacy  privacyFlags
+	extract  extractFlags
 }
 
 func newMCPCmd() *cobra.Command {
@@ -72,11 +75,12 @@ Register it in Claude Desktop's claude_desktop_config.json:
   }`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.dirGiven = cmd.Flags().Changed("dir")
 			return runMCP(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&o.dir, "dir", "", "the store's directory, created if needed (required)")
-	_ = cmd.MarkFlagRequired("dir") // the flag exists: cannot fail
+	cmd.Flags().StringVar(&o.dir, "dir", "", "the store's directory, created if needed (this or --postgres is required)")
+	o.pg.register(cmd.Flags())
 	cmd.Flags().StringVar(&o.tenant, "tenant", mcpserver.DefaultTenant, "the tenant every call works in")
 	cmd.Flags().StringVar(&o.user, "user", mcpserver.DefaultUser, "the user whose memories and knowledge graph the tools read and write")
 	cmd.Flags().StringVar(&o.session, "session", mcpserver.DefaultSession, "the conversation append_message, get_window, recall and forget work on")
@@ -89,8 +93,12 @@ Register it in Claude Desktop's claude_desktop_config.json:
 // runMCP serves one MCP client on in and out until the client closes in
 // or ctx ends (SIGINT, SIGTERM), then closes the store.
 func runMCP(ctx context.Context, o mcpOptions, in io.Reader, out io.Writer) (err error) {
-	if o.dir == "" {
+	if o.dirGiven && o.dir == "" {
 		return errors.New("mcp: --dir is empty: name the store's directory")
+	}
+	dsn, err := o.pg.dsn(o.dir)
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
 	}
 	scope := memory.Scope{Tenant: o.tenant, User: o.user, Session: o.session}
 	if err := scope.Validate(engine.LevelSession); err != nil {
@@ -104,13 +112,22 @@ func runMCP(ctx context.Context, o mcpOptions, in io.Reader, out io.Writer) (err
 	if err := o.extract.apply(&opts); err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
-	store, err := memory.Open(o.dir, &opts)
-	if err != nil {
+	where := o.dir
+	var store *memory.Store
+	if dsn != "" {
+		// One client, one process: a write takes its partition's lease
+		// when no other live node (an engram serve) holds it.
+		where = o.pg.where()
+		opts.Postgres = &memory.PostgresOptions{DSN: dsn, Schema: o.pg.schema}
+		if store, err = memory.Open("", &opts); err != nil {
+			return fmt.Errorf("mcp: %w", o.pg.openError(err))
+		}
+	} else if store, err = memory.Open(o.dir, &opts); err != nil {
 		return fmt.Errorf("mcp: %w", openError(o.dir, err))
 	}
 	defer func() {
 		if cerr := store.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("mcp: close %s: %w", o.dir, cerr)
+			err = fmt.Errorf("mcp: close %s: %w", where, cerr)
 		}
 	}()
 	srv := mcpserver.NewServer(store, func(context.Context) (memory.Scope, error) { return scope, nil })

@@ -34,6 +34,10 @@ type serveOptions struct {
 	durability      string
 	singleValued    []string
 	open            openFlags
+	pg              postgresFlags
+	nodeID          string
+	advertise       string
+	leaseTTL        time.Duration
 	privacy         privacyFlags
 	extract         extractFlags
 
@@ -51,7 +55,7 @@ var serveMCP func(store *memory.Store, logger *slog.Logger) (http.Handler, error
 func newServeCmd() *cobra.Command {
 	o := serveOptions{}
 	cmd := &cobra.Command{
-		Use:   "serve --dir DIR [--tokens FILE]",
+		Use:   "serve --dir DIR [--tokens FILE] | serve --postgres DSN --tokens FILE",
 		Short: "Serve a store over an HTTP JSON API (and MCP) with bearer tokens",
 		Long: `serve opens the store in --dir and serves Engram's HTTP JSON API on --addr:
 sessions and messages, windows, memories, facts and entities, recall with its
@@ -78,14 +82,27 @@ The store forms memories, entities and facts from the messages it is given
 /v1/admin/flush waits for it), with the offline rule extractor, or with a
 chat model over an OpenAI-compatible API (--extract-model,
 --extract-base-url; the key from the variable --extract-api-key-env names).
-engram inspect shows the extraction queue and the jobs parked after failing.`,
+engram inspect shows the extraction queue and the jobs parked after failing.
+
+With --postgres DSN (or $ENGRAM_POSTGRES, which keeps a password out of ps)
+instead of --dir, the store lives in a PostgreSQL database, and any number of
+serve processes (nodes) may share it: each (tenant, user) partition is served
+by one node at a time, the holder of its lease, and a node forwards the
+requests of partitions it does not own to their owner (--advertise names
+where others reach this node). Every node needs the same --tokens file. When a
+node dies its leases lapse after --lease-ttl and other nodes take its
+partitions over. See the README, "Many servers, one PostgreSQL".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dir, "dir", "", "the store's directory (required; created if missing)")
+	f.StringVar(&o.dir, "dir", "", "the store's directory (created if missing; this or --postgres is required)")
+	o.pg.register(f)
+	f.StringVar(&o.nodeID, "node-id", "", "with --postgres: this node's name in the lease and heartbeat tables, unique among the nodes (default: host name, process id and a random suffix)")
+	f.StringVar(&o.advertise, "advertise", "", "with --postgres: host:port other nodes forward requests to (default: the bound --addr; required when it is a wildcard such as :7437 or 0.0.0.0)")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", 10*time.Second, "with --postgres: how long a partition lease and a node's heartbeat last unless renewed (every third of it); a dead node's partitions move after at most this")
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7437", `address to listen on; ":0" picks a free port and prints it`)
 	f.StringVar(&o.tokens, "tokens", "", "the tokens file: JSON mapping bearer tokens to tenants (mode 0600); default: DIR/"+defaultTokensFile+", created on the first run with a token for tenant "+defaultTokensTenant)
 	o.open.register(f, true)
@@ -111,6 +128,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	if err != nil {
 		return fmt.Errorf("--metrics: %w", err)
 	}
+	dsn, _ := o.pg.dsn(o.dir) // validate checked it
 	tokensPath := o.tokens
 	if tokensPath == "" {
 		if tokensPath, err = defaultTokens(o.dir, stderr); err != nil {
@@ -143,8 +161,32 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	if err := o.extract.apply(storeOpts); err != nil {
 		return err
 	}
-	store, err := memory.Open(o.dir, storeOpts)
+
+	// Listen before opening the store: with PostgreSQL the address other
+	// nodes forward to is part of this node's heartbeat.
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
+		return err
+	}
+	defer ln.Close() // a second Close after Serve's is harmless
+	where := o.dir
+	var store *memory.Store
+	if dsn != "" {
+		advertise, err := advertiseAddr(o.advertise, ln.Addr())
+		if err != nil {
+			return err
+		}
+		where = o.pg.where()
+		storeOpts.Postgres = &memory.PostgresOptions{
+			DSN: dsn, Schema: o.pg.schema, Node: o.nodeID, Addr: advertise, LeaseTTL: o.leaseTTL,
+			// Leases are taken by the router (cluster.Router), before
+			// a partition's request is served here.
+			ExplicitLeases: true,
+		}
+		if store, err = memory.Open("", storeOpts); err != nil {
+			return o.pg.openError(err)
+		}
+	} else if store, err = memory.Open(o.dir, storeOpts); err != nil {
 		return openError(o.dir, err)
 	}
 	defer func() {
@@ -169,10 +211,6 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		return err
 	}
 
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{
 		Handler: handler,
 		// Bounds a client that opens a connection and sends headers
@@ -188,8 +226,11 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	// net/http's own 431, 400 and 501 answers come in the API's JSON shape.
 	go func() { served <- srv.Serve(httpapi.Listener(ln)) }()
 
+	if c := store.Cluster(); c != nil {
+		where += ", node " + c.Node() + ", advertised " + c.Addr()
+	}
 	fmt.Fprintf(stdout, "engram: serving http://%s (store %s; tokens: %d, tenants: %d)\n",
-		ln.Addr(), o.dir, tokens.Len(), len(tokens.Tenants()))
+		ln.Addr(), where, tokens.Len(), len(tokens.Tenants()))
 	if o.ready != nil {
 		o.ready(ln.Addr())
 	}
@@ -216,8 +257,31 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 
 func (o *serveOptions) validate() error {
 	var errs []error
-	if o.dir == "" {
-		errs = append(errs, errors.New("--dir is required"))
+	dsn, err := o.pg.dsn(o.dir)
+	switch {
+	case errors.Is(err, errNoStore):
+		errs = append(errs, errors.New("--dir is required (or --postgres DSN, or $"+postgresEnv+")"))
+	case err != nil:
+		errs = append(errs, err)
+	}
+	if dsn != "" {
+		if o.tokens == "" {
+			errs = append(errs, errors.New("--postgres needs --tokens: there is no store directory to keep a generated tokens file in (every node needs the same file)"))
+		}
+		if o.leaseTTL < time.Second {
+			errs = append(errs, fmt.Errorf("--lease-ttl %s is shorter than a second", o.leaseTTL))
+		}
+		if o.advertise != "" {
+			if _, err := advertiseAddr(o.advertise, nil); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	} else if err == nil && o.pg.fs != nil {
+		for _, name := range []string{"node-id", "advertise", "lease-ttl"} {
+			if o.pg.fs.Changed(name) {
+				errs = append(errs, fmt.Errorf("--%s needs --postgres", name))
+			}
+		}
 	}
 	if o.maxBodyBytes <= 0 {
 		errs = append(errs, fmt.Errorf("--max-body-bytes %d is not positive", o.maxBodyBytes))
@@ -283,4 +347,38 @@ func defaultTokens(dir string, stderr io.Writer) (string, error) {
 	fmt.Fprintf(stderr, "engram: no --tokens: created %s (mode 0600) with a token for tenant %q; "+
 		"send it as Authorization: Bearer <token>, e.g. with jq -r '.tokens[0].token' %s\n", path, defaultTokensTenant, path)
 	return path, nil
+}
+
+// advertiseAddr returns the address other nodes forward requests to:
+// flag when given (host:port, a host that is not a wildcard and a port
+// that is not 0), else bound when its host is not a wildcard.
+func advertiseAddr(flag string, bound net.Addr) (string, error) {
+	if flag != "" {
+		host, port, err := net.SplitHostPort(flag)
+		if err != nil {
+			return "", fmt.Errorf("--advertise %q: %w (want host:port)", flag, err)
+		}
+		if host == "" || isWildcard(host) || port == "" || port == "0" {
+			return "", fmt.Errorf("--advertise %q: want the host:port other nodes reach this one at, not a wildcard or port 0", flag)
+		}
+		return flag, nil
+	}
+	if bound == nil {
+		return "", nil
+	}
+	host, _, err := net.SplitHostPort(bound.String())
+	if err != nil || isWildcard(host) {
+		return "", fmt.Errorf("--advertise is required with --postgres when --addr (%s) listens on every interface: name the host:port other nodes reach this one at", bound)
+	}
+	return bound.String(), nil
+}
+
+// isWildcard reports whether host is an unspecified address (every
+// interface): other nodes cannot forward to it.
+func isWildcard(host string) bool {
+	if host == "" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsUnspecified()
 }

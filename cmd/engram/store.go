@@ -17,6 +17,7 @@ import (
 type storeFlags struct {
 	dir, tenant, user, session string
 	open                       openFlags
+	pg                         postgresFlags
 }
 
 // scopeFlag says whether a command takes a scope flag, and whether it
@@ -29,11 +30,12 @@ const (
 	flagRequired
 )
 
-// register adds --dir (always required), --encryption-key-file and the
-// scope flags the command takes.
+// register adds --dir and --postgres (one of them required),
+// --postgres-schema, --encryption-key-file and the scope flags the command
+// takes.
 func (f *storeFlags) register(cmd *cobra.Command, tenant, user, session scopeFlag) {
-	cmd.Flags().StringVar(&f.dir, "dir", "", "the store's directory (required)")
-	_ = cmd.MarkFlagRequired("dir") // the flag exists: cannot fail
+	cmd.Flags().StringVar(&f.dir, "dir", "", "the store's directory (this or --postgres is required)")
+	f.pg.register(cmd.Flags())
 	f.open.register(cmd.Flags(), false)
 	for _, s := range []struct {
 		p     *string
@@ -97,11 +99,15 @@ func (f *storeFlags) registerEmbedder(cmd *cobra.Command) {
 	f.open.registerEmbedder(cmd.Flags())
 }
 
-// openStore opens the store in f.dir with the key and embedder the flags
-// name.
+// openStore opens the store in f.dir, or in the PostgreSQL database
+// --postgres names, with the key and embedder the flags name.
 func (f *storeFlags) openStore(mode openMode) (*memory.Store, error) {
 	dir := f.dir
-	if mode == existingStore {
+	dsn, err := f.pg.dsn(dir)
+	if err != nil {
+		return nil, err
+	}
+	if mode == existingStore && dsn == "" {
 		entries, err := os.ReadDir(dir)
 		if errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0 {
 			return nil, fmt.Errorf("no store in %s", dir)
@@ -118,9 +124,29 @@ func (f *storeFlags) openStore(mode openMode) (*memory.Store, error) {
 	if err := f.open.apply(opts); err != nil {
 		return nil, err
 	}
+	if dsn != "" {
+		// No ExplicitLeases: a write takes its partition's lease in its
+		// own transaction when no other live node holds it, and is
+		// refused (kv.ErrLeaseHeld) when a serve node does.
+		opts.Postgres = &memory.PostgresOptions{DSN: dsn, Schema: f.pg.schema}
+		st, err := memory.Open("", opts)
+		if err != nil {
+			return nil, f.pg.openError(err)
+		}
+		return st, nil
+	}
 	st, err := memory.Open(dir, opts)
 	if err != nil {
 		return nil, openError(dir, err)
 	}
 	return st, nil
+}
+
+// where names the store the flags open, for messages: its directory, or
+// its PostgreSQL schema (never the DSN, which may hold a password).
+func (f *storeFlags) where() string {
+	if f.dir != "" {
+		return f.dir
+	}
+	return f.pg.where()
 }
