@@ -259,7 +259,9 @@ type clusterWriter struct {
 	id     int
 	users  []string
 	killed *atomic.Bool
-	writes []*clusterWrite
+	// ackedBy counts acknowledged writes by user, for all writers.
+	ackedBy map[string]*atomic.Int64
+	writes  []*clusterWrite
 }
 
 func (w *clusterWriter) run(stop <-chan struct{}) {
@@ -304,6 +306,7 @@ func (w *clusterWriter) run(stop <-chan struct{}) {
 		wr.status, wr.msg = w.c.call(ctx, n, "POST", path, body, out)
 		cancel()
 		if wr.acked() {
+			w.ackedBy[user].Add(1)
 			switch o := out.(type) {
 			case *appendResponse:
 				wr.ids = o.IDs
@@ -438,11 +441,15 @@ func TestClusterKill9(t *testing.T) {
 
 	// Writers through every node.
 	var killed atomic.Bool
+	ackedBy := map[string]*atomic.Int64{}
+	for _, u := range users {
+		ackedBy[u] = new(atomic.Int64)
+	}
 	stop := make(chan struct{})
 	writers := make([]*clusterWriter, 6)
 	var wg sync.WaitGroup
 	for i := range writers {
-		writers[i] = &clusterWriter{c: c, id: i, users: users, killed: &killed}
+		writers[i] = &clusterWriter{c: c, id: i, users: users, killed: &killed, ackedBy: ackedBy}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -451,13 +458,36 @@ func TestClusterKill9(t *testing.T) {
 	}
 	stopWriters := sync.OnceFunc(func() { close(stop); wg.Wait() })
 	defer stopWriters()
-	time.Sleep(4 * time.Second)
-
-	// The owner of a busy partition: u0's, which every writer writes to.
-	before, ok := c.lease("u0")
+	// Mid-stream: once every user has acknowledged writes (and at least
+	// 4 s in), the owner of the busiest partition.
+	ackedAll := func(min int64) bool {
+		for _, u := range users {
+			if ackedBy[u].Load() < min {
+				return false
+			}
+		}
+		return true
+	}
+	for start := time.Now(); time.Since(start) < 4*time.Second || !ackedAll(5); time.Sleep(100 * time.Millisecond) {
+		if time.Since(start) > 60*time.Second {
+			stopWriters()
+			counts := map[string]int64{}
+			for u, n := range ackedBy {
+				counts[u] = n.Load()
+			}
+			t.Fatalf("60 s after the writers started, some user has fewer than 5 acknowledged writes: %v", counts)
+		}
+	}
+	busiest := users[0]
+	for _, u := range users {
+		if ackedBy[u].Load() > ackedBy[busiest].Load() {
+			busiest = u
+		}
+	}
+	before, ok := c.lease(busiest)
 	if !ok || !before.live {
 		stopWriters()
-		t.Fatalf("after 4 s of writes, u0's partition has no live lease (%+v, %v)", before, ok)
+		t.Fatalf("%s's partition has no live lease (%+v, %v) in the midst of writes", busiest, before, ok)
 	}
 	victim := c.node(before.node)
 	held := map[string]int64{} // the victim's users -> epoch
@@ -472,7 +502,7 @@ func TestClusterKill9(t *testing.T) {
 			spread[l.node]++
 		}
 	}
-	t.Logf("leases before the kill (node: partitions): %v; killing %s (u0 at epoch %d; holds %d partitions)", spread, victim.id, before.epoch, len(held))
+	t.Logf("leases before the kill (node: partitions): %v; killing %s (the owner of %s, the busiest partition, at epoch %d; it holds %d partitions)", spread, victim.id, busiest, before.epoch, len(held))
 	victim.down.Store(true)
 	killed.Store(true)
 	if err := victim.p.cmd.Process.Kill(); err != nil {
@@ -644,7 +674,7 @@ func (c *testCluster) checkLogs() {
 		}
 		var lines []string
 		for _, line := range strings.Split(log, "\n") {
-			if line != "" && (!strings.HasPrefix(line, "{") || strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`)) {
+			if line != "" && (!strings.HasPrefix(line, "{") || strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) || strings.Contains(line, `"status":500`)) {
 				lines = append(lines, line)
 			}
 		}
