@@ -224,7 +224,7 @@ type clusterWrite struct {
 	session string   // append
 	texts   []string // the messages' contents (append); the memory's text (remember)
 	objects []string // the facts' objects (append, relate)
-	word    string   // remember: the word a recall finds the memory by
+	word    string   // the word a recall finds the memory (remember) or the first message (append) by
 	node    string
 	status  int
 	msg     string
@@ -283,8 +283,12 @@ func (w *clusterWriter) run(stop <-chan struct{}) {
 			wr.kind, wr.session = "append", fmt.Sprintf("s%d", w.id)
 			req := map[string]any{}
 			var msgs, facts []map[string]any
+			wr.word = clusterWord("xq", w.id*100000+i)
 			for m := range 3 {
 				wr.texts = append(wr.texts, fmt.Sprintf("batch %s message %d", tag, m))
+				if m == 0 {
+					wr.texts[0] += " says " + wr.word
+				}
 				msgs = append(msgs, map[string]any{"role": "user", "content": wr.texts[m]})
 			}
 			for f := range 2 {
@@ -392,12 +396,12 @@ func (c *testCluster) read(n *clusterNode, user string, sessions []string) clust
 	return st
 }
 
-// recalls reports whether a recall of word for user through n returns the
-// memory id.
-func (c *testCluster) recalls(n *clusterNode, user, word, id string) bool {
+// recalls reports whether a recall of word for user from source (memories
+// or episodes) through n returns the memory or message id.
+func (c *testCluster) recalls(n *clusterNode, user, source, word, id string) bool {
 	c.t.Helper()
 	var rec wire.Recall
-	c.get(n, "POST", "/v1/recall", map[string]any{"user": user, "text": word, "top_k": 5}, &rec)
+	c.get(n, "POST", "/v1/recall", map[string]any{"user": user, "text": word, "top_k": 5, "sources": []string{source}}, &rec)
 	for _, it := range rec.Items {
 		if it.ID == id {
 			return true
@@ -619,18 +623,30 @@ func TestClusterKill9(t *testing.T) {
 				case present == total:
 					unackedApplied++
 				}
-				if wr.kind == "remember" && wr.acked() {
+				if !wr.acked() {
+					continue
+				}
+				switch wr.kind {
+				case "remember":
 					// By GET, and by a recall of its word.
 					var m memory.Memory
 					c.get(n, "GET", "/v1/users/"+u+"/memories/"+wr.ids[0], nil, &m)
 					if m.Text != wr.texts[0] {
 						t.Errorf("%s: GET memory %s = %q, want %q", n.id, wr.ids[0], m.Text, wr.texts[0])
 					}
-					if c.recalls(n, u, wr.word, wr.ids[0]) {
+					if c.recalls(n, u, "memories", wr.word, wr.ids[0]) {
 						recalled++
 					} else {
 						notRecalled++
 						t.Errorf("%s: a recall of %q for %s does not find memory %s (written on %s, after the kill: %v)", n.id, wr.word, u, wr.ids[0], wr.node, wr.afterKill)
+					}
+				case "append":
+					// The batch's first message, recalled as an episode.
+					if c.recalls(n, u, "episodes", wr.word, wr.ids[0]) {
+						recalled++
+					} else {
+						notRecalled++
+						t.Errorf("%s: a recall of %q for %s does not find message %s (written on %s, after the kill: %v)", n.id, wr.word, u, wr.ids[0], wr.node, wr.afterKill)
 					}
 				}
 			}
@@ -648,7 +664,7 @@ func TestClusterKill9(t *testing.T) {
 	}
 	t.Logf("writes sent %d, acknowledged %d (%d after the kill, %d of them to the killed node's partitions); statuses %v",
 		len(all), acked, ackedAfter, ackedVictimAfter, statuses)
-	t.Logf("checked through %d surviving nodes: acknowledged found %d, lost %d, half-applied %d, unacknowledged but applied %d; memories recalled %d, not recalled %d",
+	t.Logf("checked through %d surviving nodes: acknowledged found %d, lost %d, half-applied %d, unacknowledged but applied %d; memories and messages recalled by a word of theirs %d, not recalled %d",
 		len(survivors), found, lost, halfApplied, unackedApplied, recalled, notRecalled)
 	t.Logf("kill -9 of %s: %d partitions taken over (leases table) within %s; engram_cluster_takeovers_total on the survivors at the end: %v",
 		victim.id, len(takenOver), takeoverTime.Round(100*time.Millisecond), takeoverMetric)
