@@ -21,11 +21,13 @@ import (
 // from the X-Engram-User and X-Engram-Session headers ("default" when
 // absent).
 func init() {
+	scope := mcpserver.ScopeFromHeaders(func(r *http.Request) string {
+		return httpapi.Tenant(r.Context())
+	})
 	serveMCP = func(store *memory.Store, _ *slog.Logger) (http.Handler, error) {
-		return mcpserver.NewHTTPHandler(store, mcpserver.ScopeFromHeaders(func(r *http.Request) string {
-			return httpapi.Tenant(r.Context())
-		})), nil
+		return mcpserver.NewHTTPHandler(store, scope), nil
 	}
+	serveMCPScope = scope
 }
 
 type mcpOptions struct {

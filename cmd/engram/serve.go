@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/cmd/engram/internal/cluster"
 	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
 	"github.com/engramdb/engram/memory"
@@ -51,6 +52,10 @@ type serveOptions struct {
 // each request's tenant with httpapi.Tenant. It is set by the file that
 // implements `engram mcp`, so that serve does not depend on how.
 var serveMCP func(store *memory.Store, logger *slog.Logger) (http.Handler, error)
+
+// serveMCPScope, set with serveMCP, says whose memory an /mcp request
+// works on, so that a node of a cluster routes it to the owner.
+var serveMCPScope func(*http.Request) (memory.Scope, error)
 
 func newServeCmd() *cobra.Command {
 	o := serveOptions{}
@@ -205,6 +210,12 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		if apiOpts.MCP, err = serveMCP(store, logger); err != nil {
 			return fmt.Errorf("mcp: %w", err)
 		}
+		apiOpts.MCPScope = serveMCPScope
+	}
+	if c := store.Cluster(); c != nil {
+		router := cluster.New(c, &cluster.Options{Logger: logger})
+		defer router.Close()
+		apiOpts.Router = router
 	}
 	handler, err := httpapi.New(store, apiOpts)
 	if err != nil {

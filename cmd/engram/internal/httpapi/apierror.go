@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/engramdb/engram/cmd/engram/internal/cluster"
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/kv"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -41,11 +43,21 @@ type errorClass struct {
 	status  int
 	code    string
 	message string // for 5xx; 4xx use the error's text
+	// ownMessage answers a 5xx with the error's own text (it names a
+	// node, nothing internal).
+	ownMessage bool
 }
 
 // errorClasses are tried in order with errors.Is: specific errors before
 // the general ones they wrap.
 var errorClasses = []errorClass{
+	// A store shared by several servers: the partition is served by
+	// another node, or moved during the request. Answered 503 with
+	// Retry-After (retryCodes): the next try finds the new owner.
+	{err: cluster.ErrUnavailable, status: http.StatusServiceUnavailable, code: "owner_unavailable", ownMessage: true},
+	{err: kv.ErrLeaseHeld, status: http.StatusServiceUnavailable, code: "partition_moved", ownMessage: true},
+	{err: kv.ErrFenced, status: http.StatusServiceUnavailable, code: "partition_moved",
+		message: "the partition moved to another node during the request; retry"},
 	{err: memory.ErrInvalidScope, status: http.StatusBadRequest, code: "invalid_scope"},
 	{err: memory.ErrInvalidMessage, status: http.StatusBadRequest, code: "invalid_message"},
 	{err: memory.ErrInvalidMemory, status: http.StatusBadRequest, code: "invalid_memory"},
@@ -88,6 +100,9 @@ func classify(err error) (status int, code, message string) {
 	}
 	for _, c := range errorClasses {
 		if errors.Is(err, c.err) {
+			if c.ownMessage {
+				return c.status, c.code, ownMessage(err)
+			}
 			if c.status >= 500 || c.status == 499 {
 				return c.status, c.code, c.message
 			}
@@ -97,10 +112,32 @@ func classify(err error) (status int, code, message string) {
 	return http.StatusInternalServerError, "internal", "internal error; see the server log"
 }
 
+// retryCodes are the error codes answered with "Retry-After: 1": the
+// request may succeed at once on another try.
+var retryCodes = map[string]bool{"owner_unavailable": true, "partition_moved": true}
+
+// ownMessage is the message of an error answered with its own text: a
+// *cluster.UnavailableError's (the owner and the reason), or a
+// *kv.LeaseHeldError's holder; never a wrapped cause's detail.
+func ownMessage(err error) string {
+	var ue *cluster.UnavailableError
+	if errors.As(err, &ue) {
+		return ue.Error()
+	}
+	var lh *kv.LeaseHeldError
+	if errors.As(err, &lh) {
+		return fmt.Sprintf("the partition is owned by node %s; retry", lh.Lease.Node)
+	}
+	return "the partition's owner is unavailable; retry"
+}
+
 // writeError answers err as a JSON error. Server errors are recorded for the
 // access log with their detail.
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, code, message := classify(err)
+	if retryCodes[code] {
+		w.Header().Set("Retry-After", "1")
+	}
 	if status >= 500 {
 		if info := infoFrom(r.Context()); info != nil {
 			info.err = err

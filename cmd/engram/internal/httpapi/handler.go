@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/engramdb/engram/cmd/engram/internal/cluster"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -94,6 +95,18 @@ type Options struct {
 	// authentication and body limit; the request's context carries the
 	// token's tenant, read with [Tenant].
 	MCP http.Handler
+
+	// Router, when set, sends each request that names a partition to the
+	// node that owns it (a store in PostgreSQL shared by several
+	// servers): the routes under /v1/users/{user}/ by the token's tenant
+	// and the user, /v1/recall by the user of its body, and /mcp by
+	// MCPScope. A request this node serves is served as without it.
+	Router *cluster.Router
+
+	// MCPScope, with Router and MCP, says whose memory an /mcp request
+	// works on (the scope function the MCP handler uses), to route it.
+	// Nil serves every /mcp request here.
+	MCPScope func(*http.Request) (memory.Scope, error)
 }
 
 func (o *Options) validate() error {
@@ -127,6 +140,10 @@ type Handler struct {
 	mux     *http.ServeMux
 	// routes are the routes registered, in table order.
 	routes []route
+	// router sends requests to their partition's owner; nil serves all
+	// here.
+	router   *cluster.Router
+	mcpScope func(*http.Request) (memory.Scope, error)
 	// compactMu runs one forced compaction at a time (admin.go).
 	compactMu sync.Mutex
 }
@@ -150,8 +167,10 @@ func New(store *memory.Store, opts *Options) (*Handler, error) {
 		tokens:  opts.Tokens,
 		maxBody: opts.MaxBodyBytes,
 		log:     opts.Logger,
-		mcp:     opts.MCP,
-		mux:     http.NewServeMux(),
+		mcp:      opts.MCP,
+		mux:      http.NewServeMux(),
+		router:   opts.Router,
+		mcpScope: opts.MCPScope,
 	}
 	if h.maxBody == 0 {
 		h.maxBody = DefaultMaxBodyBytes
@@ -159,12 +178,15 @@ func New(store *memory.Store, opts *Options) (*Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	m, err := newMetrics(store, opts.Registry)
+	m, err := newMetrics(store, opts.Router, opts.Registry)
 	if err != nil {
 		return nil, err
 	}
 	h.metrics = m
 	for _, rt := range h.table(opts.Metrics) {
+		if h.router != nil {
+			rt.partition = h.partitionOf(rt)
+		}
 		h.mux.Handle(rt.method+" "+rt.path, h.wrap(rt))
 		h.routes = append(h.routes, rt)
 	}
@@ -191,6 +213,11 @@ type route struct {
 	// serve answers the request; an error it returns becomes the JSON
 	// error response (see writeError).
 	serve func(w http.ResponseWriter, r *http.Request) error
+	// partition, when set, returns the partition the request works on,
+	// to route it to its owner (see Options.Router); false serves it
+	// here (a request it cannot tell is refused here, as without a
+	// router).
+	partition func(r *http.Request) ([]byte, bool)
 }
 
 // table is the route table: every route the handler serves comes from it, and
@@ -367,6 +394,14 @@ func (rh *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
+		if rt.partition != nil {
+			if part, ok := rt.partition(r); ok {
+				local, err := h.router.Route(w, r, part)
+				if err != nil || !local {
+					return err // nil: the owner's answer is written
+				}
+			}
+		}
 		return rt.serve(w, r)
 	})
 }
@@ -484,7 +519,13 @@ func (w *responseWriter) Flush() {
 func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	c := h.store.Cluster()
+	if c == nil {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return nil
+	}
+	status, body := h.clusterHealth(r.Context(), c)
+	writeJSON(w, status, body)
 	return nil
 }
 

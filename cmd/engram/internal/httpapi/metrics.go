@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/engramdb/engram/cmd/engram/internal/cluster"
+	"github.com/engramdb/engram/kv"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -28,7 +30,7 @@ type metrics struct {
 // few hundred.
 var latencyBuckets = prometheus.ExponentialBuckets(0.00025, 2, 16)
 
-func newMetrics(store *memory.Store, reg *prometheus.Registry) (*metrics, error) {
+func newMetrics(store *memory.Store, router *cluster.Router, reg *prometheus.Registry) (*metrics, error) {
 	own := reg == nil
 	if own {
 		reg = prometheus.NewRegistry()
@@ -56,6 +58,9 @@ func newMetrics(store *memory.Store, reg *prometheus.Registry) (*metrics, error)
 		}),
 	}
 	cs := []prometheus.Collector{m.requests, m.inFlight, m.recall, storeCollector{store}}
+	if c := store.Cluster(); c != nil {
+		cs = append(cs, clusterCollector{c: c, router: router})
+	}
 	if own {
 		cs = append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
@@ -123,4 +128,50 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descConflicts, prometheus.CounterValue, float64(s.Conflicts))
 	ch <- prometheus.MustNewConstMetric(descFailures, prometheus.CounterValue, float64(s.Failures))
 	ch <- prometheus.MustNewConstMetric(descOpened, prometheus.GaugeValue, float64(s.OpenedAt.UnixNano())/1e9)
+}
+
+// clusterCollector reports partition ownership (kv.Cluster.Stats) and the
+// router's forwards, for a store in PostgreSQL.
+type clusterCollector struct {
+	c      *kv.Cluster
+	router *cluster.Router // nil: no forwards
+}
+
+var (
+	descLeasesHeld = prometheus.NewDesc("engram_cluster_leases_held",
+		"Partition leases this node holds.", nil, nil)
+	descLeasesAcquired = prometheus.NewDesc("engram_cluster_lease_acquired_total",
+		"Partition leases this node took (takeovers included).", nil, nil)
+	descTakeovers = prometheus.NewDesc("engram_cluster_takeovers_total",
+		"Partition leases this node took over from a node whose lease had lapsed.", nil, nil)
+	descLeasesLost = prometheus.NewDesc("engram_cluster_leases_lost_total",
+		"Partition leases a renewal found taken over by another node.", nil, nil)
+	descFenced = prometheus.NewDesc("engram_cluster_fenced_total",
+		"Commits refused because this node did not hold the partition's lease.", nil, nil)
+	descRenewFailures = prometheus.NewDesc("engram_cluster_renew_failures_total",
+		"Lease renewal rounds that could not reach the database.", nil, nil)
+	descForwards = prometheus.NewDesc("engram_cluster_forwards_total",
+		"Requests forwarded to their partition's owner: ok when it answered, error when it could not be reached.", []string{"result"}, nil)
+)
+
+func (c clusterCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descLeasesHeld, descLeasesAcquired, descTakeovers, descLeasesLost, descFenced, descRenewFailures, descForwards} {
+		ch <- d
+	}
+}
+
+func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.c.Stats()
+	ch <- prometheus.MustNewConstMetric(descLeasesHeld, prometheus.GaugeValue, float64(s.Held))
+	ch <- prometheus.MustNewConstMetric(descLeasesAcquired, prometheus.CounterValue, float64(s.Acquired))
+	ch <- prometheus.MustNewConstMetric(descTakeovers, prometheus.CounterValue, float64(s.Takeovers))
+	ch <- prometheus.MustNewConstMetric(descLeasesLost, prometheus.CounterValue, float64(s.Lost))
+	ch <- prometheus.MustNewConstMetric(descFenced, prometheus.CounterValue, float64(s.Fenced))
+	ch <- prometheus.MustNewConstMetric(descRenewFailures, prometheus.CounterValue, float64(s.RenewFailures))
+	var f cluster.Stats
+	if c.router != nil {
+		f = c.router.Stats()
+	}
+	ch <- prometheus.MustNewConstMetric(descForwards, prometheus.CounterValue, float64(f.ForwardsOK), "ok")
+	ch <- prometheus.MustNewConstMetric(descForwards, prometheus.CounterValue, float64(f.ForwardsFailed), "error")
 }
