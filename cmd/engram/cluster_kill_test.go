@@ -541,9 +541,13 @@ func TestClusterKill9(t *testing.T) {
 	byUser := map[string][]*clusterWrite{}
 	var acked, ackedAfter, ackedVictimAfter int
 	statuses := map[int]int{}
+	sample := map[int]string{} // an answer of each status that is not 201
 	for _, wr := range all {
 		byUser[wr.user] = append(byUser[wr.user], wr)
 		statuses[wr.status]++
+		if _, ok := sample[wr.status]; !ok && !wr.acked() {
+			sample[wr.status] = strings.TrimSpace(wr.msg)
+		}
 		if wr.acked() {
 			acked++
 			if wr.afterKill {
@@ -561,8 +565,12 @@ func TestClusterKill9(t *testing.T) {
 	// Every acknowledged write is readable, and searchable, through every
 	// survivor; no batch is half there.
 	survivors := c.up()
-	var found, lost, halfApplied, unackedApplied, recalled, notRecalled int
-	for _, n := range survivors {
+	// Counted by write (a write missing through one node is lost), except
+	// recalls, counted by node and write.
+	var halfApplied, recalled, notRecalled int
+	missing := map[*clusterWrite]bool{}
+	unackedApplied := map[string]int{} // status and error code -> writes
+	for ni, n := range survivors {
 		for _, u := range users {
 			writes := byUser[u]
 			var sessions []string
@@ -616,12 +624,21 @@ func TestClusterKill9(t *testing.T) {
 					halfApplied++
 					t.Errorf("%s: %s of %s to %s on %s (status %d) is half there: %d of %d", n.id, wr.kind, wr.texts, u, wr.node, wr.status, present, total)
 				case wr.acked() && present == total:
-					found++
 				case wr.acked():
-					lost++
+					missing[wr] = true
 					t.Errorf("%s: acknowledged %s %v %v to %s on %s (after the kill: %v) is missing", n.id, wr.kind, wr.texts, wr.objects, u, wr.node, wr.afterKill)
-				case present == total:
-					unackedApplied++
+				case present == total && ni == 0:
+					// A write whose answer was lost (the node died
+					// under it, or under the forward) may be there;
+					// one refused as a conflict or fenced may not.
+					var e struct {
+						Error struct{ Code string } `json:"error"`
+					}
+					_ = json.Unmarshal([]byte(wr.msg), &e)
+					unackedApplied[fmt.Sprintf("%d %s", wr.status, e.Error.Code)]++
+					if e.Error.Code == "conflict" || e.Error.Code == "partition_moved" {
+						t.Errorf("%s of %v to %s on %s was refused (%d %s) but is stored", wr.kind, wr.texts, u, wr.node, wr.status, wr.msg)
+					}
 				}
 				if !wr.acked() {
 					continue
@@ -662,15 +679,20 @@ func TestClusterKill9(t *testing.T) {
 			takeoverMetric += v
 		}
 	}
-	t.Logf("writes sent %d, acknowledged %d (%d after the kill, %d of them to the killed node's partitions); statuses %v",
-		len(all), acked, ackedAfter, ackedVictimAfter, statuses)
-	t.Logf("checked through %d surviving nodes: acknowledged found %d, lost %d, half-applied %d, unacknowledged but applied %d; memories and messages recalled by a word of theirs %d, not recalled %d",
-		len(survivors), found, lost, halfApplied, unackedApplied, recalled, notRecalled)
+	var samples []string
+	for code, msg := range sample {
+		samples = append(samples, fmt.Sprintf("%d: %s", code, msg))
+	}
+	slices.Sort(samples)
+	t.Logf("writes sent %d, acknowledged %d (%d after the kill, %d of them to the killed node's partitions); statuses %v; not acknowledged, for example:\n%s",
+		len(all), acked, ackedAfter, ackedVictimAfter, statuses, strings.Join(samples, "\n"))
+	t.Logf("checked through each of %d surviving nodes: acknowledged writes found %d, lost %d; batches half-applied %d; unacknowledged writes stored (by answer) %v; by a recall of a word of theirs (through each node), memories and messages found %d, not found %d",
+		len(survivors), acked-len(missing), len(missing), halfApplied, unackedApplied, recalled, notRecalled)
 	t.Logf("kill -9 of %s: %d partitions taken over (leases table) within %s; engram_cluster_takeovers_total on the survivors at the end: %v",
 		victim.id, len(takenOver), takeoverTime.Round(100*time.Millisecond), takeoverMetric)
-	t.Logf("SIGSTOP of %s: partition %s taken by %s (epoch %d -> %d) after %s; its %d writes sent with X-Engram-Forwarded after SIGCONT: %d refused with 503 (%d by a commit-time ErrFenced, engram_cluster_fenced_total), %d acknowledged, %d present; %d writes without the header: %d acknowledged (forwarded), all present",
+	t.Logf("SIGSTOP of %s: partition %s taken by %s (epoch %d -> %d) after %s; its %d writes sent with X-Engram-Forwarded at SIGCONT: %d refused with 503 (%d partition_moved, its commit fenced; %d owner_unavailable, refused before writing; engram_cluster_fenced_total %d), %d acknowledged, %d present; %d writes without the header: %d acknowledged (forwarded), all present",
 		fence.stopped, fence.user, fence.newOwner, fence.oldEpoch, fence.newEpoch, fence.takeover.Round(100*time.Millisecond),
-		fence.sent, fence.refused, fence.fencedCommits, fence.acked, fence.present, fence.plainSent, fence.plainAcked)
+		fence.sent, fence.refused, fence.refusedFenced, fence.refusedRouted, fence.fencedCommits, fence.acked, fence.present, fence.plainSent, fence.plainAcked)
 	t.Logf("wall time %s", time.Since(began).Round(time.Second))
 }
 
@@ -707,6 +729,8 @@ type fenceResult struct {
 	oldEpoch, newEpoch      int64
 	takeover                time.Duration
 	sent, refused, acked    int
+	refusedFenced           int // 503 partition_moved: the commit was fenced
+	refusedRouted           int // 503 owner_unavailable: refused before writing
 	present                 int
 	fencedCommits           int
 	plainSent, plainAcked   int
@@ -821,6 +845,21 @@ func (c *testCluster) fencePaused(nodes []*clusterNode) fenceResult {
 				res.plainAcked++
 			}
 		case isForwarded && a.code == http.StatusServiceUnavailable:
+			// partition_moved: its commit was fenced (kv.ErrFenced);
+			// owner_unavailable: it had learnt of the takeover and
+			// refused before writing.
+			var e struct {
+				Error struct{ Code string } `json:"error"`
+			}
+			_ = json.Unmarshal([]byte(a.msg), &e)
+			switch e.Error.Code {
+			case "partition_moved":
+				res.refusedFenced++
+			case "owner_unavailable":
+				res.refusedRouted++
+			default:
+				c.t.Errorf("a late write to %s = %d %s, want a 503 partition_moved or owner_unavailable", owner.id, a.code, a.msg)
+			}
 			res.refused++
 		case isForwarded:
 			c.t.Errorf("a late write to %s = %d %s, want 503", owner.id, a.code, a.msg)
