@@ -710,6 +710,11 @@ func (c *testCluster) checkLogs() {
 		if !c.t.Failed() {
 			continue
 		}
+		if f, err := os.CreateTemp("", "engram-cluster-"+n.id+"-*.log"); err == nil {
+			f.WriteString(log)
+			f.Close()
+			c.t.Logf("node %s: its whole standard error is in %s", n.id, f.Name())
+		}
 		var lines []string
 		for _, line := range strings.Split(log, "\n") {
 			if line != "" && (!strings.HasPrefix(line, "{") || strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) || strings.Contains(line, `"status":500`)) {
@@ -796,14 +801,19 @@ func (c *testCluster) fencePaused(nodes []*clusterNode) fenceResult {
 		code int
 		msg  string
 	}
-	answers := make(chan answer, 2*n)
-	var wg sync.WaitGroup
+	var (
+		mu      sync.Mutex
+		answers []answer
+		wg      sync.WaitGroup
+	)
 	send := func(text string, header ...string) {
 		defer wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		code, msg := c.call(ctx, owner, "POST", "/v1/users/"+user+"/memories", map[string]any{"text": text}, nil, header...)
-		answers <- answer{text, code, msg}
+		mu.Lock()
+		answers = append(answers, answer{text, code, msg})
+		mu.Unlock()
 	}
 	var forwarded, plain []string
 	for i := range n {
@@ -818,6 +828,18 @@ func (c *testCluster) fencePaused(nodes []*clusterNode) fenceResult {
 	}
 	owner.down.Store(false)
 	wg.Wait()
+	for _, a := range answers {
+		if a.code == 0 {
+			// No answer in 20 s: the goroutines of the resumed node
+			// say where its handlers wait (checkLogs saves them).
+			owner.p.cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-owner.p.done:
+			case <-time.After(10 * time.Second):
+			}
+			c.t.Fatalf("a late write to the resumed %s had no answer in 20 s: %s (its goroutines are in its standard error)", owner.id, a.msg)
+		}
+	}
 	// Without the header, the resumed node forwards to the new owner.
 	for i := range n {
 		text := "plain write " + clusterWord("fp", i)
@@ -826,9 +848,8 @@ func (c *testCluster) fencePaused(nodes []*clusterNode) fenceResult {
 		go send(text)
 	}
 	wg.Wait()
-	close(answers)
 	acked := map[string]bool{}
-	for a := range answers {
+	for _, a := range answers {
 		isForwarded := slices.Contains(forwarded, a.text)
 		if isForwarded {
 			res.sent++
