@@ -61,6 +61,11 @@ serve it with engram serve, which offers the same tools at /mcp over
 streamable HTTP: the tenant is the bearer token's, the user and session come
 from the X-Engram-User and X-Engram-Session headers ("default" when absent).
 
+With --postgres DSN (or $ENGRAM_POSTGRES) instead of --dir the store is in
+PostgreSQL: a write takes its partition's lease when no engram serve node
+holds it, and is refused while one does (serve the tools from there, at
+/mcp).
+
 Messages appended (append_message) become memories, entities and facts in
 the background (--extract async, the default), by the offline rule
 extractor or a chat model (--extract-model, --extract-base-url).

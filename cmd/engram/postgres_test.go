@@ -1,8 +1,20 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TestPostgresFlags: the bad combinations of --dir, --postgres and the
@@ -81,3 +93,132 @@ type fakeAddr string
 
 func (a fakeAddr) Network() string { return "tcp" }
 func (a fakeAddr) String() string  { return string(a) }
+
+// testPostgres returns ENGRAM_TEST_POSTGRES and a fresh schema dropped at
+// cleanup, or skips.
+func testPostgres(t *testing.T) (dsn, schema string) {
+	t.Helper()
+	dsn = os.Getenv("ENGRAM_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("ENGRAM_TEST_POSTGRES is not set: no PostgreSQL to test against (.ci/run starts one)")
+	}
+	var r [6]byte
+	_, _ = rand.Read(r[:])
+	schema = "c_" + hex.EncodeToString(r[:])
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), dsn)
+		if err == nil {
+			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			c.Close(context.Background())
+		}
+	})
+	return dsn, schema
+}
+
+// TestPostgresCommands: export a tenant from a directory, import it into
+// PostgreSQL (the DSN from $ENGRAM_POSTGRES), export it from there: the same
+// bytes; inspect reads it.
+func TestPostgresCommands(t *testing.T) {
+	dsn, schema := testPostgres(t)
+	t.Setenv(postgresEnv, dsn)
+	src := seedStore(t)
+	tmp := t.TempDir()
+	a, b := filepath.Join(tmp, "a.jsonl"), filepath.Join(tmp, "b.jsonl")
+	mustRun(t, "export", "--dir", src, "--tenant", "acme", "--out", a)
+	mustRun(t, "import", "--postgres-schema", schema, "--tenant", "acme", a)
+	mustRun(t, "export", "--postgres", dsn, "--postgres-schema", schema, "--tenant", "acme", "--out", b)
+	if x, y := readFile(t, a), readFile(t, b); x != y {
+		t.Fatalf("through PostgreSQL the export differs:\n%s\n---\n%s", x, y)
+	}
+	out := mustRun(t, "inspect", "--postgres-schema", schema, "--tenant", "acme")
+	if !strings.Contains(out, "postgres schema "+schema) || strings.Contains(out, "engram dbname") {
+		t.Fatalf("inspect:\n%s", out)
+	}
+}
+
+// TestServePostgres: two serve nodes on one schema; writes through one are
+// read through the other, whichever owns the partition; /healthz of each
+// names it and both nodes.
+func TestServePostgres(t *testing.T) {
+	dsn, schema := testPostgres(t)
+	node := func(id string) *serveInProcess {
+		o := serveTestOptions(t)
+		o.dir = ""
+		o.pg = postgresFlags{url: dsn, schema: schema}
+		o.nodeID, o.leaseTTL = id, 3*time.Second
+		return startServe(t, o)
+	}
+	a, b := node("a"), node("b")
+	if !strings.Contains(a.stdout.String(), "node a, advertised "+a.addr) {
+		t.Fatalf("stdout: %s", a.stdout)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	do := func(method, url, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+serveTestToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	for i := 0; i < 8; i++ {
+		u := fmt.Sprintf("u%d", i)
+		if st, body := do("POST", "http://"+a.addr+"/v1/users/"+u+"/memories", `{"text":"memory of `+u+`"}`); st != 201 {
+			t.Fatalf("remember %s through a: %d %s", u, st, body)
+		}
+		if st, body := do("GET", "http://"+b.addr+"/v1/users/"+u+"/memories", ""); st != 200 || !strings.Contains(body, "memory of "+u) {
+			t.Fatalf("list %s through b: %d %s", u, st, body)
+		}
+	}
+	for _, n := range []*serveInProcess{a, b} {
+		st, body := do("GET", "http://"+n.addr+"/healthz", "")
+		if st != 200 || !strings.Contains(body, `"database":"ok"`) || !strings.Contains(body, `{"id":"a"`) || !strings.Contains(body, `{"id":"b"`) {
+			t.Fatalf("healthz of %s: %d %s", n.addr, st, body)
+		}
+	}
+}
+
+// FuzzAdvertiseAddr: --advertise is accepted only as host:port with a
+// host other nodes can reach (not a wildcard) and a port other than 0.
+func FuzzAdvertiseAddr(f *testing.F) {
+	for _, s := range []string{"node1:7437", ":7437", "0.0.0.0:1", "[::]:1", "[fe80::1]:80", "h:0", "h", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := advertiseAddr(s, nil)
+		if err != nil || s == "" {
+			return
+		}
+		host, port, serr := net.SplitHostPort(got)
+		if serr != nil || got != s || isWildcard(host) || port == "" || port == "0" {
+			t.Fatalf("advertiseAddr(%q) = %q accepted", s, got)
+		}
+	})
+}
+
+// TestPostgresEncryptionKey: --encryption-key-file seals a store in
+// PostgreSQL as it does a directory: opened without the key it is refused
+// with the hint.
+func TestPostgresEncryptionKey(t *testing.T) {
+	dsn, schema := testPostgres(t)
+	t.Setenv(postgresEnv, dsn)
+	src := seedStore(t)
+	tmp := t.TempDir()
+	key := filepath.Join(tmp, "key")
+	if err := os.WriteFile(key, []byte("00112233445566778899aabbccddeeff"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(tmp, "a.jsonl")
+	mustRun(t, "export", "--dir", src, "--tenant", "acme", "--out", a)
+	mustRun(t, "import", "--postgres-schema", schema, "--encryption-key-file", key, "--tenant", "acme", a)
+	mustRun(t, "export", "--postgres-schema", schema, "--encryption-key-file", key, "--tenant", "acme", "--out", filepath.Join(tmp, "b.jsonl"))
+	_, err := runCLI(t, "export", "--postgres-schema", schema, "--tenant", "acme", "--out", filepath.Join(tmp, "c.jsonl"))
+	if err == nil || !strings.Contains(err.Error(), "--encryption-key-file") {
+		t.Fatalf("opened without the key: %v", err)
+	}
+}

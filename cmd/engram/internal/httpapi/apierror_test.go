@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/engramdb/engram/cmd/engram/internal/cluster"
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/kv"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -54,6 +57,9 @@ func TestClassify(t *testing.T) {
 		{engine.ErrCorrupt, 500, "internal"},
 		{errors.New("open /var/lib/engram/000123.vlog: permission denied"), 500, "internal"},
 		{badRequest("invalid_parameter", "x"), 400, "invalid_parameter"},
+		{fmt.Errorf("%w: this node holds no lease on partition", kv.ErrFenced), 503, "partition_moved"},
+		{&kv.LeaseHeldError{Lease: kv.Lease{Node: "b"}}, 503, "partition_moved"},
+		{&cluster.UnavailableError{Owner: "b", Reason: "it could not be reached", Err: errors.New("dial 10.0.0.2")}, 503, "owner_unavailable"},
 	} {
 		t.Run(tc.err.Error(), func(t *testing.T) {
 			wrapped := fmt.Errorf("append message 3 in /srv/data: %w", tc.err)
@@ -83,5 +89,38 @@ func TestClosedStore(t *testing.T) {
 	}
 	if !strings.Contains(s.log.String(), `"level":"ERROR"`) {
 		t.Errorf("a 503 is not logged as an error:\n%s", s.log.String())
+	}
+}
+
+// TestOwnershipErrors: a partition that moved, or an owner that cannot be
+// reached, is answered 503 with Retry-After (a retry finds the new owner),
+// naming the owner and nothing internal; never 500.
+func TestOwnershipErrors(t *testing.T) {
+	h := &Handler{}
+	for _, tc := range []struct {
+		err      error
+		code     string
+		contains string
+	}{
+		{fmt.Errorf("remember: %w: this node (a) holds no lease on partition \"t\\x00acme\"", kv.ErrFenced), "partition_moved", "moved to another node"},
+		{fmt.Errorf("remember: %w", &kv.LeaseHeldError{Lease: kv.Lease{Node: "node-b", Partition: []byte("secret-part")}}), "partition_moved", "node node-b"},
+		{&cluster.UnavailableError{Owner: "node-b", Reason: "it could not be reached", Err: errors.New("dial tcp 10.0.0.2:7437")}, "owner_unavailable", "node node-b"},
+	} {
+		rec := httptest.NewRecorder()
+		h.writeError(rec, httptest.NewRequest("GET", "/", nil), tc.err)
+		body := rec.Body.String()
+		if rec.Code != 503 || rec.Header().Get("Retry-After") != "1" || !strings.Contains(body, tc.code) || !strings.Contains(body, tc.contains) {
+			t.Errorf("%v: %d Retry-After %q %s", tc.err, rec.Code, rec.Header().Get("Retry-After"), body)
+		}
+		for _, leak := range []string{"10.0.0.2", "secret-part", "acme"} {
+			if strings.Contains(body, leak) {
+				t.Errorf("%v: the answer shows %q: %s", tc.err, leak, body)
+			}
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.writeError(rec, httptest.NewRequest("GET", "/", nil), memory.ErrClosed)
+	if rec.Header().Get("Retry-After") != "" {
+		t.Errorf("Retry-After on a closed store's 503")
 	}
 }

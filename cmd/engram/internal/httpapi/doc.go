@@ -65,6 +65,20 @@
 // headers, 400 for an unparsable request) are JSON too when the server
 // listens through [Listener].
 //
+// # Many servers
+//
+// With [Options.Router] (a store in PostgreSQL shared by several engram
+// serve nodes), a request that names a partition (the token's tenant and
+// the {user} segment, the user of a recall's body, the scope of an /mcp
+// request) is served by the partition's owner: here, or forwarded there
+// (see package cluster). An owner that cannot be reached, or a partition
+// that moved during the request, is 503 with Retry-After: 1 (codes
+// owner_unavailable and partition_moved). /healthz then reports the
+// database (503 when it does not answer a ping in 2 seconds), this node,
+// the live nodes, the leases held and the lease and forward counters, and
+// /metrics adds the engram_cluster_ series. The admin routes act on the
+// node they reach.
+//
 // # Observability
 //
 // One slog record per request (method, route pattern, status, bytes,

@@ -163,10 +163,10 @@ func New(store *memory.Store, opts *Options) (*Handler, error) {
 		return nil, err
 	}
 	h := &Handler{
-		store:   store,
-		tokens:  opts.Tokens,
-		maxBody: opts.MaxBodyBytes,
-		log:     opts.Logger,
+		store:    store,
+		tokens:   opts.Tokens,
+		maxBody:  opts.MaxBodyBytes,
+		log:      opts.Logger,
 		mcp:      opts.MCP,
 		mux:      http.NewServeMux(),
 		router:   opts.Router,
