@@ -413,46 +413,8 @@ func TestServeSIGTERM(t *testing.T) {
 	}
 	dir := t.TempDir()
 	tokens := writeServeTokens(t, 0o600)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$")
-	cmd.Env = append(os.Environ(), "ENGRAM_SERVE_HELPER=1",
-		"ENGRAM_SERVE_ARGS="+strings.Join([]string{"serve", "--dir", dir, "--tokens", tokens, "--addr", "127.0.0.1:0", "--log-format", "json"}, "\x1f"))
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &serveBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addrCh, exited := make(chan string, 1), make(chan error, 1)
-	go func() {
-		// Read the address, then drain stdout so the child never blocks
-		// on a full pipe; Wait after the reads, as os/exec asks.
-		sc := bufio.NewScanner(stdout)
-		lines := make(chan string, 16)
-		go func() {
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-			close(lines)
-		}()
-		addrCh <- serveReadAddr(lines)
-		for range lines {
-		}
-		exited <- cmd.Wait()
-	}()
-	var addr string
-	select {
-	case addr = <-addrCh:
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("no address from the server; stderr:\n%s", stderr)
-	}
-	if addr == "" {
-		cmd.Process.Kill()
-		t.Fatalf("the server printed no address; stderr:\n%s", stderr)
-	}
+	p := startServeProcess(t, "serve", "--dir", dir, "--tokens", tokens, "--addr", "127.0.0.1:0", "--log-format", "json")
+	cmd, stderr, exited, addr := p.cmd, p.stderr, p.exited, p.addr
 
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
@@ -481,6 +443,76 @@ func TestServeSIGTERM(t *testing.T) {
 	if msgs := serveStoredMessages(t, dir); len(msgs) != 1 {
 		t.Fatalf("stored = %+v", msgs)
 	}
+}
+
+// serveProcess is `engram serve` running in a subprocess: this test
+// binary, re-executed as TestServeHelperProcess with main's signal
+// handling.
+type serveProcess struct {
+	cmd *exec.Cmd
+	// addr is the address the server printed it serves on.
+	addr   string
+	stderr *serveBuffer
+	// exited receives cmd.Wait's result once the process has exited and
+	// its standard output is drained; done is closed then.
+	exited chan error
+	done   chan struct{}
+}
+
+// startServeProcess starts `engram <args>` in a subprocess and waits until
+// it prints the address it serves on. The test fails (and the process is
+// killed) when it exits first or says nothing within 60 s. The caller
+// stops the process; a cleanup kills one still running.
+func startServeProcess(t *testing.T, args ...string) *serveProcess {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$")
+	cmd.Env = append(os.Environ(), "ENGRAM_SERVE_HELPER=1", "ENGRAM_SERVE_ARGS="+strings.Join(args, "\x1f"))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProcess{cmd: cmd, stderr: &serveBuffer{}, exited: make(chan error, 1), done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addrCh := make(chan string, 1)
+	go func() {
+		// Read the address, then drain stdout so the child never blocks
+		// on a full pipe; Wait after the reads, as os/exec asks.
+		sc := bufio.NewScanner(stdout)
+		lines := make(chan string, 16)
+		go func() {
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		addrCh <- serveReadAddr(lines)
+		for range lines {
+		}
+		p.exited <- cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill() // os: process already finished, if it has
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			t.Error("a serve process did not exit after SIGKILL")
+		}
+	})
+	select {
+	case p.addr = <-addrCh:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no address from the server; stderr:\n%s", p.stderr)
+	}
+	if p.addr == "" {
+		cmd.Process.Kill()
+		t.Fatalf("the server printed no address; stderr:\n%s", p.stderr)
+	}
+	return p
 }
 
 var serveAddrRE = regexp.MustCompile(`^engram: serving http://(\S+) `)
