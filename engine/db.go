@@ -270,12 +270,26 @@ func (db *DB) update(ctx context.Context, commit kvRun, fn func(*Tx) error) erro
 			db.failures.Add(1)
 		}
 	}()
-	for range maxConflictRetries {
+	for conflicts, loads := 0, 0; ; {
 		err = db.attempt(ctx, true, commit, fn)
+		var lf *loadFirst
+		if errors.As(err, &lf) && loads < maxLoadFirst {
+			loads++
+			if _, err = db.getPartition(ctx, lf.prefix); err != nil {
+				break
+			}
+			continue
+		}
 		if !errors.Is(err, kv.ErrConflict) {
 			break
 		}
 		db.conflicts.Add(1)
+		if conflicts++; conflicts >= maxConflictRetries {
+			break
+		}
+		if db.kv.Postgres() {
+			conflictBackoff(ctx, conflicts)
+		}
 	}
 	committed = err == nil
 	return convert(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,8 +158,56 @@ func (db *DB) foreignStale(p *partition) bool {
 	return !db.holds(p.prefix)
 }
 
+// loadFirst is the error a transaction of a PostgreSQL store stops with
+// when it needs a partition that is not loaded: loading reads on another
+// connection, and transactions that each hold one while waiting for
+// another would exhaust the pool. update loads the partition outside the
+// transaction and runs the function again.
+type loadFirst struct{ prefix []byte }
+
+func (e *loadFirst) Error() string {
+	return fmt.Sprintf("engine: partition %q must be loaded before the transaction", e.prefix)
+}
+
+// maxLoadFirst bounds how often update loads a partition and runs its
+// function again (each run may name another partition, or find one
+// dropped again by a lease change).
+const maxLoadFirst = 16
+
+// partition returns the partition of prefix for this transaction: loaded
+// on first use with Badger, and with PostgreSQL only if already loaded
+// and fresh (else *loadFirst).
+func (tx *Tx) partition(prefix []byte) (*partition, error) {
+	if !tx.db.kv.Postgres() {
+		return tx.db.getPartition(tx.ctx, prefix)
+	}
+	tx.db.parts.Lock()
+	p, ok := tx.db.parts.m[string(prefix)]
+	ok = ok && p.loaded.Load() && !tx.db.foreignStale(p)
+	tx.db.parts.Unlock()
+	if !ok {
+		return nil, &loadFirst{prefix: bytes.Clone(prefix)}
+	}
+	return p, nil
+}
+
 // listeners of partition changes.
 type listeners struct {
 	sync.Mutex
 	fns []func([]byte)
+}
+
+// conflictBackoff waits before the n-th run again of a transaction that
+// conflicted, in a PostgreSQL store: writers of one partition that
+// conflicted at once would otherwise collide again. Up to about 2^n
+// milliseconds, jittered, at most 100 ms.
+func conflictBackoff(ctx context.Context, n int) {
+	d := time.Duration(1<<min(n, 7)) * time.Millisecond
+	d = min(d/2+time.Duration(mrand.Int64N(int64(d))), 100*time.Millisecond)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

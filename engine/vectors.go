@@ -247,7 +247,7 @@ func (tx *Tx) PutRecord(scope Scope, space string, rec Record) (string, error) {
 			return "", fmt.Errorf("%w: id %q is not a ULID", ErrInvalidRecord, rec.ID)
 		}
 	}
-	p, err := tx.db.getPartition(tx.ctx, prefix)
+	p, err := tx.partition(prefix)
 	if err != nil {
 		return "", err
 	}
@@ -291,7 +291,7 @@ func (tx *Tx) DeleteRecord(scope Scope, space, id string) error {
 	if err != nil {
 		return fmt.Errorf("%w: id %q is not a ULID", ErrInvalidRecord, id)
 	}
-	p, err := tx.db.getPartition(tx.ctx, prefix)
+	p, err := tx.partition(prefix)
 	if err != nil {
 		return err
 	}
