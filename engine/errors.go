@@ -87,6 +87,10 @@ var (
 	// partition another live process holds; the error is a
 	// *[LeaseHeldError] naming it.
 	ErrLeaseHeld = kv.ErrLeaseHeld
+
+	// ErrUnavailable is returned when a store in PostgreSQL cannot reach
+	// its database; see [kv.ErrUnavailable].
+	ErrUnavailable = kv.ErrUnavailable
 )
 
 // LeaseHeldError names the process that holds a partition's lease.

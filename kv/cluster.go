@@ -32,6 +32,12 @@ import (
 // transaction was written.
 var ErrFenced = errors.New("kv: partition lease lost to another node (fenced)")
 
+// ErrUnavailable is returned when a store in PostgreSQL cannot reach its
+// database (the connection failed, was cut or timed out): nothing of an
+// update that returns it was committed unless the cut came during the
+// COMMIT itself, which PostgreSQL cannot report back.
+var ErrUnavailable = errors.New("kv: the database is unreachable")
+
 // ErrLeaseHeld is returned by [Cluster.Acquire], and by a write in a store
 // without [PostgresOptions.ExplicitLeases], when another live node holds
 // the partition's lease. The error is a *[LeaseHeldError] naming it.

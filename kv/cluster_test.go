@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -298,5 +299,50 @@ func TestLeasesDroppedWhenDatabaseLost(t *testing.T) {
 	}
 	if st := a.Cluster().Stats(); st.RenewFailures == 0 || st.Lost != 1 {
 		t.Fatalf("stats = %+v", st)
+	}
+}
+
+// TestPostgresUnavailable: a database that cannot be reached, or that
+// drops the store's connections, is ErrUnavailable, not an internal error.
+func TestPostgresUnavailable(t *testing.T) {
+	testPostgresDSN(t)
+	_, err := OpenPostgres(context.Background(), &PostgresOptions{DSN: "host=127.0.0.1 port=1 user=nobody connect_timeout=2"})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("OpenPostgres on a closed port: %v, want ErrUnavailable", err)
+	}
+	dsn := testPostgresDSN(t)
+	if strings.Contains(dsn, "://") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		dsn += sep + "application_name=kvtest_unavailable"
+	} else {
+		dsn += " application_name=kvtest_unavailable"
+	}
+	c, err := pgx.Connect(context.Background(), testPostgresDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	db, _ := openTestPostgres(t, &PostgresOptions{DSN: dsn})
+	// The connection is cut in the middle of a transaction, as a
+	// failover or a restart of the server does.
+	err = db.View(context.Background(), func(tx *Txn) error {
+		if _, err := tx.Get([]byte("a")); !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if _, err := c.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'kvtest_unavailable'`); err != nil {
+			t.Fatal(err)
+		}
+		_, err := tx.Get([]byte("b"))
+		return err
+	})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a read on a cut connection: %v, want ErrUnavailable", err)
+	}
+	// The pool replaces the connection: the store works again.
+	if err := put(db, "k"); err != nil {
+		t.Fatalf("after the cut: %v", err)
 	}
 }

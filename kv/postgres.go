@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"regexp"
 	"sync"
@@ -236,6 +238,8 @@ func pgError(err error) error {
 			return fmt.Errorf("%w: %s", ErrDiskFull, pe.Message)
 		case "54000", "54001": // program_limit_exceeded, statement_too_complex
 			return fmt.Errorf("%w: %s", ErrTooLarge, pe.Message)
+		case "57P01", "57P02", "57P03", "08000", "08003", "08006": // shutdowns, connection failures
+			return fmt.Errorf("%w: %s", ErrUnavailable, pe.Message)
 		}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -243,6 +247,11 @@ func pgError(err error) error {
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return fmt.Errorf("kv: postgres: %w", err)
 }

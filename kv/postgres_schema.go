@@ -94,7 +94,7 @@ var pgMigrations = []string{
 func (s *pgStore) migrate(ctx context.Context) error {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
-		return fmt.Errorf("kv: postgres: %w", err)
+		return pgError(err)
 	}
 	defer tx.Rollback(context.Background())
 	h := fnv.New64a()

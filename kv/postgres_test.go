@@ -30,7 +30,9 @@ func openTestPostgres(t testing.TB, o *PostgresOptions) (*DB, *PostgresOptions) 
 	if o != nil {
 		opts = *o
 	}
-	opts.DSN = dsn
+	if opts.DSN == "" {
+		opts.DSN = dsn
+	}
 	if opts.Schema == "" {
 		var r [6]byte
 		_, _ = rand.Read(r[:])

@@ -57,6 +57,9 @@ var (
 	// partition another live process holds; the error is a
 	// *[LeaseHeldError] naming it.
 	ErrLeaseHeld = engine.ErrLeaseHeld
+	// ErrUnavailable is returned when a store in PostgreSQL cannot reach
+	// its database; retry later.
+	ErrUnavailable = engine.ErrUnavailable
 	// ErrEmbedderMismatch is returned by [Open] for an [Options.Embedder]
 	// other than the one whose vectors the store holds (the store records
 	// its embedder's provider, model and dimension with its first vector),

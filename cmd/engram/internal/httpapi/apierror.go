@@ -58,6 +58,8 @@ var errorClasses = []errorClass{
 	{err: kv.ErrLeaseHeld, status: http.StatusServiceUnavailable, code: "partition_moved", ownMessage: true},
 	{err: kv.ErrFenced, status: http.StatusServiceUnavailable, code: "partition_moved",
 		message: "the partition moved to another node during the request; retry"},
+	{err: kv.ErrUnavailable, status: http.StatusServiceUnavailable, code: "database_unavailable",
+		message: "the database is unreachable; retry"},
 	{err: memory.ErrInvalidScope, status: http.StatusBadRequest, code: "invalid_scope"},
 	{err: memory.ErrInvalidMessage, status: http.StatusBadRequest, code: "invalid_message"},
 	{err: memory.ErrInvalidMemory, status: http.StatusBadRequest, code: "invalid_memory"},
@@ -114,7 +116,7 @@ func classify(err error) (status int, code, message string) {
 
 // retryCodes are the error codes answered with "Retry-After: 1": the
 // request may succeed at once on another try.
-var retryCodes = map[string]bool{"owner_unavailable": true, "partition_moved": true}
+var retryCodes = map[string]bool{"owner_unavailable": true, "partition_moved": true, "database_unavailable": true}
 
 // ownMessage is the message of an error answered with its own text: a
 // *cluster.UnavailableError's (the owner and the reason), or a
