@@ -797,13 +797,11 @@ func (c *testCluster) fencePaused(nodes []*clusterNode) fenceResult {
 	// Writes to the stopped node wait on its socket; SIGCONT lets its
 	// handlers run against the lease it still believes it holds.
 	//
-	// Four, not eight: as many concurrent writes as the node's pool has
-	// connections (8 here) to a partition whose index it must load
-	// deadlock in the engine (each holds a connection in its transaction;
-	// the load inside one of them waits for another), and the takeover
-	// may have dropped the index before the writes reach the engine. With
-	// eight, one run in eight under -race hung so.
-	const n = 4
+	// As many as the node's pool has connections (8): each holds one in
+	// its transaction, and the takeover dropped the partition's index, so
+	// they also prove that no transaction loads an index inside itself
+	// (engine's loadFirst), which deadlocked the pool before.
+	const n = 8
 	type answer struct {
 		text string
 		code int
