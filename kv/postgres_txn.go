@@ -439,6 +439,8 @@ type pgIter struct {
 	// bound the rows held were read from (see covers).
 	first  int
 	pageLo []byte
+	// seeks are the pages PrefetchSeeks read, by seek target.
+	seeks map[string]pgSeekPage
 }
 
 type pgRow struct {
@@ -454,7 +456,7 @@ const maxPGPage = 4096
 const keysOnlyInline = 512
 
 func (it *pgIter) seek(key []byte) {
-	if it.covers(key) {
+	if it.covers(key) || it.seekPrefetched(key) {
 		return
 	}
 	it.page = it.first // a seek starts small again: a walk seeks far and reads little
@@ -561,10 +563,7 @@ func (it *pgIter) covers(key []byte) bool {
 	if it.t.update || it.opts.Reverse || it.err != nil || len(it.rows) == 0 || it.pageLo == nil {
 		return false
 	}
-	target := key
-	if target == nil || bytes.Compare(target, it.opts.Prefix) < 0 {
-		target = it.opts.Prefix
-	}
+	target := it.seekTarget(key)
 	if bytes.Compare(target, it.pageLo) < 0 {
 		return false
 	}
@@ -614,4 +613,4 @@ func (it *pgIter) value(dst []byte) ([]byte, error) {
 
 func (it *pgIter) expiresAt() time.Time { return expiryTime(it.rows[it.pos].exp) }
 
-func (it *pgIter) close() { it.rows = nil }
+func (it *pgIter) close() { it.rows, it.seeks = nil, nil }

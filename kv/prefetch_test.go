@@ -142,16 +142,29 @@ func TestIteratorSeekModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, keysOnly := range []bool{true, false} {
+			for _, mode := range []struct{ keysOnly, prefetch bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
+				keysOnly := mode.keysOnly
 				err := db.View(ctx, func(tx *Txn) error {
 					it := tx.NewIterator(IterOptions{Prefix: []byte("g/"), KeysOnly: keysOnly})
 					defer it.Close()
 					before := traffic(db)
 					const seeks = 300
-					for range seeks {
-						target := fmt.Sprintf("g/%04d", r.IntN(5100))
+					targets := make([]string, seeks)
+					for j := range targets {
+						targets[j] = fmt.Sprintf("g/%04d", r.IntN(5100))
 						if r.IntN(20) == 0 {
-							target = "a" // before the prefix
+							targets[j] = "a" // before the prefix
+						}
+					}
+					for j, target := range targets {
+						if mode.prefetch && j%50 == 0 {
+							var keys [][]byte
+							for _, t := range targets[j:min(j+50, len(targets))] {
+								keys = append(keys, []byte(t))
+							}
+							if err := it.PrefetchSeeks(keys); err != nil {
+								return err
+							}
 						}
 						i := sort.SearchStrings(sorted, target)
 						it.Seek([]byte(target))
@@ -178,9 +191,12 @@ func TestIteratorSeekModel(t *testing.T) {
 					}
 					if db.Postgres() {
 						n := traffic(db).RoundTrips - before.RoundTrips
-						t.Logf("keysOnly %v: %d round trips for %d seeks", keysOnly, n, seeks)
-						if keysOnly && n >= seeks*3/4 {
+						t.Logf("%+v: %d round trips for %d seeks", mode, n, seeks)
+						if keysOnly && !mode.prefetch && n >= seeks*3/4 {
 							t.Errorf("keys-only: %d round trips for %d seeks; want under three for four seeks", n, seeks)
+						}
+						if keysOnly && mode.prefetch && n >= seeks/4 {
+							t.Errorf("keys-only with PrefetchSeeks: %d round trips for %d seeks; want under one for four seeks", n, seeks)
 						}
 					}
 					return nil
