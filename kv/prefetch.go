@@ -3,6 +3,7 @@ package kv
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -111,7 +112,7 @@ func (it *Iterator) PrefetchSeeks(keys [][]byte) error {
 
 // seekPrefetchPage is how many rows PrefetchSeeks reads per key: a
 // graph entity has a few facts; one with more is read on in pages.
-const seekPrefetchPage = 32
+const seekPrefetchPage = 16
 
 // pgSeekPage is a page PrefetchSeeks read for a seek.
 type pgSeekPage struct {
@@ -151,7 +152,7 @@ func (it *pgIter) prefetchSeeks(keys [][]byte) error {
 	}
 	sql := t.s.q.sql(`SELECT p.i, r.k, r.v, r.expires_at FROM unnest($1::bytea[]) WITH ORDINALITY AS p(lo, i)
 		CROSS JOIN LATERAL (SELECT ` + cols + ` FROM {s}.kv WHERE k >= p.lo AND ($2::bytea IS NULL OR k < $2)
-		AND (expires_at = 0 OR expires_at > $3) ORDER BY k LIMIT $4) AS r(k, v, expires_at) ORDER BY p.i, r.k`)
+		AND (expires_at = 0 OR expires_at > $3) ORDER BY k LIMIT $4) AS r(k, v, expires_at)`)
 	br, _, err := t.send(func(b *pgx.Batch) { b.Queue(sql, los, end, time.Now().Unix(), seekPrefetchPage) })
 	if err != nil {
 		return err
@@ -191,11 +192,20 @@ func (it *pgIter) prefetchSeeks(keys [][]byte) error {
 		it.seeks = make(map[string]pgSeekPage, len(los))
 	}
 	for i, lo := range los {
+		// Rows come grouped by seek and in key order (a nested loop over
+		// the index); sorting them here saves the database a sort by
+		// bytea that took half of the query's time, and costs nothing
+		// when they are in order.
+		if !slices.IsSortedFunc(pages[i].rows, comparePGRows) {
+			slices.SortFunc(pages[i].rows, comparePGRows)
+		}
 		pages[i].more = len(pages[i].rows) == seekPrefetchPage
 		it.seeks[string(lo)] = pages[i]
 	}
 	return nil
 }
+
+func comparePGRows(a, b pgRow) int { return bytes.Compare(a.k, b.k) }
 
 // seekPrefetched positions the iterator at key from a page PrefetchSeeks
 // read, as a seek's own fetch would have, and reports whether there was
