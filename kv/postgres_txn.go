@@ -452,7 +452,8 @@ type pgRow struct {
 const maxPGPage = 4096
 
 // keysOnlyInline is the largest stored value a keys-only scan brings
-// along with its key.
+// along with its key, in stored bytes: sealed, a value carries the
+// sealer's nonce and tag too.
 const keysOnlyInline = 512
 
 func (it *pgIter) seek(key []byte) {
