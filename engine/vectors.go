@@ -527,6 +527,9 @@ func (db *DB) readHits(ctx context.Context, prefix []byte, ids []ulid.ULID, res 
 		return hits, nil
 	}
 	err := db.View(ctx, func(tx *Tx) error {
+		if err := tx.prefetchHits(prefix, ids); err != nil {
+			return err
+		}
 		for i, id := range ids {
 			b, err := tx.Get(Key(prefix, NSRecord, id[:]))
 			if errors.Is(err, ErrNotFound) {

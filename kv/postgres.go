@@ -141,6 +141,8 @@ type pgStore struct {
 	pool *pgxpool.Pool
 	seal *valueSealer // nil without a key
 	q    pgQueries
+	// trace counts round trips (see Traffic).
+	trace *pgTrace
 
 	// leases is this node's view of the leases it holds: partition →
 	// epoch.
@@ -180,11 +182,13 @@ func OpenPostgres(ctx context.Context, opts *PostgresOptions) (*DB, error) {
 	} else if cfg.MaxConns < 8 {
 		cfg.MaxConns = 8
 	}
+	trace := &pgTrace{}
+	cfg.ConnConfig.Tracer = trace
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kv: postgres: %w", err)
 	}
-	s := &pgStore{opts: o, pool: pool, q: newPGQueries(o.Schema), stop: make(chan struct{}), renewNow: make(chan struct{}, 1)}
+	s := &pgStore{opts: o, pool: pool, q: newPGQueries(o.Schema), trace: trace, stop: make(chan struct{}), renewNow: make(chan struct{}, 1)}
 	s.leases.m = map[string]uint64{}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()

@@ -940,8 +940,20 @@ func (h *hydrator) hydrate(ctx context.Context, cands []*Candidate) error {
 
 // read is hydrate's work in tx.
 func (h *hydrator) read(tx *engine.Tx, cands []*Candidate) error {
+	if tx.KV().Prefetches() {
+		// One request for every record rather than one each (PostgreSQL).
+		var refs []engine.RecordRef
+		for _, c := range cands {
+			if !h.skip(c) {
+				refs = append(refs, engine.RecordRef{Scope: ownerOf(c.Source, h.user), Space: spaceOf(c.Source), ID: c.ID})
+			}
+		}
+		if err := tx.PrefetchRecords(refs); err != nil {
+			return err
+		}
+	}
 	for _, c := range cands {
-		if c.Source == SourceGraph || (c.hydrated && (!h.vectors || c.vector != nil)) {
+		if h.skip(c) {
 			continue
 		}
 		var r engine.Record
@@ -976,6 +988,11 @@ func (h *hydrator) read(tx *engine.Tx, cands []*Candidate) error {
 		}
 	}
 	return nil
+}
+
+// skip reports whether read has nothing to read for c.
+func (h *hydrator) skip(c *Candidate) bool {
+	return c.Source == SourceGraph || (c.hydrated && (!h.vectors || c.vector != nil))
 }
 
 // screen returns why the query's filters drop a hydrated candidate, or "".

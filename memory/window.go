@@ -82,7 +82,9 @@ func (ss *Session) Window(ctx context.Context, opts WindowOptions) ([]Message, e
 		}
 
 		// Then the conversation, newest first, until a budget is reached.
-		it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, Reverse: true, Prefetch: min(opts.MaxMessages, 64)})
+		// One message past the budget: the read that finds the budget
+		// full then needs no second page (a round trip on PostgreSQL).
+		it := tx.NewIterator(engine.IterOptions{Prefix: msgPrefix, Reverse: true, Prefetch: min(opts.MaxMessages+1, 65)})
 		defer it.Close()
 		var val []byte
 		for it.Seek(nil); it.Valid(); it.Next() {
