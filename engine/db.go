@@ -315,7 +315,11 @@ func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
 func (db *DB) attempt(ctx context.Context, update bool, run kvRun, fn func(*Tx) error) error {
 	tx := &Tx{db: db, ctx: ctx}
 	committed := false
-	defer func() { tx.finish(committed) }()
+	var unsure []*partition
+	defer func() {
+		tx.finish(committed)
+		db.dropPartitions(unsure)
+	}()
 	err := run(ctx, func(t *kv.Txn) error {
 		tx.t = t
 		return fn(tx)
@@ -323,6 +327,13 @@ func (db *DB) attempt(ctx context.Context, update bool, run kvRun, fn func(*Tx) 
 	// A commit whose sync failed is visible all the same: the indexes
 	// must show it too.
 	committed = update && (err == nil || errors.Is(err, kv.ErrNotDurable))
+	if update && !committed && db.kv.Postgres() && outcomeUnknown(err) {
+		// The connection failed with the COMMIT sent: it may have
+		// committed. The partitions it wrote load again from the store.
+		for _, op := range tx.pending {
+			unsure = append(unsure, op.p)
+		}
+	}
 	return err
 }
 

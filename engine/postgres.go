@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"sync"
@@ -189,6 +190,29 @@ func (tx *Tx) partition(prefix []byte) (*partition, error) {
 		return nil, &loadFirst{prefix: bytes.Clone(prefix)}
 	}
 	return p, nil
+}
+
+// outcomeUnknown reports whether a failed update of a PostgreSQL store may
+// have committed all the same: the database was lost, or the context
+// ended, while the commit was on its way.
+func outcomeUnknown(err error) bool {
+	return errors.Is(err, kv.ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// dropPartitions drops partitions from the cache (the next use loads
+// them from the store), and keeps their snapshots from being written.
+func (db *DB) dropPartitions(ps []*partition) {
+	if len(ps) == 0 {
+		return
+	}
+	db.parts.Lock()
+	defer db.parts.Unlock()
+	for _, p := range ps {
+		p.erased.Store(true)
+		if db.parts.m[string(p.prefix)] == p {
+			delete(db.parts.m, string(p.prefix))
+		}
+	}
 }
 
 // listeners of partition changes.

@@ -106,7 +106,7 @@ func TestPostgresSnapshotTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "UPDATE "+po.Schema+".leases SET expires_at = now() - interval '1 second'"); err != nil {
+	if _, err := c.Exec(ctx, "UPDATE "+po.Schema+".lease_expiry SET expires_at = now() - interval '1 second'"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Cluster().Acquire(ctx, PartitionOf(scope)); err != nil {

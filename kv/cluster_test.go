@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -144,7 +145,7 @@ func TestLeaseTakeoverFences(t *testing.T) {
 	if _, err := a.Cluster().Acquire(ctx, testPart); err != nil {
 		t.Fatal(err)
 	}
-	sql(`UPDATE {s}.leases SET expires_at = now() - interval '1 second'`)
+	sql(`UPDATE {s}.lease_expiry SET expires_at = now() - interval '1 second'`)
 	l, err := b.Cluster().Acquire(ctx, testPart)
 	if err != nil || l.Epoch != 2 {
 		t.Fatalf("takeover = %+v, %v", l, err)
@@ -185,7 +186,7 @@ func TestLeaseTakeoverDuringWrite(t *testing.T) {
 		if err := tx.Set([]byte("p/alice/during"), []byte("v")); err != nil {
 			return err
 		}
-		sql(`UPDATE {s}.leases SET expires_at = now() - interval '1 second'`)
+		sql(`UPDATE {s}.lease_expiry SET expires_at = now() - interval '1 second'`)
 		if _, err := b.Cluster().Acquire(ctx, testPart); err != nil {
 			t.Errorf("takeover: %v", err)
 		}
@@ -222,7 +223,7 @@ func TestLeaseAutoTake(t *testing.T) {
 	if exists(t, a, "p/alice/2") {
 		t.Fatal("refused write landed")
 	}
-	sql(`UPDATE {s}.leases SET expires_at = now() - interval '1 second'`)
+	sql(`UPDATE {s}.lease_expiry SET expires_at = now() - interval '1 second'`)
 	if err := put(b, "p/alice/2"); err != nil {
 		t.Fatal(err)
 	}
@@ -344,5 +345,25 @@ func TestPostgresUnavailable(t *testing.T) {
 	// The pool replaces the connection: the store works again.
 	if err := put(db, "k"); err != nil {
 		t.Fatalf("after the cut: %v", err)
+	}
+}
+
+// TestPostgresCommitAnswerCut: a connection that fails after PostgreSQL
+// answered COMMIT, while the rest of the batch's answer is read, does not
+// make a committed transaction look failed (the engine would then leave
+// the write out of its indexes).
+func TestPostgresCommitAnswerCut(t *testing.T) {
+	db, _ := openTestPostgres(t, nil)
+	// The connection fails while the end of the answer is read.
+	db.pg.afterCommit = func(br pgx.BatchResults) error {
+		br.Close()
+		return io.ErrUnexpectedEOF
+	}
+	if err := put(db, "k"); err != nil {
+		t.Fatalf("committed write reported as %v", err)
+	}
+	db.pg.afterCommit = nil
+	if !exists(t, db, "k") {
+		t.Fatal("the write is not there")
 	}
 }

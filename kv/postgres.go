@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,16 +146,20 @@ type pgStore struct {
 	trace *pgTrace
 
 	// leases is this node's view of the leases it holds: partition →
-	// epoch.
+	// epoch, and until when it may serve from its caches without hearing
+	// from the database (its last renewal's start plus the TTL).
 	leases struct {
 		sync.Mutex
-		m map[string]uint64
+		m map[string]heldLease
 	}
 	stats struct {
 		acquired, takeovers, renewals, lost, fenced, renewFailures atomic.Uint64
 	}
 
 	stop chan struct{}
+	// afterCommit, a test seam, closes a commit's batch once its COMMIT
+	// answer was read, in place of BatchResults.Close.
+	afterCommit func(pgx.BatchResults) error
 	// renewNow asks the renewal loop for a round at once (a commit was
 	// fenced).
 	renewNow chan struct{}
@@ -189,7 +194,7 @@ func OpenPostgres(ctx context.Context, opts *PostgresOptions) (*DB, error) {
 		return nil, fmt.Errorf("kv: postgres: %w", err)
 	}
 	s := &pgStore{opts: o, pool: pool, q: newPGQueries(o.Schema), trace: trace, stop: make(chan struct{}), renewNow: make(chan struct{}, 1)}
-	s.leases.m = map[string]uint64{}
+	s.leases.m = map[string]heldLease{}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -242,7 +247,10 @@ func pgError(err error) error {
 			return fmt.Errorf("%w: %s", ErrDiskFull, pe.Message)
 		case "54000", "54001": // program_limit_exceeded, statement_too_complex
 			return fmt.Errorf("%w: %s", ErrTooLarge, pe.Message)
-		case "57P01", "57P02", "57P03", "08000", "08003", "08006": // shutdowns, connection failures
+		case "57P01", "57P02", "57P03", "57P04": // shutdowns, database dropped
+			return fmt.Errorf("%w: %s", ErrUnavailable, pe.Message)
+		}
+		if strings.HasPrefix(pe.Code, "08") { // connection exceptions
 			return fmt.Errorf("%w: %s", ErrUnavailable, pe.Message)
 		}
 	}

@@ -11,6 +11,12 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// heldLease is a lease this node holds.
+type heldLease struct {
+	epoch uint64
+	until time.Time
+}
+
 // fencePlan splits the partitions a commit wrote into those this node
 // holds (with their epochs: the commit checks them) and those it must
 // take in the commit. With ExplicitLeases a partition not held is
@@ -23,8 +29,8 @@ func (s *pgStore) fencePlan(parts map[string]struct{}) (held map[string]uint64, 
 	defer s.leases.Unlock()
 	held = make(map[string]uint64, len(parts))
 	for p := range parts {
-		if e, ok := s.leases.m[p]; ok {
-			held[p] = e
+		if l, ok := s.leases.m[p]; ok {
+			held[p] = l.epoch
 			continue
 		}
 		if s.opts.ExplicitLeases {
@@ -37,14 +43,14 @@ func (s *pgStore) fencePlan(parts map[string]struct{}) (held map[string]uint64, 
 	return held, take, nil
 }
 
-// took records a lease taken at epoch; when this node did not hold it at
-// that epoch it calls OnAcquire.
-func (s *pgStore) took(part []byte, epoch uint64) {
+// took records a lease taken at epoch by a statement that started at
+// start; when this node did not hold it at that epoch it calls OnAcquire.
+func (s *pgStore) took(part []byte, epoch uint64, start time.Time) {
 	s.leases.Lock()
 	old, had := s.leases.m[string(part)]
-	s.leases.m[string(part)] = epoch
+	s.leases.m[string(part)] = heldLease{epoch: epoch, until: start.Add(s.opts.LeaseTTL)}
 	s.leases.Unlock()
-	if had && old == epoch {
+	if had && old.epoch == epoch {
 		return
 	}
 	s.stats.acquired.Add(1)
@@ -63,14 +69,15 @@ func (s *pgStore) acquire(ctx context.Context, part []byte) (Lease, error) {
 	var epoch int64
 	var until time.Time
 	s.leases.Lock()
-	held := s.leases.m[string(part)]
+	held := s.leases.m[string(part)].epoch
 	s.leases.Unlock()
+	start := time.Now()
 	err := s.pool.QueryRow(ctx, s.q.sql(`SELECT {s}.take($1, $2, $3, $4), now() + make_interval(secs => $3)`),
 		part, s.opts.Node, s.opts.LeaseTTL.Seconds(), int64(held)).Scan(&epoch, &until)
 	if err != nil {
 		return Lease{}, s.heldError(err, part)
 	}
-	s.took(part, uint64(epoch))
+	s.took(part, uint64(epoch), start)
 	return Lease{Partition: bytes.Clone(part), Node: s.opts.Node, Epoch: uint64(epoch), Expires: until}, nil
 }
 
@@ -78,17 +85,18 @@ func (s *pgStore) release(ctx context.Context, part []byte) error {
 	s.leases.Lock()
 	delete(s.leases.m, string(part))
 	s.leases.Unlock()
-	_, err := s.pool.Exec(ctx, s.q.sql(`UPDATE {s}.leases SET expires_at = '-infinity' WHERE part = $1 AND node = $2`), part, s.opts.Node)
+	_, err := s.pool.Exec(ctx, s.q.sql(`UPDATE {s}.lease_expiry x SET expires_at = '-infinity' FROM {s}.leases l
+		WHERE l.part = x.part AND x.part = $1 AND l.node = $2`), part, s.opts.Node)
 	return pgError(err)
 }
 
 // releaseAll gives up every lease and the heartbeat row (Close).
 func (s *pgStore) releaseAll(ctx context.Context) error {
 	s.leases.Lock()
-	s.leases.m = map[string]uint64{}
+	s.leases.m = map[string]heldLease{}
 	s.leases.Unlock()
 	b := &pgx.Batch{}
-	b.Queue(s.q.sql(`UPDATE {s}.leases SET expires_at = '-infinity' WHERE node = $1`), s.opts.Node)
+	b.Queue(s.q.sql(`UPDATE {s}.lease_expiry x SET expires_at = '-infinity' FROM {s}.leases l WHERE l.part = x.part AND l.node = $1`), s.opts.Node)
 	b.Queue(s.q.sql(`DELETE FROM {s}.nodes WHERE node = $1`), s.opts.Node)
 	return pgError(s.pool.SendBatch(ctx, b).Close())
 }
@@ -98,7 +106,7 @@ func (s *pgStore) releaseAll(ctx context.Context) error {
 func (s *pgStore) dropAll() {
 	s.leases.Lock()
 	m := s.leases.m
-	s.leases.m = map[string]uint64{}
+	s.leases.m = map[string]heldLease{}
 	s.leases.Unlock()
 	for p := range m {
 		s.stats.lost.Add(1)
@@ -111,14 +119,17 @@ func (s *pgStore) dropAll() {
 func (s *pgStore) holds(part []byte) bool {
 	s.leases.Lock()
 	defer s.leases.Unlock()
-	_, ok := s.leases.m[string(part)]
-	return ok
+	l, ok := s.leases.m[string(part)]
+	// Past until, this node has not heard from the database for a whole
+	// TTL (it was paused, or cut off): another may own the partition.
+	return ok && time.Now().Before(l.until)
 }
 
 func (s *pgStore) lease(ctx context.Context, part []byte) (Lease, bool, error) {
 	l := Lease{Partition: bytes.Clone(part)}
 	var epoch int64
-	err := s.pool.QueryRow(ctx, s.q.sql(`SELECT node, epoch, expires_at FROM {s}.leases WHERE part = $1 AND expires_at > now()`), part).
+	err := s.pool.QueryRow(ctx, s.q.sql(`SELECT l.node, l.epoch, x.expires_at FROM {s}.leases l JOIN {s}.lease_expiry x ON x.part = l.part
+		WHERE l.part = $1 AND l.epoch > 0 AND x.expires_at > now()`), part).
 		Scan(&l.Node, &epoch, &l.Expires)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -160,15 +171,18 @@ func (s *pgStore) heartbeat(ctx context.Context) error {
 func (s *pgStore) renew(ctx context.Context) error {
 	s.leases.Lock()
 	parts := make([][]byte, 0, len(s.leases.m))
-	for p := range s.leases.m {
+	asked := make(map[string]uint64, len(s.leases.m))
+	for p, l := range s.leases.m {
 		parts = append(parts, []byte(p))
+		asked[p] = l.epoch
 	}
 	s.leases.Unlock()
+	start := time.Now()
 	b := &pgx.Batch{}
 	b.Queue(s.q.sql(`INSERT INTO {s}.nodes (node, addr, seen) VALUES ($1, $2, now())
 		ON CONFLICT (node) DO UPDATE SET addr = excluded.addr, seen = excluded.seen`), s.opts.Node, s.opts.Addr)
-	b.Queue(s.q.sql(`UPDATE {s}.leases SET expires_at = now() + make_interval(secs => $3)
-		WHERE node = $1 AND part = ANY($2::bytea[]) RETURNING part, epoch`), s.opts.Node, parts, s.opts.LeaseTTL.Seconds())
+	b.Queue(s.q.sql(`UPDATE {s}.lease_expiry x SET expires_at = now() + make_interval(secs => $3) FROM {s}.leases l
+		WHERE l.part = x.part AND l.node = $1 AND x.part = ANY($2::bytea[]) RETURNING x.part, l.epoch`), s.opts.Node, parts, s.opts.LeaseTTL.Seconds())
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
@@ -195,14 +209,17 @@ func (s *pgStore) renew(ctx context.Context) error {
 	var lost [][]byte
 	s.leases.Lock()
 	for _, p := range parts {
-		e, ok := s.leases.m[string(p)]
-		if !ok {
-			continue // released meanwhile
+		cur, ok := s.leases.m[string(p)]
+		if !ok || cur.epoch != asked[string(p)] {
+			continue // released, or taken again, meanwhile
 		}
-		if le, found := live[string(p)]; !found || le != e {
-			delete(s.leases.m, string(p))
-			lost = append(lost, p)
+		if le, found := live[string(p)]; found && le == cur.epoch {
+			cur.until = start.Add(s.opts.LeaseTTL)
+			s.leases.m[string(p)] = cur
+			continue
 		}
+		delete(s.leases.m, string(p))
+		lost = append(lost, p)
 	}
 	s.leases.Unlock()
 	for _, p := range lost {

@@ -17,7 +17,10 @@ import (
 //	meta(key text primary key, value bytea)        schema-version, key-check
 //	kv(k bytea primary key, v bytea, expires_at bigint)
 //	                                               expires_at: Unix seconds, 0 never
-//	leases(part bytea primary key, node text, epoch bigint, expires_at timestamptz)
+//	leases(part bytea primary key, node text, epoch bigint)
+//	lease_expiry(part bytea primary key, expires_at timestamptz)
+//	                                               apart, so that renewals never
+//	                                               touch the rows writes lock
 //	nodes(node text primary key, addr text, seen timestamptz, started timestamptz)
 //	fence(parts, epochs, node)                     raises EN001 unless node holds
 //	                                               every part at its epoch
@@ -45,10 +48,13 @@ var pgMigrations = []string{
 	CREATE TABLE {s}.leases (
 		part bytea PRIMARY KEY,
 		node text NOT NULL,
-		epoch bigint NOT NULL,
-		expires_at timestamptz NOT NULL
+		epoch bigint NOT NULL
 	);
 	CREATE INDEX leases_node ON {s}.leases (node);
+	CREATE TABLE {s}.lease_expiry (
+		part bytea PRIMARY KEY,
+		expires_at timestamptz NOT NULL
+	);
 	CREATE TABLE {s}.nodes (
 		node text PRIMARY KEY,
 		addr text NOT NULL,
@@ -69,23 +75,28 @@ var pgMigrations = []string{
 	END $$;
 	CREATE FUNCTION {s}.take(p bytea, me text, ttl double precision, held bigint) RETURNS bigint
 	LANGUAGE plpgsql AS $$
-	DECLARE e bigint; holder text; until timestamptz;
+	DECLARE cur_node text; cur_epoch bigint; until timestamptz;
 	BEGIN
-		-- held is the epoch the caller holds the lease at (0: none):
-		-- then it is only extended; any other take starts a new epoch.
-		INSERT INTO {s}.leases AS l (part, node, epoch, expires_at)
-		VALUES (p, me, 1, now() + make_interval(secs => ttl))
-		ON CONFLICT (part) DO UPDATE
-			SET node = excluded.node,
-				epoch = CASE WHEN l.node = excluded.node AND l.epoch = held THEN l.epoch ELSE l.epoch + 1 END,
-				expires_at = excluded.expires_at
-			WHERE l.expires_at <= now() OR l.node = excluded.node
-		RETURNING epoch INTO e;
-		IF e IS NULL THEN
-			SELECT node, expires_at INTO holder, until FROM {s}.leases WHERE part = p;
-			RAISE EXCEPTION '%', holder USING ERRCODE = 'EN002', DETAIL = until::text;
+		-- held is the epoch the caller holds the lease at (0: none): then
+		-- only its expiry moves, a row the fence does not lock, so a
+		-- renewal never conflicts with a write in flight.
+		IF held > 0 THEN
+			UPDATE {s}.lease_expiry x SET expires_at = now() + make_interval(secs => ttl)
+			FROM {s}.leases l WHERE l.part = p AND x.part = p AND l.node = me AND l.epoch = held;
+			IF FOUND THEN
+				RETURN held;
+			END IF;
 		END IF;
-		RETURN e;
+		INSERT INTO {s}.leases (part, node, epoch) VALUES (p, me, 0) ON CONFLICT (part) DO NOTHING;
+		INSERT INTO {s}.lease_expiry (part, expires_at) VALUES (p, '-infinity') ON CONFLICT (part) DO NOTHING;
+		SELECT node, epoch INTO cur_node, cur_epoch FROM {s}.leases WHERE part = p FOR UPDATE;
+		SELECT expires_at INTO until FROM {s}.lease_expiry WHERE part = p;
+		IF cur_node <> me AND until > now() THEN
+			RAISE EXCEPTION '%', cur_node USING ERRCODE = 'EN002', DETAIL = until::text;
+		END IF;
+		UPDATE {s}.leases SET node = me, epoch = cur_epoch + 1 WHERE part = p;
+		UPDATE {s}.lease_expiry SET expires_at = now() + make_interval(secs => ttl) WHERE part = p;
+		RETURN cur_epoch + 1;
 	END $$;`,
 }
 

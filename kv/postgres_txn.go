@@ -99,6 +99,8 @@ type pgTxn struct {
 	// map for runs of writes to one partition.
 	parts map[string]struct{}
 	last  []byte
+	// start is when the commit was sent: a lease it took lasts from then.
+	start time.Time
 }
 
 func (s *pgStore) run(ctx context.Context, update bool, fn func(*Txn) error) (err error) {
@@ -218,12 +220,12 @@ func (t *pgTxn) queueWrites(b *pgx.Batch) int {
 
 // lookup returns what this transaction knows of key without a round trip.
 func (t *pgTxn) lookup(key []byte) (pgRead, bool) {
-	if w, ok := t.pending[string(key)]; ok {
-		return pgRead{val: w.val, exp: w.exp, found: !w.del}, true
-	}
 	r, ok := t.reads[string(key)]
+	if w, pending := t.pending[string(key)]; pending {
+		r, ok = pgRead{val: w.val, exp: w.exp, found: !w.del}, true
+	}
 	if ok && r.found && r.exp != 0 && int64(r.exp) <= time.Now().Unix() {
-		r = pgRead{}
+		r = pgRead{} // expired since it was written or read, as Badger
 	}
 	return r, ok
 }
@@ -348,6 +350,7 @@ func (t *pgTxn) commit() error {
 		heldParts, heldEpochs = append(heldParts, []byte(p)), append(heldEpochs, int64(e))
 	}
 	ttl := t.s.opts.LeaseTTL.Seconds()
+	t.start = time.Now()
 	br, _, err := t.send(func(b *pgx.Batch) {
 		for _, p := range take {
 			b.Queue(t.s.q.take, p, t.s.opts.Node, ttl)
@@ -377,17 +380,29 @@ func (t *pgTxn) commit() error {
 			return t.s.countFence(t.err)
 		}
 	}
-	if _, err := br.Exec(); err != nil {
+	tag, err := br.Exec()
+	if err != nil {
 		br.Close()
 		t.err = pgError(err)
 		return t.err
 	}
-	if err := br.Close(); err != nil {
-		t.err = pgError(err)
+	if tag.String() != "COMMIT" {
+		// An aborted transaction answers COMMIT with ROLLBACK.
+		br.Close()
+		t.err = fmt.Errorf("%w: the transaction was rolled back (%s)", ErrConflict, tag)
 		return t.err
 	}
+	closeBatch := br.Close
+	if t.s.afterCommit != nil {
+		closeBatch = func() error { return t.s.afterCommit(br) }
+	}
+	// Committed, whatever reading the rest of the batch's answer says: a
+	// failure now only spoils the connection, which is dropped.
+	if err := closeBatch(); err != nil {
+		t.conn.Conn().PgConn().Close(context.Background())
+	}
 	for i, p := range take {
-		t.s.took(p, epochs[i])
+		t.s.took(p, epochs[i], t.start)
 	}
 	return nil
 }

@@ -148,7 +148,7 @@ func (c *testCluster) lease(user string) (l clusterLease, ok bool) {
 	c.t.Helper()
 	part := memory.Partition(memory.Scope{Tenant: clusterTenant, User: user})
 	err := c.db.QueryRow(context.Background(),
-		"SELECT node, epoch, expires_at > now() FROM "+c.schema+".leases WHERE part = $1", part).Scan(&l.node, &l.epoch, &l.live)
+		"SELECT l.node, l.epoch, x.expires_at > now() FROM "+c.schema+".leases l JOIN "+c.schema+".lease_expiry x ON x.part = l.part WHERE l.part = $1", part).Scan(&l.node, &l.epoch, &l.live)
 	if err == pgx.ErrNoRows {
 		return l, false
 	}

@@ -230,7 +230,7 @@ func TestClusterFencedMidRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Exec(context.Background(), "UPDATE "+schema+".leases SET expires_at = '-infinity' WHERE node = 'a'")
+	_, err = c.Exec(context.Background(), "UPDATE "+schema+".lease_expiry x SET expires_at = '-infinity' FROM "+schema+".leases l WHERE l.part = x.part AND l.node = 'a'")
 	c.Close(context.Background())
 	if err != nil {
 		t.Fatal(err)
