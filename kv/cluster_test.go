@@ -367,3 +367,28 @@ func TestPostgresCommitAnswerCut(t *testing.T) {
 		t.Fatal("the write is not there")
 	}
 }
+
+// TestRenewalDoesNotConflict: a renewal in the middle of a write (it comes
+// every third of the TTL) does not make the write's fence conflict.
+func TestRenewalDoesNotConflict(t *testing.T) {
+	a, _, _ := clusterPair(t, true)
+	ctx := context.Background()
+	if _, err := a.Cluster().Acquire(ctx, testPart); err != nil {
+		t.Fatal(err)
+	}
+	err := a.Update(ctx, func(tx *Txn) error {
+		if _, err := tx.Get([]byte("p/alice/x")); !errors.Is(err, ErrNotFound) { // begins the transaction
+			return err
+		}
+		if err := a.pg.renew(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Cluster().Acquire(ctx, testPart); err != nil { // an explicit renewal
+			t.Fatal(err)
+		}
+		return tx.Set([]byte("p/alice/x"), []byte("v"))
+	})
+	if err != nil {
+		t.Fatalf("a write across a renewal: %v", err)
+	}
+}
