@@ -30,7 +30,10 @@ type Iterator struct {
 }
 
 // NewIterator returns an iterator over the transaction's snapshot. Call
-// [Iterator.Seek] before reading.
+// [Iterator.Seek] before reading. Writes the transaction makes while the
+// iterator is open, under its prefix and ahead of it, show up on
+// PostgreSQL (each page is read after them) but not on Badger: do not
+// rely on either.
 func (tx *Txn) NewIterator(opts IterOptions) *Iterator {
 	opts.Prefix = clone(opts.Prefix) // a backend may keep it: the caller may reuse theirs
 	if opts.Prefetch <= 0 {
