@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // TestCompactDoesNotStallReaders: a Compact waiting for running
@@ -14,6 +16,7 @@ import (
 // an Update (as the engine does when it loads a partition) used to wait
 // for Compact while Compact waited for the Update: both hung for good.
 func TestCompactDoesNotStallReaders(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's Compact waits for running transactions; PostgreSQL's is a VACUUM")
 	ctx := context.Background()
 	db := openTest(t, t.TempDir(), nil)
 	inside := make(chan struct{})
@@ -49,6 +52,7 @@ func (w gatedWriter) Write(p []byte) (int, error) { <-w.gate; return len(p), nil
 // writer holds the store for reading; a Compact waiting for it must not
 // stop other reads.
 func TestCompactBehindBackupDoesNotStallReads(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's Compact waits for running transactions; PostgreSQL's is a VACUUM")
 	ctx := context.Background()
 	db := openTest(t, t.TempDir(), nil)
 	if err := db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte("\x01k"), []byte("v")) }); err != nil {
@@ -83,6 +87,7 @@ func TestCompactBehindBackupDoesNotStallReads(t *testing.T) {
 // outlive it, whether Close comes first or not: a marker left behind made
 // the store non-empty for Restore and travelled in backups.
 func TestCompactRacingCloseLeavesNoMarker(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's compaction marker file")
 	ctx := context.Background()
 	for i := range 40 {
 		dir := t.TempDir()
@@ -106,6 +111,7 @@ func TestCompactRacingCloseLeavesNoMarker(t *testing.T) {
 // full disk loaded nothing, so the store must take a Restore once space
 // returns (it used to be marked failed for good).
 func TestRestoreRefusedForDiskFullLeavesStoreUsable(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's free-space reserve (the free seam)")
 	ctx := context.Background()
 	src := openTest(t, t.TempDir(), nil)
 	if err := src.Update(ctx, func(tx *Txn) error { return tx.Set([]byte("\x01k"), []byte("v")) }); err != nil {

@@ -139,6 +139,9 @@ type pgStore struct {
 	pool *pgxpool.Pool
 	seal *valueSealer // nil without a key
 	q    pgQueries
+	// txnEntries and txnBytes bound one transaction's writes
+	// (pgTxnEntries, pgTxnBytes; smaller in tests).
+	txnEntries, txnBytes int64
 
 	// leases is this node's view of the leases it holds: partition →
 	// epoch.
@@ -179,7 +182,8 @@ func OpenPostgres(ctx context.Context, opts *PostgresOptions) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv: postgres: %w", err)
 	}
-	s := &pgStore{opts: o, pool: pool, q: newPGQueries(o.Schema), stop: make(chan struct{})}
+	s := &pgStore{opts: o, pool: pool, q: newPGQueries(o.Schema), stop: make(chan struct{}),
+		txnEntries: pgTxnEntries, txnBytes: pgTxnBytes}
 	s.leases.m = map[string]uint64{}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
