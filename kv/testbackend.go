@@ -68,8 +68,6 @@ func openTestBackend(dir string, o Options, dsn string) (*DB, error) {
 	defer cancel()
 	db, err := OpenPostgres(ctx, &PostgresOptions{
 		DSN: dsn, Schema: schema, EncryptionKey: o.EncryptionKey, Logger: o.Logger,
-		// Tests open many stores at once: a small pool each.
-		MaxConns: 4,
 	})
 	if err != nil {
 		if created {
