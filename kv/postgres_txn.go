@@ -103,7 +103,7 @@ type pgTxn struct {
 // takes the other takes too. (The primary-key index also refuses an entry
 // over about 2.7 KB after compression: such a key fails at commit with
 // ErrTooLarge, SQLSTATE 54000.)
-const pgMaxKey = 65000
+const pgMaxKey = badgerMaxKey
 
 func (s *pgStore) run(ctx context.Context, update bool, fn func(*Txn) error) (err error) {
 	conn, err := s.pool.Acquire(ctx)
