@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"testing"
@@ -83,5 +84,51 @@ func TestReversePrefixOfFFBytes(t *testing.T) {
 				t.Errorf("reverse under %q: %q, want %q", prefix, got, want)
 			}
 		}
+	})
+}
+
+// TestReverseScanWithSuccessorKey: a reverse scan of a prefix finds its
+// keys when the key right after the prefix (its PrefixEnd) exists, in a
+// read-only and in a read-write transaction. Badger stopped on that key
+// and returned nothing.
+func TestReverseScanWithSuccessorKey(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b testBackend) {
+		db := b.open(t, nil)
+		ctx := t.Context()
+		if err := db.Update(ctx, func(tx *Txn) error {
+			for _, k := range []string{"a", "a/1", "a/2", "a0", "b"} {
+				if err := tx.Set([]byte(k), []byte("v")); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		scan := func(tx *Txn) []string {
+			var got []string
+			it := tx.NewIterator(IterOptions{Prefix: []byte("a/"), Reverse: true})
+			defer it.Close()
+			for it.Seek(nil); it.Valid(); it.Next() {
+				got = append(got, string(it.Key()))
+			}
+			return got
+		}
+		want := []string{"a/2", "a/1"}
+		_ = db.View(ctx, func(tx *Txn) error {
+			if got := scan(tx); !slices.Equal(got, want) {
+				t.Errorf("in a View: %q, want %q", got, want)
+			}
+			return nil
+		})
+		_ = db.Update(ctx, func(tx *Txn) error {
+			if err := tx.Set([]byte("a/3"), []byte("v")); err != nil {
+				return err
+			}
+			if got, want := scan(tx), []string{"a/3", "a/2", "a/1"}; !slices.Equal(got, want) {
+				t.Errorf("in an Update with a pending write: %q, want %q", got, want)
+			}
+			return errors.New("roll back")
+		})
 	})
 }
