@@ -16,7 +16,6 @@ import (
 // an Update (as the engine does when it loads a partition) used to wait
 // for Compact while Compact waited for the Update: both hung for good.
 func TestCompactDoesNotStallReaders(t *testing.T) {
-	kvtest.SkipOnPostgres(t, "Badger's Compact waits for running transactions; PostgreSQL's is a VACUUM")
 	ctx := context.Background()
 	db := openTest(t, t.TempDir(), nil)
 	inside := make(chan struct{})
@@ -52,7 +51,6 @@ func (w gatedWriter) Write(p []byte) (int, error) { <-w.gate; return len(p), nil
 // writer holds the store for reading; a Compact waiting for it must not
 // stop other reads.
 func TestCompactBehindBackupDoesNotStallReads(t *testing.T) {
-	kvtest.SkipOnPostgres(t, "Badger's Compact waits for running transactions; PostgreSQL's is a VACUUM")
 	ctx := context.Background()
 	db := openTest(t, t.TempDir(), nil)
 	if err := db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte("\x01k"), []byte("v")) }); err != nil {
@@ -87,7 +85,6 @@ func TestCompactBehindBackupDoesNotStallReads(t *testing.T) {
 // outlive it, whether Close comes first or not: a marker left behind made
 // the store non-empty for Restore and travelled in backups.
 func TestCompactRacingCloseLeavesNoMarker(t *testing.T) {
-	kvtest.SkipOnPostgres(t, "Badger's compaction marker file")
 	ctx := context.Background()
 	for i := range 40 {
 		dir := t.TempDir()
