@@ -34,6 +34,11 @@ const (
 // transaction conflicted with a concurrent one.
 const maxConflictRetries = 8
 
+// maxPGConflictRetries is maxConflictRetries for a store in PostgreSQL,
+// whose serializable checks conflict more often than Badger's (they track
+// index pages, not only keys); its runs again back off (conflictBackoff).
+const maxPGConflictRetries = 24
+
 // DB is the database: one Badger store, addressed by scope, with managed
 // transactions. It is safe for concurrent use by multiple goroutines.
 type DB struct {
@@ -284,7 +289,7 @@ func (db *DB) update(ctx context.Context, commit kvRun, fn func(*Tx) error) erro
 			break
 		}
 		db.conflicts.Add(1)
-		if conflicts++; conflicts >= maxConflictRetries {
+		if conflicts++; conflicts >= maxConflictRetries && (!db.kv.Postgres() || conflicts >= maxPGConflictRetries) {
 			break
 		}
 		if db.kv.Postgres() {

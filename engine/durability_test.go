@@ -1,11 +1,16 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/engramdb/engram/kv/kvtest"
+)
 
 // TestDurabilityReachesKV checks that Options.Durability reaches the key
 // value store (whose own test checks that it reaches Badger's fsync
 // setting), and that Stats reports it.
 func TestDurabilityReachesKV(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "a PostgreSQL store's commits are as durable as the server's synchronous_commit makes them: kv reports Sync whatever the option")
 	for _, tt := range []struct {
 		name string
 		opts *Options

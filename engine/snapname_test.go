@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // unsaltedNames returns the file names the snapshot of scope's partition
@@ -37,6 +39,7 @@ func listSnapNames(t *testing.T, dir string) []string {
 // cannot be confirmed from a directory listing; the same ids give other
 // names in another store, and the snapshots still load after a reopen.
 func TestSnapshotNamesKeyed(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "index snapshots are files under Dir(), which a PostgreSQL store has not (they move into the store)")
 	scope := Scope{Tenant: "acme", User: "guessable-user"}
 	var stores [2][]string
 	dirs := [2]string{t.TempDir(), t.TempDir()}
@@ -102,6 +105,7 @@ func TestSnapshotNamesKeyed(t *testing.T) {
 // TestSnapshotNamesMigrated: a snapshot named by the unsalted layout is
 // renamed at open to its keyed name, and loads without a rebuild.
 func TestSnapshotNamesMigrated(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "index snapshots are files under Dir(), which a PostgreSQL store has not (they move into the store)")
 	scope := Scope{Tenant: "acme", User: "old-layout"}
 	dir := t.TempDir()
 	vecs := randVecs(10, 300, 8)

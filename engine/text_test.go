@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // textRecords puts n records whose text names their number ("note 17
@@ -68,7 +70,9 @@ func TestSearchTextSpacesAndPersistence(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(snapFiles(t, dir)); n != 2 {
+	// Index snapshots are files under Dir(); a PostgreSQL store has none
+	// (the reopen below then rebuilds from the records).
+	if n := len(snapFiles(t, dir)); !kvtest.Postgres() && n != 2 {
 		t.Fatalf("%d snapshot files, want 2 (mem and msg)", n)
 	}
 

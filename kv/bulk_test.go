@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // bulkPairs yields n sorted keys, "b/%08d", with values of size bytes.
@@ -214,6 +216,7 @@ func TestBulkLoadRefusals(t *testing.T) {
 // they wait for it and then see all of it, or run before it (a write
 // makes the load refuse the store).
 func TestBulkLoadHoldsOffTransactions(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's BulkLoad holds transactions off while it writes tables; PostgreSQL loads in one transaction and a concurrent reader sees the store as it was before")
 	withBulkBatch(t, 64<<10)
 	db := openTest(t, t.TempDir(), nil)
 	started := make(chan struct{})
@@ -287,6 +290,7 @@ func TestBulkLoadCrashChild(t *testing.T) {
 // TestBulkLoadCrash kills a process in the middle of a bulk load: the
 // store opens afterwards, empty, and takes a bulk load again.
 func TestBulkLoadCrash(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "kills a child mid-load and inspects Badger's tables and bulk marker on disk")
 	if testing.Short() {
 		t.Skip("runs a child process")
 	}
@@ -320,6 +324,7 @@ func TestBulkLoadCrash(t *testing.T) {
 // store must then refuse every transaction, or a write acknowledged now
 // would be deleted by that Open (found in review).
 func TestBulkLoadUndoFails(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "stands in a failing Badger DropAll (the dropAll seam)")
 	withBulkBatch(t, 16<<10)
 	dir := t.TempDir()
 	db := openTest(t, dir, nil)

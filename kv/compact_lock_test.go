@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // TestCompactDoesNotStallReaders: a Compact waiting for running
@@ -106,6 +108,7 @@ func TestCompactRacingCloseLeavesNoMarker(t *testing.T) {
 // full disk loaded nothing, so the store must take a Restore once space
 // returns (it used to be marked failed for good).
 func TestRestoreRefusedForDiskFullLeavesStoreUsable(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's free-space reserve (the free seam)")
 	ctx := context.Background()
 	src := openTest(t, t.TempDir(), nil)
 	if err := src.Update(ctx, func(tx *Txn) error { return tx.Set([]byte("\x01k"), []byte("v")) }); err != nil {

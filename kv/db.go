@@ -27,6 +27,9 @@ type DB struct {
 	// pg is set for a store in PostgreSQL; the Badger fields are then
 	// unused.
 	pg *pgStore
+	// closeHook runs after Close closed the store: the test backend
+	// drops its schema (testbackend.go).
+	closeHook func()
 
 	// mu guards closed and the Badger handle against Close; every operation
 	// holds it for reading.
@@ -83,6 +86,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
 		return nil, err
+	}
+	if dsn, ok := redirectDSN(); ok {
+		return openTestBackend(dir, o, dsn) // testbackend.go: test binaries only
 	}
 	var lock *dirLock
 	if dir != "" {
@@ -177,7 +183,11 @@ func (db *DB) Close() error {
 	}
 	db.mu.closed = true
 	if db.pg != nil {
-		if err := db.pg.close(); err != nil {
+		err := db.pg.close()
+		if db.closeHook != nil {
+			db.closeHook()
+		}
+		if err != nil {
 			return fmt.Errorf("kv: close: %w", err)
 		}
 		return nil
@@ -208,7 +218,7 @@ func (db *DB) Encrypted() bool { return len(db.opts.EncryptionKey) > 0 }
 // [ErrTooLarge]. Both follow from the memtable size.
 func (db *DB) TxnLimits() (entries, bytes int64) {
 	if db.pg != nil {
-		return pgTxnEntries, pgTxnBytes
+		return db.pg.txnEntries, db.pg.txnBytes
 	}
 	db.mu.RLock() // Compact may replace bdb
 	defer db.mu.RUnlock()

@@ -77,6 +77,12 @@
 //     Another process filling the disk under a running store can still
 //     starve Badger's background writes. Platforms other than Linux,
 //     macOS and FreeBSD do not report free space and get no guard.
+//   - In a test binary (and only there: testing.Testing), the environment
+//     ENGRAM_TEST_BACKEND=postgres with ENGRAM_TEST_POSTGRES=<DSN> makes
+//     [Open] open a PostgreSQL store instead of Badger, so every test of
+//     kv, engine, graph and memory runs on either backend
+//     (testbackend.go; package kvtest lets a test about Badger's own files
+//     skip).
 //
 // # PostgreSQL
 //

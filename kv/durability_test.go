@@ -3,6 +3,8 @@ package kv
 import (
 	"context"
 	"testing"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // TestDurabilityReachesDisk checks, through the unexported handle, that
@@ -14,6 +16,7 @@ import (
 // only a power loss would, so this test is what fails when Sync stops
 // reaching the disk.
 func TestDurabilityReachesDisk(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's fsync of its logs")
 	for _, tt := range []struct {
 		name string
 		opts *Options

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/table"
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 var faultExhaustive = flag.Bool("fault.exhaustive", false,
@@ -309,6 +310,7 @@ func typedOpenError(err error) bool {
 // offsets; -fault.only=.sst (or .vlog, .mem, MANIFEST, KEYREGISTRY) one
 // kind; -fault.log logs every case.
 func TestFaultCorruption(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "damages Badger's files on disk")
 	for _, enc := range []bool{false, true} {
 		if enc && (testing.Short() || raceEnabled) && !*faultExhaustive {
 			t.Log("encrypted store skipped under -short and -race (-fault.exhaustive runs it)")

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 const crashEnv = "ENGRAM_KV_CRASH_DIR"
@@ -83,6 +85,7 @@ func runCrashChild() bool {
 // one checks atomicity across keys, the value log, and the open-time
 // verification after crashes.)
 func TestFaultCrashDuringWrite(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "kills a child writing and reopens Badger's files")
 	dir := t.TempDir()
 	rounds := 4
 	if testing.Short() || raceEnabled {

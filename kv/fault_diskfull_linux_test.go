@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // TestFaultDiskFull fills a real 64 MiB tmpfs with a store in a child
@@ -16,6 +18,7 @@ import (
 // root (CAP_SYS_ADMIN); elsewhere the test skips, and TestFaultDiskFullGuard
 // covers the logic through the free-space seam.
 func TestFaultDiskFull(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "fills the disk under Badger's memory maps")
 	mnt := t.TempDir()
 	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=64m,mode=0700"); err != nil {
 		t.Skipf("cannot mount a tmpfs to fill (%v): needs root with CAP_SYS_ADMIN; TestFaultDiskFullGuard covers the logic", err)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // TestFaultDiskFullGuard stands in a full disk through the free-space seam:
@@ -18,6 +20,7 @@ import (
 // a reopen; and a store on a full disk is not opened (ErrDiskFull, where
 // Badger would write through its maps and die of SIGBUS).
 func TestFaultDiskFullGuard(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's free-space reserve (the free seam)")
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := openTest(t, dir, &Options{MemTableSize: 1 << 20})

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // heapAfterOpen returns the live heap that open adds, measured after a GC.
@@ -24,6 +25,7 @@ func heapAfterOpen(t *testing.T, open func(dir string) (close func())) uint64 {
 // defaults against Badger's DefaultOptions in the same run, and requires ours
 // to be at most a quarter of it. The README quotes the figures it logs.
 func TestOpenHeapFootprint(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "measures Badger's heap at open against Badger's defaults")
 	peer := heapAfterOpen(t, func(dir string) func() {
 		db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
 		if err != nil {

@@ -10,9 +10,7 @@ import (
 // TestGetFunc: GetFunc gives fn the value Get returns, ErrNotFound and
 // ErrEmptyKey as Get does, and fn's own error unchanged.
 func TestGetFunc(t *testing.T) {
-	for _, dir := range []string{"", t.TempDir()} {
-		testGetFunc(t, openTest(t, dir, nil))
-	}
+	forEachBackend(t, func(t *testing.T, b testBackend) { testGetFunc(t, b.open(t, nil)) })
 }
 
 func testGetFunc(t *testing.T, db *DB) {

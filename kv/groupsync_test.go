@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // newTestSyncer returns a syncer over dir whose fsyncs of single files are
@@ -43,6 +45,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestGroupSyncShares holds the first sync on the disk while nine more
 // commits arrive: they must all be served by one more sync, not nine.
 func TestGroupSyncShares(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's group commit (fsync of its logs)")
 	release := make(chan struct{})
 	var calls atomic.Int32
 	s, _ := newTestSyncer("", func() error {
@@ -77,6 +80,7 @@ func TestGroupSyncShares(t *testing.T) {
 // wait returns, the writer's record must be durable, whatever the
 // interleaving.
 func TestGroupSyncCovers(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's group commit (fsync of its logs)")
 	var logLen, durable atomic.Int64
 	s, _ := newTestSyncer("", func() error {
 		n := logLen.Load()
@@ -115,6 +119,7 @@ func TestGroupSyncCovers(t *testing.T) {
 // anything durable (the kernel may have dropped the pages), so every wait
 // fails from then on, and the DB refuses writes.
 func TestGroupSyncFailureSticks(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's group commit (fsync of its logs)")
 	boom := errors.New("EIO")
 	fail := atomic.Bool{}
 	s, _ := newTestSyncer("", func() error {
@@ -155,6 +160,7 @@ func TestGroupSyncFailureSticks(t *testing.T) {
 // ErrNotDurable, but nothing was dropped: the next sync may succeed, and
 // writes go on.
 func TestGroupSyncOpenFailureDoesNotStick(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's group commit (fsync of its logs)")
 	if runtime.GOOS != "linux" {
 		t.Skip("the syncer opens the log files itself only on Linux")
 	}
@@ -188,6 +194,7 @@ func TestGroupSyncOpenFailureDoesNotStick(t *testing.T) {
 // synced by path (Linux) the current ones are synced the same way, value
 // log first; with Badger's Sync standing in (syncLive) only the rest is.
 func TestGroupSyncRotation(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's group commit (fsync of its logs)")
 	for _, byPath := range []bool{true, false} {
 		t.Run(fmt.Sprintf("by path %v", byPath), func(t *testing.T) {
 			dir := t.TempDir()
@@ -269,6 +276,7 @@ func TestGroupSyncRotation(t *testing.T) {
 // memtable lock through the fsync, the second commit's writer would queue
 // for that lock and every read behind it.
 func TestReadsDoNotWaitForSync(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's group commit (fsync of its logs)")
 	if runtime.GOOS != "linux" {
 		t.Skip("elsewhere the syncer calls Badger's Sync, which reads may wait for")
 	}
@@ -333,6 +341,7 @@ func TestReadsDoNotWaitForSync(t *testing.T) {
 // store whose small memtables rotate, and reads everything back after a
 // reopen; the fsyncs must be fewer than the commits.
 func TestGroupCommitConcurrent(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's group commit (fsync of its logs)")
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := Open(dir, &Options{MemTableSize: 1 << 20})
@@ -393,6 +402,7 @@ func TestGroupCommitConcurrent(t *testing.T) {
 // value log has its sync include the value log; a commit of small values
 // syncs the write-ahead log alone.
 func TestGroupSyncValueLog(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's group commit (fsync of its value log)")
 	if runtime.GOOS != "linux" {
 		t.Skip("elsewhere the syncer calls Badger's Sync, which syncs both")
 	}
@@ -432,6 +442,7 @@ func TestGroupSyncValueLog(t *testing.T) {
 // files, the next sync still includes the value log a commit of that
 // group wrote to, and every file.
 func TestGroupSyncRetryKeepsValueLog(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's group commit (fsync of its value log)")
 	dir := t.TempDir()
 	for _, n := range []string{"00001.mem", "000001.vlog"} {
 		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 func openTest(t testing.TB, dir string, opts *Options) *DB {
@@ -32,13 +34,9 @@ func openTest(t testing.TB, dir string, opts *Options) *DB {
 // checks that Get and iteration in both directions agree after every step.
 func TestModel(t *testing.T) {
 	ctx := context.Background()
-	for _, dir := range []string{"", t.TempDir()} {
-		name := "disk"
-		if dir == "" {
-			name = "memory"
-		}
-		t.Run(name, func(t *testing.T) {
-			db := openTest(t, dir, &Options{Durability: Async})
+	for _, b := range testBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t, &Options{Durability: Async})
 			model := map[string]string{}
 			rng := rand.New(rand.NewPCG(1, 2))
 			key := func() string {
@@ -98,6 +96,23 @@ func TestModel(t *testing.T) {
 	}
 }
 
+// countKeys returns how many keys start with prefix.
+func countKeys(t testing.TB, db *DB, prefix []byte) int {
+	t.Helper()
+	n := 0
+	if err := db.View(context.Background(), func(tx *Txn) error {
+		it := tx.NewIterator(IterOptions{Prefix: prefix, KeysOnly: true})
+		defer it.Close()
+		for it.Seek(nil); it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func checkScan(t *testing.T, db *DB, model map[string]string) {
 	t.Helper()
 	for _, prefix := range []string{"", "a", "ab", "b\xff", "b\xff\xff", "c", "d"} {
@@ -138,67 +153,74 @@ func checkScan(t *testing.T, db *DB, model map[string]string) {
 }
 
 func TestUpdatePanicRollsBack(t *testing.T) {
-	db := openTest(t, "", nil)
-	ctx := context.Background()
-	func() {
-		defer func() {
-			if r := recover(); r != "user panic" {
-				t.Fatalf("recovered %v, want the user's panic re-raised", r)
-			}
+	forEachBackend(t, func(t *testing.T, b testBackend) {
+		db := b.open(t, nil)
+		ctx := context.Background()
+		func() {
+			defer func() {
+				if r := recover(); r != "user panic" {
+					t.Fatalf("recovered %v, want the user's panic re-raised", r)
+				}
+			}()
+			_ = db.Update(ctx, func(tx *Txn) error {
+				if err := tx.Set([]byte("k"), []byte("v")); err != nil {
+					return err
+				}
+				_ = tx.NewIterator(IterOptions{}) // left open on purpose
+				panic("user panic")
+			})
 		}()
-		_ = db.Update(ctx, func(tx *Txn) error {
-			if err := tx.Set([]byte("k"), []byte("v")); err != nil {
-				return err
-			}
-			_ = tx.NewIterator(IterOptions{}) // left open on purpose
-			panic("user panic")
+		err := db.View(ctx, func(tx *Txn) error {
+			_, err := tx.Get([]byte("k"))
+			return err
 		})
-	}()
-	err := db.View(ctx, func(tx *Txn) error {
-		_, err := tx.Get([]byte("k"))
-		return err
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("after panic Get = %v, want ErrNotFound", err)
+		}
 	})
-	if !errors.Is(err, ErrNotFound) {
-		t.Fatalf("after panic Get = %v, want ErrNotFound", err)
-	}
 }
 
 func TestCancelledContextWritesNothing(t *testing.T) {
-	db := openTest(t, "", nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	err := db.Update(ctx, func(tx *Txn) error {
-		cancel()
-		return tx.Set([]byte("k"), []byte("v"))
+	forEachBackend(t, func(t *testing.T, b testBackend) {
+		db := b.open(t, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		err := db.Update(ctx, func(tx *Txn) error {
+			cancel()
+			return tx.Set([]byte("k"), []byte("v"))
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Update = %v, want context.Canceled", err)
+		}
+		if err := db.View(context.Background(), func(tx *Txn) error {
+			_, err := tx.Get([]byte("k"))
+			return err
+		}); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get = %v, want ErrNotFound", err)
+		}
 	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Update = %v, want context.Canceled", err)
-	}
-	if err := db.View(context.Background(), func(tx *Txn) error {
-		_, err := tx.Get([]byte("k"))
-		return err
-	}); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Get = %v, want ErrNotFound", err)
-	}
 }
 
 func TestReadOnlyAndBadKeys(t *testing.T) {
-	db := openTest(t, "", nil)
-	ctx := context.Background()
-	err := db.View(ctx, func(tx *Txn) error { return tx.Set([]byte("k"), nil) })
-	if !errors.Is(err, ErrReadOnly) {
-		t.Fatalf("Set in View = %v, want ErrReadOnly", err)
-	}
-	err = db.Update(ctx, func(tx *Txn) error { return tx.Set(nil, []byte("v")) })
-	if !errors.Is(err, ErrEmptyKey) {
-		t.Fatalf("Set(nil) = %v, want ErrEmptyKey", err)
-	}
-	err = db.Update(ctx, func(tx *Txn) error { return tx.Set(bytes.Repeat([]byte("k"), 70000), nil) })
-	if !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("Set(huge key) = %v, want ErrTooLarge", err)
-	}
+	forEachBackend(t, func(t *testing.T, b testBackend) {
+		db := b.open(t, nil)
+		ctx := context.Background()
+		err := db.View(ctx, func(tx *Txn) error { return tx.Set([]byte("k"), nil) })
+		if !errors.Is(err, ErrReadOnly) {
+			t.Fatalf("Set in View = %v, want ErrReadOnly", err)
+		}
+		err = db.Update(ctx, func(tx *Txn) error { return tx.Set(nil, []byte("v")) })
+		if !errors.Is(err, ErrEmptyKey) {
+			t.Fatalf("Set(nil) = %v, want ErrEmptyKey", err)
+		}
+		err = db.Update(ctx, func(tx *Txn) error { return tx.Set(bytes.Repeat([]byte("k"), 70000), nil) })
+		if !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("Set(huge key) = %v, want ErrTooLarge", err)
+		}
+	})
 }
 
 func TestTransactionTooLarge(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's batch limit follows MemTableSize; PostgreSQL's is fixed (TestPostgresTransactionTooLarge)")
 	db := openTest(t, "", &Options{MemTableSize: 1 << 20})
 	ctx := context.Background()
 	val := bytes.Repeat([]byte("x"), 1024)
@@ -222,86 +244,90 @@ func TestTransactionTooLarge(t *testing.T) {
 }
 
 func TestDeletePrefix(t *testing.T) {
-	db := openTest(t, "", nil)
-	ctx := context.Background()
-	for batch := range 3 {
-		if err := db.Update(ctx, func(tx *Txn) error {
-			for i := range 500 {
-				if err := tx.Set(fmt.Appendf(nil, "p/%d/%d", batch, i), []byte("v")); err != nil {
-					return err
+	forEachBackend(t, func(t *testing.T, b testBackend) {
+		db := b.open(t, nil)
+		ctx := context.Background()
+		for batch := range 3 {
+			if err := db.Update(ctx, func(tx *Txn) error {
+				for i := range 500 {
+					if err := tx.Set(fmt.Appendf(nil, "p/%d/%d", batch, i), []byte("v")); err != nil {
+						return err
+					}
 				}
+				return tx.Set([]byte("q/keep"), []byte("v"))
+			}); err != nil {
+				t.Fatal(err)
 			}
-			return tx.Set([]byte("q/keep"), []byte("v"))
+		}
+		var visited int
+		n, err := db.DeletePrefix(ctx, []byte("p/"), func(k, v []byte) error {
+			visited++
+			return nil
+		})
+		if err != nil || n != 1500 || visited != 1500 {
+			t.Fatalf("DeletePrefix = %d, %v (visited %d); want 1500", n, err, visited)
+		}
+		if err := db.View(ctx, func(tx *Txn) error {
+			it := tx.NewIterator(IterOptions{KeysOnly: true})
+			defer it.Close()
+			var keys []string
+			for it.Seek(nil); it.Valid(); it.Next() {
+				keys = append(keys, string(it.Key()))
+			}
+			if fmt.Sprint(keys) != "[q/keep]" {
+				return fmt.Errorf("keys left: %q", keys)
+			}
+			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	var visited int
-	n, err := db.DeletePrefix(ctx, []byte("p/"), func(k, v []byte) error {
-		visited++
-		return nil
 	})
-	if err != nil || n != 1500 || visited != 1500 {
-		t.Fatalf("DeletePrefix = %d, %v (visited %d); want 1500", n, err, visited)
-	}
-	if err := db.View(ctx, func(tx *Txn) error {
-		it := tx.NewIterator(IterOptions{KeysOnly: true})
-		defer it.Close()
-		var keys []string
-		for it.Seek(nil); it.Valid(); it.Next() {
-			keys = append(keys, string(it.Key()))
-		}
-		if fmt.Sprint(keys) != "[q/keep]" {
-			return fmt.Errorf("keys left: %q", keys)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestTTL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits two seconds for a TTL to pass")
 	}
-	db := openTest(t, "", nil)
-	ctx := context.Background()
+	forEachBackend(t, func(t *testing.T, b testBackend) {
+		db := b.open(t, nil)
+		ctx := context.Background()
 
-	// A TTL lasts at least its duration even when the write lands just
-	// before a second boundary (Badger's own WithTTL truncates to the
-	// second and would expire this entry about 20 ms after the write).
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(980 * time.Millisecond)))
-	if err := db.Update(ctx, func(tx *Txn) error {
-		return tx.SetTTL([]byte("boundary"), []byte("v"), time.Second)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(40 * time.Millisecond)
-	if err := db.View(ctx, func(tx *Txn) error {
-		_, err := tx.Get([]byte("boundary"))
-		return err
-	}); err != nil {
-		t.Fatalf("1 s TTL written %v before a second boundary, read just after it: %v", 20*time.Millisecond, err)
-	}
-
-	if err := db.Update(ctx, func(tx *Txn) error {
-		if err := tx.SetTTL([]byte("short"), []byte("v"), time.Second); err != nil {
+		// A TTL lasts at least its duration even when the write lands just
+		// before a second boundary (Badger's own WithTTL truncates to the
+		// second and would expire this entry about 20 ms after the write).
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(980 * time.Millisecond)))
+		if err := db.Update(ctx, func(tx *Txn) error {
+			return tx.SetTTL([]byte("boundary"), []byte("v"), time.Second)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(40 * time.Millisecond)
+		if err := db.View(ctx, func(tx *Txn) error {
+			_, err := tx.Get([]byte("boundary"))
 			return err
+		}); err != nil {
+			t.Fatalf("1 s TTL written %v before a second boundary, read just after it: %v", 20*time.Millisecond, err)
 		}
-		return tx.Set([]byte("long"), []byte("v"))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2100 * time.Millisecond)
-	if err := db.View(ctx, func(tx *Txn) error {
-		if _, err := tx.Get([]byte("short")); !errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("expired key: %v, want ErrNotFound", err)
+
+		if err := db.Update(ctx, func(tx *Txn) error {
+			if err := tx.SetTTL([]byte("short"), []byte("v"), time.Second); err != nil {
+				return err
+			}
+			return tx.Set([]byte("long"), []byte("v"))
+		}); err != nil {
+			t.Fatal(err)
 		}
-		_, err := tx.Get([]byte("long"))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+		time.Sleep(2100 * time.Millisecond)
+		if err := db.View(ctx, func(tx *Txn) error {
+			if _, err := tx.Get([]byte("short")); !errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("expired key: %v, want ErrNotFound", err)
+			}
+			_, err := tx.Get([]byte("long"))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestCloseIdempotent(t *testing.T) {
@@ -419,6 +445,7 @@ func assertNoPlaintext(t *testing.T, dir, needle string) {
 }
 
 func TestLockSameProcess(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's directory lock")
 	dir := t.TempDir()
 	openTest(t, dir, nil)
 	if _, err := Open(dir, nil); !errors.Is(err, ErrLocked) {
@@ -447,6 +474,7 @@ func runHelperProcess() bool {
 }
 
 func TestLockOtherProcess(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's directory lock")
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
@@ -480,49 +508,51 @@ func TestLockOtherProcess(t *testing.T) {
 }
 
 func TestBackupRestore(t *testing.T) {
-	ctx := context.Background()
-	src := openTest(t, t.TempDir(), &Options{EncryptionKey: bytes.Repeat([]byte{1}, 16)})
-	if err := src.Update(ctx, func(tx *Txn) error {
-		for i := range 1000 {
-			if err := tx.Set(fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "v%d", i)); err != nil {
-				return err
+	forEachBackend(t, func(t *testing.T, b testBackend) {
+		ctx := context.Background()
+		src := b.open(t, &Options{EncryptionKey: bytes.Repeat([]byte{1}, 16)})
+		if err := src.Update(ctx, func(tx *Txn) error {
+			for i := range 1000 {
+				if err := tx.Set(fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "v%d", i)); err != nil {
+					return err
+				}
 			}
+			return tx.SetTTL([]byte("ttl"), []byte("v"), time.Hour)
+		}); err != nil {
+			t.Fatal(err)
 		}
-		return tx.SetTTL([]byte("ttl"), []byte("v"), time.Hour)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := src.Backup(ctx, &buf); err != nil {
-		t.Fatal(err)
-	}
-	dst := openTest(t, t.TempDir(), &Options{EncryptionKey: bytes.Repeat([]byte{1}, 16)})
-	if err := dst.Restore(ctx, bytes.NewReader(buf.Bytes())); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.View(ctx, func(tx *Txn) error {
-		var n int
-		it := tx.NewIterator(IterOptions{Prefix: []byte("k")})
-		defer it.Close()
-		for it.Seek(nil); it.Valid(); it.Next() {
-			n++
+		var buf bytes.Buffer
+		if err := src.Backup(ctx, &buf); err != nil {
+			t.Fatal(err)
 		}
-		if n != 1000 {
-			return fmt.Errorf("restored %d keys, want 1000", n)
+		dst := b.open(t, &Options{EncryptionKey: bytes.Repeat([]byte{1}, 16)})
+		if err := dst.Restore(ctx, bytes.NewReader(buf.Bytes())); err != nil {
+			t.Fatal(err)
 		}
-		it2 := tx.NewIterator(IterOptions{Prefix: []byte("ttl")})
-		defer it2.Close()
-		it2.Seek(nil)
-		if !it2.Valid() || it2.ExpiresAt().IsZero() {
-			return errors.New("TTL not kept")
+		if err := dst.View(ctx, func(tx *Txn) error {
+			var n int
+			it := tx.NewIterator(IterOptions{Prefix: []byte("k")})
+			defer it.Close()
+			for it.Seek(nil); it.Valid(); it.Next() {
+				n++
+			}
+			if n != 1000 {
+				return fmt.Errorf("restored %d keys, want 1000", n)
+			}
+			it2 := tx.NewIterator(IterOptions{Prefix: []byte("ttl")})
+			defer it2.Close()
+			it2.Seek(nil)
+			if !it2.Valid() || it2.ExpiresAt().IsZero() {
+				return errors.New("TTL not kept")
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Restore(ctx, bytes.NewReader(buf.Bytes())); !errors.Is(err, ErrNotEmpty) {
-		t.Fatalf("Restore into non-empty store = %v, want ErrNotEmpty", err)
-	}
+		if err := dst.Restore(ctx, bytes.NewReader(buf.Bytes())); !errors.Is(err, ErrNotEmpty) {
+			t.Fatalf("Restore into non-empty store = %v, want ErrNotEmpty", err)
+		}
+	})
 }
 
 // TestRestoreRejectsBadStreams: what is not a backup, or a damaged one,
@@ -562,17 +592,25 @@ func TestRestoreRejectsBadStreams(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: restored without an error", name)
 		}
-		// The store is left for Close alone: a transaction fails at once
-		// instead of waiting on the loader's watermark forever.
-		done := make(chan error, 1)
-		go func() { done <- dst.View(ctx, func(*Txn) error { return nil }) }()
-		select {
-		case err := <-done:
-			if !errors.Is(err, ErrBadBackup) {
-				t.Errorf("%s: a transaction after the failed restore: %v, want ErrBadBackup", name, err)
+		if dst.Postgres() {
+			// ENGRAM_TEST_BACKEND=postgres: the restore was one
+			// transaction, rolled back; the store is empty and usable.
+			if n := countKeys(t, dst, nil); n != 0 {
+				t.Errorf("%s: %d keys left by the failed restore", name, n)
 			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: a transaction after the failed restore hangs", name)
+		} else {
+			// The store is left for Close alone: a transaction fails at once
+			// instead of waiting on the loader's watermark forever.
+			done := make(chan error, 1)
+			go func() { done <- dst.View(ctx, func(*Txn) error { return nil }) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, ErrBadBackup) {
+					t.Errorf("%s: a transaction after the failed restore: %v, want ErrBadBackup", name, err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: a transaction after the failed restore hangs", name)
+			}
 		}
 		if strings.Contains(name, "frame") && name != "short frame" && !errors.Is(err, ErrBadBackup) {
 			t.Errorf("%s: %v, want ErrBadBackup", name, err)
@@ -583,6 +621,7 @@ func TestRestoreRejectsBadStreams(t *testing.T) {
 // TestSize: the figures come from the files, at once: the value log as
 // large values arrive, the tables once the memtable is flushed.
 func TestSize(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's table and value-log file sizes")
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := openTest(t, dir, nil)
@@ -616,6 +655,7 @@ func TestSize(t *testing.T) {
 // a large stream (Badger's loader has started committing) leaves a store
 // whose transactions fail at once, not hang, and which closes.
 func TestFailedRestoreLeavesOnlyClose(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's loader leaves its watermark behind; a failed PostgreSQL restore rolls back (TestPostgresRestoreDamagedLeavesEmpty)")
 	if testing.Short() {
 		t.Skip("writes a 24 MiB backup")
 	}
@@ -675,6 +715,7 @@ func (h captureHandler) Handle(_ context.Context, r slog.Record) error {
 }
 
 func TestLoggerRouted(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's log lines")
 	var lines []string
 	h := captureHandler{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}), &lines}
 	db, err := Open(t.TempDir(), &Options{Logger: slog.New(h)})
@@ -696,35 +737,40 @@ func TestLoggerRouted(t *testing.T) {
 // goroutine keeps writing keys under the prefix, instead of failing with
 // ErrConflict (a store's extraction worker writes while Forget erases).
 func TestDeletePrefixConcurrentWriter(t *testing.T) {
-	db, err := Open("", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	prefix := []byte("p/")
-	for i := range 2000 {
-		if err := db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte(fmt.Sprintf("p/%05d", i)), []byte("v")) }); err != nil {
-			t.Fatal(err)
+	forEachBackend(t, func(t *testing.T, b testBackend) {
+		if b.name == "badger-disk" {
+			// The test covered the in-memory store; on disk the writer
+			// sometimes outlasts DeletePrefix's 64 conflict retries (seen
+			// in .ci/run): a finding of its own, left for the store's
+			// owner rather than hidden in this test.
+			t.Skip("Badger on disk: DeletePrefix can run out of conflict retries against this writer")
 		}
-	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
+		db := b.open(t, nil)
+		ctx := context.Background()
+		prefix := []byte("p/")
+		for i := range 2000 {
+			if err := db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte(fmt.Sprintf("p/%05d", i)), []byte("v")) }); err != nil {
+				t.Fatal(err)
 			}
-			_ = db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte(fmt.Sprintf("p/%05d", i%2000)), []byte("w")) })
 		}
-	}()
-	_, err = db.DeletePrefix(ctx, prefix, nil)
-	close(stop)
-	<-done
-	if err != nil {
-		t.Fatalf("DeletePrefix with a concurrent writer: %v", err)
-	}
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte(fmt.Sprintf("p/%05d", i%2000)), []byte("w")) })
+			}
+		}()
+		_, err := db.DeletePrefix(ctx, prefix, nil)
+		close(stop)
+		<-done
+		if err != nil {
+			t.Fatalf("DeletePrefix with a concurrent writer: %v", err)
+		}
+	})
 }

@@ -144,6 +144,9 @@ type pgStore struct {
 	q    pgQueries
 	// trace counts round trips (see Traffic).
 	trace *pgTrace
+	// txnEntries and txnBytes bound one transaction's writes
+	// (pgTxnEntries, pgTxnBytes; smaller in tests).
+	txnEntries, txnBytes int64
 
 	// leases is this node's view of the leases it holds: partition →
 	// epoch, and until when it may serve from its caches without hearing
@@ -193,7 +196,8 @@ func OpenPostgres(ctx context.Context, opts *PostgresOptions) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv: postgres: %w", err)
 	}
-	s := &pgStore{opts: o, pool: pool, q: newPGQueries(o.Schema), trace: trace, stop: make(chan struct{}), renewNow: make(chan struct{}, 1)}
+	s := &pgStore{opts: o, pool: pool, q: newPGQueries(o.Schema), trace: trace, stop: make(chan struct{}), renewNow: make(chan struct{}, 1),
+		txnEntries: pgTxnEntries, txnBytes: pgTxnBytes}
 	s.leases.m = map[string]heldLease{}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()

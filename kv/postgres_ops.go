@@ -21,6 +21,8 @@ import (
 const (
 	pgTxnEntries = 1 << 20
 	pgTxnBytes   = 256 << 20
+	// pgEntryOverhead is what one write counts beyond its key and value.
+	pgEntryOverhead = 12
 )
 
 // Cluster returns the store's partition ownership, or nil for a Badger
@@ -151,11 +153,19 @@ func (s *pgStore) restore(ctx context.Context, r io.Reader, key []byte) error {
 	if err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(&frameChecker{r: ctxReader{ctx, r}}, 64<<10)
-	now := uint64(time.Now().Unix())
-	var last []byte
-	pairs := func(yield func(pgRow, error) bool) {
-		buf := make([]byte, 0, 1<<10)
+	return s.load(ctx, backupRows(ctxReader{ctx, r}, uint64(time.Now().Unix())))
+}
+
+// backupRows decodes an unsealed backup stream (Badger's format: an 8-byte
+// little-endian length, then a protobuf KVList, repeated) into the rows to
+// load: the newest version of each key, without deleted keys and keys
+// expired at now. A damaged stream ends in ErrBadBackup. FuzzBackupRows
+// covers it.
+func backupRows(r io.Reader, now uint64) iter.Seq2[pgRow, error] {
+	return func(yield func(pgRow, error) bool) {
+		br := bufio.NewReaderSize(&frameChecker{r: r}, 64<<10)
+		var last []byte
+		var buf bytes.Buffer
 		for {
 			var sz uint64
 			if err := binary.Read(br, binary.LittleEndian, &sz); err == io.EOF {
@@ -164,13 +174,19 @@ func (s *pgStore) restore(ctx context.Context, r io.Reader, key []byte) error {
 				yield(pgRow{}, badBackup(err))
 				return
 			}
-			buf = append(buf[:0], make([]byte, sz)...)
-			if _, err := io.ReadFull(br, buf); err != nil {
+			// Grown as the bytes arrive, not allocated at the length a
+			// frame claims (up to maxBackupFrame): a short damaged
+			// stream costs what it holds.
+			buf.Reset()
+			if n, err := io.CopyN(&buf, br, int64(sz)); err != nil {
+				if err == io.EOF {
+					err = fmt.Errorf("a frame of %d bytes ends after %d", sz, n)
+				}
 				yield(pgRow{}, badBackup(err))
 				return
 			}
 			list := &pb.KVList{}
-			if err := proto.Unmarshal(buf, list); err != nil {
+			if err := proto.Unmarshal(buf.Bytes(), list); err != nil {
 				yield(pgRow{}, fmt.Errorf("%w: %v", ErrBadBackup, err))
 				return
 			}
@@ -190,7 +206,6 @@ func (s *pgStore) restore(ctx context.Context, r io.Reader, key []byte) error {
 			}
 		}
 	}
-	return s.load(ctx, pairs)
 }
 
 func badBackup(err error) error {
@@ -272,6 +287,8 @@ func (c *copySource) Next() bool {
 	v := r.v
 	if c.s.seal != nil {
 		v = c.s.seal.seal(r.k, r.v)
+	} else if v == nil {
+		v = []byte{} // an empty value (nil from a backup or a caller) is not NULL
 	}
 	c.row = []any{r.k, v, int64(r.exp)}
 	return true

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -101,7 +103,16 @@ type pgTxn struct {
 	last  []byte
 	// start is when the commit was sent: a lease it took lasts from then.
 	start time.Time
+	// count and size add up the writes, as Badger counts them against
+	// its batch limits: past the store's limits a write is ErrTooLarge.
+	count, size int64
 }
+
+// pgMaxKey is the longest key: Badger's limit, so that a key one backend
+// takes the other takes too. (The primary-key index also refuses an entry
+// over about 2.7 KB after compression: such a key fails at commit with
+// ErrTooLarge, SQLSTATE 54000.)
+const pgMaxKey = badgerMaxKey
 
 func (s *pgStore) run(ctx context.Context, update bool, fn func(*Txn) error) (err error) {
 	conn, err := s.pool.Acquire(ctx)
@@ -317,6 +328,14 @@ func (t *pgTxn) write(key []byte, w pgWrite) error {
 	if t.err != nil {
 		return t.err
 	}
+	if len(key) > pgMaxKey {
+		return fmt.Errorf("%w: a key of %d bytes (the limit is %d)", ErrTooLarge, len(key), pgMaxKey)
+	}
+	count, size := t.count+1, t.size+int64(len(key)+len(w.val))+pgEntryOverhead
+	if count > t.s.txnEntries || size > t.s.txnBytes {
+		return fmt.Errorf("%w: the transaction's writes pass %d entries or %d bytes", ErrTooLarge, t.s.txnEntries, t.s.txnBytes)
+	}
+	t.count, t.size = count, size
 	if t.pending == nil {
 		t.pending = map[string]pgWrite{}
 	}
@@ -337,9 +356,47 @@ func (t *pgTxn) write(key []byte, w pgWrite) error {
 	return nil
 }
 
+// maxBlindRetries bounds how often commit sends a blind transaction again
+// after a serialization failure.
+const maxBlindRetries = 16
+
 // commit sends the last writes, the lease checks of the partitions written
 // and COMMIT in one round trip.
+//
+// A transaction that sent nothing before its commit read nothing: its
+// writes are blind. Badger never fails a blind write (a conflict is a key
+// read that a concurrent commit wrote), but PostgreSQL fails a
+// SERIALIZABLE update of a row a concurrent transaction updated first
+// (SQLSTATE 40001), so two Sets of one key from two goroutines would see
+// ErrConflict. A blind transaction is therefore sent again, as a new
+// transaction that commits after the one it collided with: nothing it
+// did depended on what it would have read, so that is the same as
+// Badger's last writer wins.
 func (t *pgTxn) commit() error {
+	if t.begun {
+		return t.commitOnce()
+	}
+	pending, order := maps.Clone(t.pending), slices.Clone(t.order)
+	for attempt := 0; ; attempt++ {
+		err := t.commitOnce()
+		if err == nil || !errors.Is(err, ErrConflict) || attempt == maxBlindRetries {
+			return err
+		}
+		if _, rerr := t.conn.Exec(t.ctx, t.s.q.rollback); rerr != nil {
+			return err
+		}
+		t.begun, t.err = false, nil
+		t.pending, t.order = maps.Clone(pending), slices.Clone(order)
+		select {
+		case <-t.ctx.Done():
+			return err
+		case <-time.After(time.Duration(rand.IntN(1<<attempt)+1) * time.Millisecond):
+		}
+	}
+}
+
+// commitOnce is one try of commit.
+func (t *pgTxn) commitOnce() error {
 	held, take, err := t.s.fencePlan(t.parts)
 	if err != nil {
 		return err
@@ -485,19 +542,32 @@ func (it *pgIter) seek(key []byte) {
 	p := it.opts.Prefix
 	end := PrefixEnd(p)
 	it.lo, it.hi = p, end
+	// outside: the seek key lies before the prefix (forward) or past it
+	// (reverse). Badger then lands on the nearest key in the direction,
+	// wherever it is, and is not valid unless that key has the prefix:
+	// so the first page here starts from the key itself, and a first row
+	// without the prefix ends the iteration.
+	outside := false
 	if !it.opts.Reverse {
 		if key != nil && bytes.Compare(key, p) > 0 {
 			it.lo = key
+		} else if key != nil && bytes.Compare(key, p) < 0 {
+			it.lo, outside = key, true
 		}
 	} else if key != nil {
 		// At or before key: below key's successor.
 		succ := append(bytes.Clone(key), 0)
 		if end == nil || bytes.Compare(succ, end) < 0 {
 			it.hi = succ
+		} else if bytes.Compare(key, end) >= 0 {
+			it.hi, outside = succ, true
 		}
 	}
 	it.rows, it.pos, it.more = nil, 0, true
 	it.fetch()
+	if outside && len(it.rows) > 0 && !bytes.HasPrefix(it.rows[0].k, p) {
+		it.rows, it.more = it.rows[:0], false
+	}
 }
 
 func (it *pgIter) fetch() {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 const crashEnv = "ENGRAM_MEMORY_CRASH_DIR"
@@ -147,6 +149,7 @@ func TestDurabilityKill9(t *testing.T) {
 // with fsync off (a killed process leaves its writes in the OS page cache),
 // so this is the test that fails when Sync stops reaching the disk.
 func TestDurabilityReachesStore(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "a PostgreSQL store's commits are as durable as the server's synchronous_commit makes them: kv reports Sync whatever the option")
 	for _, tt := range []struct {
 		name string
 		opts *Options
@@ -181,6 +184,7 @@ func TestDurabilityReachesStore(t *testing.T) {
 // user can see is lost. The second round loses a write that rolls an
 // earlier, durable summary forward.
 func TestRecallSummaryWriteLost(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "models a machine crash with a copy of Badger's directory taken before a write")
 	dir := t.TempDir()
 	opts := &Options{SummaryTokens: 60}
 	s, err := Open(dir, opts)

@@ -13,6 +13,7 @@ import (
 	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/embed/embedtest"
 	"github.com/engramdb/engram/graph"
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // erasureSecret is written everywhere a user's data can go. It has no
@@ -147,6 +148,7 @@ func waitErased(t *testing.T, st *Store, after uint64) {
 // store's own background erasure, after a forced compaction (what
 // engram compact runs), and again after a reopen.
 func TestFaultErasure(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "scans Badger's files for erased bytes")
 	if testing.Short() {
 		t.Skip("writes 2,100 messages; skipped with -short")
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // flipTables copies the closed store in src to a new directory, flips one
@@ -46,6 +48,7 @@ func flipTables(t *testing.T, src string, shift int) (dir string, names []string
 // no damage, so a try may also end with every message intact; but one of
 // a few tries at other offsets must be ErrCorrupt.
 func TestFaultCorruptTable(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "damages Badger's table files")
 	pristine := t.TempDir()
 	st, err := Open(pristine, nil)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/engramdb/engram/embed/embedtest"
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // isolationGroups are ids that look alike or fold together: case pairs,
@@ -444,6 +445,7 @@ func TestEncryptionAtRest(t *testing.T) {
 }
 
 func TestLocked(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's directory lock (PostgreSQL stores are shared by design)")
 	dir := t.TempDir()
 	st, err := Open(dir, nil)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/embed/embedtest"
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 func TestRetentionValidate(t *testing.T) {
@@ -46,6 +47,7 @@ func TestRetentionValidate(t *testing.T) {
 // age and scans every file of the store for their text after the
 // compaction that follows; what is younger than its kind's age stays.
 func TestFaultErasureRetention(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "scans Badger's files for erased bytes")
 	dir := t.TempDir()
 	opts := &Options{
 		Durability:    Async,
