@@ -2,38 +2,23 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/engramdb/engram/kv"
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // pgOptions returns options for a store in a fresh PostgreSQL schema
 // (dropped at cleanup), or skips.
 func pgOptions(t *testing.T) *kv.PostgresOptions {
 	t.Helper()
-	dsn := os.Getenv("ENGRAM_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("ENGRAM_TEST_POSTGRES is not set: no PostgreSQL to test against (.ci/run starts one)")
-	}
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	schema := "e_" + hex.EncodeToString(r[:])
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), dsn)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
+	dsn, schema := kvtest.PostgresSchema(t, "e_")
 	return &kv.PostgresOptions{DSN: dsn, Schema: schema}
 }
 

@@ -1,9 +1,6 @@
 package memory
 
 import (
-	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -11,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/kv"
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // BenchmarkBackends times Recall, Append and Remember on Badger and on
@@ -42,7 +38,7 @@ func BenchmarkBackends(b *testing.B) {
 	b.Cleanup(func() { st.Close() })
 	backends = append(backends, backend{"badger", st})
 	if os.Getenv("ENGRAM_TEST_POSTGRES") != "" {
-		dsn, schema := pgBenchSchema(b)
+		dsn, schema := kvtest.PostgresSchema(b, "mb_")
 		st, err := Open("", &Options{Durability: Sync, Extraction: ExtractOff, SweepInterval: -1,
 			Postgres: &PostgresOptions{DSN: dsn, Schema: schema}})
 		if err != nil {
@@ -112,23 +108,6 @@ func BenchmarkBackends(b *testing.B) {
 			})
 		}
 	})
-}
-
-// pgBenchSchema is pgTestSchema for a benchmark: ENGRAM_TEST_POSTGRES and
-// a fresh schema dropped at cleanup.
-func pgBenchSchema(b *testing.B) (dsn, schema string) {
-	dsn = os.Getenv("ENGRAM_TEST_POSTGRES")
-	var r [6]byte
-	_, _ = crand.Read(r[:])
-	schema = "mb_" + hex.EncodeToString(r[:])
-	b.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), dsn)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
-	return dsn, schema
 }
 
 // loadBackendBench fills st with BenchmarkBackends' data for scope's user.

@@ -2,36 +2,20 @@ package memory
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/engramdb/engram/kv"
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // pgTestSchema returns ENGRAM_TEST_POSTGRES and a fresh schema dropped at
 // cleanup, or skips.
 func pgTestSchema(t *testing.T) (dsn, schema string) {
 	t.Helper()
-	dsn = os.Getenv("ENGRAM_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("ENGRAM_TEST_POSTGRES is not set: no PostgreSQL to test against (.ci/run starts one)")
-	}
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	schema = "m_" + hex.EncodeToString(r[:])
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), dsn)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
-	return dsn, schema
+	return kvtest.PostgresSchema(t, "m_")
 }
 
 // TestPostgresTwoProcesses: two stores on one PostgreSQL schema. The first

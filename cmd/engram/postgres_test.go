@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -14,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // TestPostgresFlags: the bad combinations of --dir, --postgres and the
@@ -98,21 +95,7 @@ func (a fakeAddr) String() string  { return string(a) }
 // cleanup, or skips.
 func testPostgres(t *testing.T) (dsn, schema string) {
 	t.Helper()
-	dsn = os.Getenv("ENGRAM_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("ENGRAM_TEST_POSTGRES is not set: no PostgreSQL to test against (.ci/run starts one)")
-	}
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	schema = "c_" + hex.EncodeToString(r[:])
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), dsn)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
-	return dsn, schema
+	return kvtest.PostgresSchema(t, "c_")
 }
 
 // TestPostgresCommands: export a tenant from a directory, import it into

@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +18,7 @@ import (
 
 	"github.com/engramdb/engram/cmd/engram/internal/cluster"
 	"github.com/engramdb/engram/kv"
+	"github.com/engramdb/engram/kv/kvtest"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -28,21 +26,7 @@ import (
 // cleanup, or skips.
 func clusterDSN(t *testing.T) (dsn, schema string) {
 	t.Helper()
-	dsn = os.Getenv("ENGRAM_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("ENGRAM_TEST_POSTGRES is not set: no PostgreSQL to test against (.ci/run starts one)")
-	}
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	schema = "h_" + hex.EncodeToString(r[:])
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), dsn)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
-	return dsn, schema
+	return kvtest.PostgresSchema(t, "h_")
 }
 
 // clusterNode is one engram serve node: a store in PostgreSQL with
