@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,9 +147,12 @@ func TestCompactWhileUpdateLoadsPartition(t *testing.T) {
 	compacted := make(chan error, 1)
 	go func() { <-inside; compacted <- db.Compact(ctxb) }()
 	done := make(chan error, 1)
+	var once sync.Once
 	go func() {
 		done <- db.Update(ctxb, func(tx *Tx) error {
-			close(inside)
+			// Update may run fn again (on PostgreSQL it loads the
+			// partition outside the transaction first).
+			once.Do(func() { close(inside) })
 			time.Sleep(300 * time.Millisecond) // Compact is waiting now
 			_, err := tx.PutRecord(Scope{Tenant: "acme", User: "new"}, "", Record{Text: "hello", Vector: []float32{1, 2, 3}})
 			return err
