@@ -132,8 +132,10 @@ func (c *Cluster) Acquire(ctx context.Context, part []byte) (Lease, error) {
 func (c *Cluster) Release(ctx context.Context, part []byte) error { return c.pg.release(ctx, part) }
 
 // Holds reports whether this node believes it holds the partition's lease
-// (as of its last acquisition or renewal; no round trip). A write still
-// checks the lease in the database.
+// (as of its last acquisition or renewal, and renewed within the TTL; no
+// round trip). A write still checks the lease in the database. A store
+// opened without [PostgresOptions.Partition] fences nothing, and Holds is
+// always true there.
 func (c *Cluster) Holds(part []byte) bool { return c.pg.holds(part) }
 
 // Stats returns the lease counters.

@@ -392,3 +392,13 @@ func TestRenewalDoesNotConflict(t *testing.T) {
 		t.Fatalf("a write across a renewal: %v", err)
 	}
 }
+
+// TestHoldsWithoutPartitions: a store that fences nothing (no Partition
+// function: one process) holds every partition, so the background work
+// that asks never skips anything.
+func TestHoldsWithoutPartitions(t *testing.T) {
+	db, _ := openTestPostgres(t, nil)
+	if !db.Cluster().Holds(testPart) {
+		t.Fatal("a store without partitions does not hold one")
+	}
+}
