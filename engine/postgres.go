@@ -94,16 +94,16 @@ func (h *partitionHooks) changed(part []byte) {
 // them from the store: snapshot and log), then whatever the listeners
 // keep (package memory's name sets).
 func (db *DB) partitionChanged(part []byte) {
+	var stale []*partition
 	db.parts.Lock()
 	for key, p := range db.parts.m {
 		if inPartition([]byte(key), part) {
-			// Stale now: its snapshot must not overwrite the one the
-			// other owner wrote.
-			p.erased.Store(true)
-			delete(db.parts.m, key)
+			stale = append(stale, p)
 		}
 	}
 	db.parts.Unlock()
+	// Their snapshots must not overwrite the one the other owner wrote.
+	db.dropPartitions(stale)
 	db.listeners.Lock()
 	fns := append([]func([]byte){}, db.listeners.fns...)
 	db.listeners.Unlock()
@@ -133,14 +133,15 @@ func (db *DB) OnPartitionChange(fn func(part []byte)) {
 // Cluster returns the partition ownership of a store in PostgreSQL, or nil.
 func (db *DB) Cluster() *Cluster { return db.kv.Cluster() }
 
-// holds reports whether this process may write the partition without
-// taking its lease: always for Badger.
-func (db *DB) holds(prefix []byte) bool {
+// Owns reports whether this process holds the partition of key (a key or
+// a scope prefix; see [LeasePartition]), so that background work may write
+// there: always with Badger, and for a key of no partition.
+func (db *DB) Owns(key []byte) bool {
 	c := db.kv.Cluster()
 	if c == nil {
 		return true
 	}
-	part, ok := partitionOf(prefix)
+	part, ok := LeasePartition(key)
 	return !ok || c.Holds(part)
 }
 
@@ -156,7 +157,7 @@ func (db *DB) foreignStale(p *partition) bool {
 	if !db.kv.Postgres() || !p.loaded.Load() || time.Since(time.Unix(0, p.loadedAt.Load())) < foreignFresh {
 		return false
 	}
-	return !db.holds(p.prefix)
+	return !db.Owns(p.prefix)
 }
 
 // loadFirst is the error a transaction of a PostgreSQL store stops with

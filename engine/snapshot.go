@@ -641,7 +641,7 @@ func (db *DB) writeSnapshotFile(ctx context.Context, p *partition, file []byte) 
 func (db *DB) storeSnapshot(ctx context.Context, p *partition, file []byte) (written bool, err error) {
 	db.snapMu.Lock()
 	defer db.snapMu.Unlock()
-	if p.erased.Load() || !db.holds(p.prefix) {
+	if p.erased.Load() || !db.Owns(p.prefix) {
 		return false, nil // erased, or no longer (or never) this process's
 	}
 	err = db.kv.Update(ctx, func(tx *kv.Txn) error { return tx.Set(Key(p.prefix, NSSnapshot), file) })

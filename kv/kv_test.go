@@ -661,19 +661,7 @@ func TestFailedRestoreLeavesOnlyClose(t *testing.T) {
 	}
 	ctx := context.Background()
 	src := openTest(t, t.TempDir(), nil)
-	val := bytes.Repeat([]byte{0x5A}, 8<<10)
-	for b := range 32 {
-		if err := src.Update(ctx, func(tx *Txn) error {
-			for i := range 96 {
-				if err := tx.Set(fmt.Appendf(nil, "k%02d-%04d", b, i), val); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fillBatches(t, src, 32)
 	var full bytes.Buffer
 	if err := src.Backup(ctx, &full); err != nil {
 		t.Fatal(err)
@@ -773,4 +761,23 @@ func TestDeletePrefixConcurrentWriter(t *testing.T) {
 			t.Fatalf("DeletePrefix with a concurrent writer: %v", err)
 		}
 	})
+}
+
+// fillBatches writes batches commits of 96 keys of 8 KiB each
+// ("kNN-NNNN"), so that a backup of the store takes several frames.
+func fillBatches(t *testing.T, db *DB, batches int) {
+	t.Helper()
+	val := bytes.Repeat([]byte{0x5A}, 8<<10)
+	for b := range batches {
+		if err := db.Update(context.Background(), func(tx *Txn) error {
+			for i := range 96 {
+				if err := tx.Set(fmt.Appendf(nil, "k%02d-%04d", b, i), val); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -359,19 +359,7 @@ func TestPostgresBackupAcrossBackends(t *testing.T) {
 func TestPostgresRestoreDamagedLeavesEmpty(t *testing.T) {
 	ctx := context.Background()
 	src, _ := openTestPostgres(t, nil)
-	val := bytes.Repeat([]byte{0x5A}, 8<<10)
-	for b := range 8 {
-		if err := src.Update(ctx, func(tx *Txn) error {
-			for i := range 96 {
-				if err := tx.Set(fmt.Appendf(nil, "k%02d-%04d", b, i), val); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fillBatches(t, src, 8)
 	var full bytes.Buffer
 	if err := src.Backup(ctx, &full); err != nil {
 		t.Fatal(err)

@@ -164,8 +164,7 @@ func (s *pgStore) nodes(ctx context.Context) ([]Node, error) {
 
 // heartbeat writes this node's row.
 func (s *pgStore) heartbeat(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, s.q.sql(`INSERT INTO {s}.nodes (node, addr, seen) VALUES ($1, $2, now())
-		ON CONFLICT (node) DO UPDATE SET addr = excluded.addr, seen = excluded.seen`), s.opts.Node, s.opts.Addr)
+	_, err := s.pool.Exec(ctx, s.q.heartbeat, s.opts.Node, s.opts.Addr)
 	return err
 }
 
@@ -182,8 +181,7 @@ func (s *pgStore) renew(ctx context.Context) error {
 	s.leases.Unlock()
 	start := time.Now()
 	b := &pgx.Batch{}
-	b.Queue(s.q.sql(`INSERT INTO {s}.nodes (node, addr, seen) VALUES ($1, $2, now())
-		ON CONFLICT (node) DO UPDATE SET addr = excluded.addr, seen = excluded.seen`), s.opts.Node, s.opts.Addr)
+	b.Queue(s.q.heartbeat, s.opts.Node, s.opts.Addr)
 	b.Queue(s.q.sql(`UPDATE {s}.lease_expiry x SET expires_at = now() + make_interval(secs => $3) FROM {s}.leases l
 		WHERE l.part = x.part AND l.node = $1 AND x.part = ANY($2::bytea[]) RETURNING x.part, l.epoch`), s.opts.Node, parts, s.opts.LeaseTTL.Seconds())
 	br := s.pool.SendBatch(ctx, b)

@@ -23,7 +23,7 @@ type pgQueries struct {
 	fwd, fwdOpen, rev, revOpen     string
 	fwdKeys, fwdOpenKeys           string
 	revKeys, revOpenKeys           string
-	fence, take                    string
+	fence, take, heartbeat         string
 	beginUpdate, beginView, commit string
 	rollback                       string
 }
@@ -56,6 +56,8 @@ func newPGQueries(schema string) pgQueries {
 	q.revOpenKeys = scan(small, "k >= $1 AND $2::bytea IS NULL", "DESC")
 	q.fence = q.sql(`SELECT {s}.fence($1::bytea[], $2::bigint[], $3)`)
 	q.take = q.sql(`SELECT {s}.take($1, $2, $3, 0)`)
+	q.heartbeat = q.sql(`INSERT INTO {s}.nodes (node, addr, seen) VALUES ($1, $2, now())
+		ON CONFLICT (node) DO UPDATE SET addr = excluded.addr, seen = excluded.seen`)
 	q.beginUpdate = `BEGIN ISOLATION LEVEL SERIALIZABLE`
 	q.beginView = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
 	q.commit = `COMMIT`

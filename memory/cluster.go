@@ -28,14 +28,5 @@ func (s *Store) Cluster() *Cluster { return s.db.Cluster() }
 func Partition(scope Scope) []byte { return engine.PartitionOf(scope) }
 
 // owns reports whether this process may do background work on the data
-// under key (a key or a scope prefix): always with Badger; with
-// PostgreSQL, when it holds the lease of key's partition, or key belongs
-// to none.
-func (s *Store) owns(key []byte) bool {
-	c := s.db.Cluster()
-	if c == nil {
-		return true
-	}
-	part, ok := engine.LeasePartition(key)
-	return !ok || c.Holds(part)
-}
+// under key (a key or a scope prefix); see [engine.DB.Owns].
+func (s *Store) owns(key []byte) bool { return s.db.Owns(key) }
