@@ -340,10 +340,12 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 //
 // Each batch commits on its own: if DeletePrefix fails part way, the keys
 // already deleted stay deleted and calling it again finishes the job. A
-// batch that conflicts with a concurrent writer is run again (so visit
-// may see a key more than once).
+// batch that conflicts with a concurrent writer is run again, halved, so
+// that a writer busy under the prefix cannot starve it (and visit may see
+// a key more than once).
 func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, visit func(key, value []byte) error) (deleted int, err error) {
-	const batch = 512
+	const maxBatch = 512
+	batch := maxBatch
 	conflicts := 0
 	for {
 		var n int
@@ -375,8 +377,10 @@ func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, visit func(key, v
 		})
 		if errors.Is(err, ErrConflict) && conflicts < maxDeleteConflicts {
 			// A concurrent writer touched a key of the batch: the batch
-			// wrote nothing, and running it again is safe.
+			// wrote nothing, and running it again is safe. A smaller batch
+			// reads fewer keys a writer can touch before it commits.
 			conflicts++
+			batch = max(batch/2, 1)
 			continue
 		}
 		deleted += n
@@ -386,6 +390,7 @@ func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, visit func(key, v
 		if n < batch {
 			return deleted, nil
 		}
+		batch = min(batch*2, maxBatch)
 	}
 }
 
