@@ -132,5 +132,8 @@ func convert(err error) error {
 		// Not-found is control flow on hot paths: no detail to add.
 		return sentinel
 	}
-	return fmt.Errorf("%w (%v)", sentinel, err)
+	// Both wrapped: callers match engine's sentinel, and Update still
+	// knows a conflict that a statement inside the transaction reported
+	// (PostgreSQL does) from kv's.
+	return fmt.Errorf("%w (%w)", sentinel, err)
 }

@@ -43,3 +43,28 @@ func TestSentinelPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateRetriesStatementConflict: a conflict that a statement inside
+// the transaction reports (PostgreSQL does, where Badger reports them only
+// at the commit) reaches fn through Tx's methods as ErrConflict, and
+// Update runs fn again instead of failing. It used to fail at once: the
+// converted error no longer matched kv's, and appends to one busy user on
+// PostgreSQL failed with "transaction conflict" after a single try.
+func TestUpdateRetriesStatementConflict(t *testing.T) {
+	db := openMemDB(t)
+	runs := 0
+	err := db.Update(ctxb, func(tx *Tx) error {
+		runs++
+		if runs == 1 {
+			// What Tx.Get or Tx.Set return for a statement's 40001.
+			return fmt.Errorf("append message 0: %w", convert(fmt.Errorf("%w: could not serialize access", kv.ErrConflict)))
+		}
+		return tx.Set([]byte("k"), []byte("v"))
+	})
+	if err != nil || runs != 2 {
+		t.Fatalf("Update = %v after %d runs, want nil after 2", err, runs)
+	}
+	if !errors.Is(convert(kv.ErrCorrupt), kv.ErrCorrupt) || !errors.Is(convert(kv.ErrCorrupt), ErrCorrupt) {
+		t.Error("a converted error matches neither kv's sentinel nor engine's")
+	}
+}

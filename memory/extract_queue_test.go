@@ -20,7 +20,6 @@ import (
 
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
-	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // fakeExtractor turns "fact S P O" messages into a fact, and every message
@@ -570,7 +569,6 @@ func TestExtractionPermanentFailure(t *testing.T) {
 // one: every message must be extracted, and then no session's head may
 // lie before its last job's entry.
 func TestExtractionQueueHeads(t *testing.T) {
-	kvtest.SkipOnPostgres(t, "eight writers appending to one partition while the worker drains it exhaust the conflict retries on PostgreSQL's serializable checks (a known gap: see the issue 17 note)")
 	for _, mode := range []ExtractionMode{ExtractAsync, ExtractSync} {
 		t.Run(mode.String(), func(t *testing.T) {
 			fx := &fakeExtractor{}
