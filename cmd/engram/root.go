@@ -15,6 +15,6 @@ them. No service, no network unless you configure one.`,
 	}
 	root.AddCommand(newDemoCmd(), newVersionCmd(), newBenchCmd(), newServeCmd(),
 		newImportCmd(), newExportCmd(), newRecallCmd(), newInspectCmd(), newBackupCmd(), newRestoreCmd(), newMCPCmd(),
-		newCompactCmd(), newExtractCmd())
+		newCompactCmd(), newExtractCmd(), newUICmd())
 	return root
 }

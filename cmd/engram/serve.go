@@ -21,6 +21,7 @@ import (
 	"github.com/engramdb/engram/cmd/engram/internal/cluster"
 	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
+	"github.com/engramdb/engram/cmd/engram/internal/webui"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -41,7 +42,11 @@ type serveOptions struct {
 	leaseTTL        time.Duration
 	privacy         privacyFlags
 	extract         extractFlags
+	noUI            bool
 
+	// tokenSet, when set, is used instead of a tokens file (engram ui's
+	// token for one run).
+	tokenSet *httpapi.Tokens
 	// ready, when set, is called with the address the server listens on
 	// once it accepts connections (a test seam).
 	ready func(net.Addr)
@@ -64,8 +69,10 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve a store over an HTTP JSON API (and MCP) with bearer tokens",
 		Long: `serve opens the store in --dir and serves Engram's HTTP JSON API on --addr:
 sessions and messages, windows, memories, facts and entities, recall with its
-trace, and forget, under /v1/; /healthz; /metrics for Prometheus; and the
-OpenAPI document at /openapi.json.
+trace, and forget, under /v1/; /healthz; /metrics for Prometheus; the
+OpenAPI document at /openapi.json; and the memory inspector, a web page to
+see, search, correct and erase what the store holds, at /ui/ (sign in with a
+token; --no-ui turns it off).
 
 Every /v1/ call needs "Authorization: Bearer <token>". The tokens file maps
 each token to exactly one tenant, and a token never reaches another tenant:
@@ -119,6 +126,7 @@ partitions over. See the README, "Many servers, one PostgreSQL".`,
 	f.StringVar(&o.logFormat, "log-format", "text", "access log format on stderr: text or json")
 	f.StringVar(&o.durability, "durability", "sync", "sync (a write survives power loss once acknowledged) or async")
 	f.StringSliceVar(&o.singleValued, "single-valued", nil, "graph predicates that hold one object per subject at a time (comma-separated)")
+	f.BoolVar(&o.noUI, "no-ui", false, "do not serve the memory inspector at /ui/")
 	return cmd
 }
 
@@ -134,15 +142,17 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		return fmt.Errorf("--metrics: %w", err)
 	}
 	dsn, _ := o.pg.dsn(o.dir) // validate checked it
-	tokensPath := o.tokens
-	if tokensPath == "" {
-		if tokensPath, err = defaultTokens(o.dir, stderr); err != nil {
+	tokens := o.tokenSet
+	if tokens == nil {
+		tokensPath := o.tokens
+		if tokensPath == "" {
+			if tokensPath, err = defaultTokens(o.dir, stderr); err != nil {
+				return err
+			}
+		}
+		if tokens, err = httpapi.LoadTokens(tokensPath); err != nil {
 			return err
 		}
-	}
-	tokens, err := httpapi.LoadTokens(tokensPath)
-	if err != nil {
-		return err
 	}
 	newLogHandler := func(level slog.Level) slog.Handler {
 		if o.logFormat == "json" {
@@ -217,9 +227,15 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		defer router.Close()
 		apiOpts.Router = router
 	}
-	handler, err := httpapi.New(store, apiOpts)
+	api, err := httpapi.New(store, apiOpts)
 	if err != nil {
 		return err
+	}
+	var handler http.Handler = api
+	if !o.noUI {
+		if handler, err = webui.New(api, tokens, &webui.Options{Logger: logger}); err != nil {
+			return err
+		}
 	}
 
 	srv := &http.Server{

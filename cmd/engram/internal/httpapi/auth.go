@@ -173,6 +173,15 @@ func (t *Tokens) lookup(token string) (tokenEntry, bool) {
 
 type tenantKey struct{}
 
+// Lookup returns the tenant and client name of token, and whether the
+// token is valid. Like the API's own check it compares digests in constant
+// time; it is for front doors that take a token another way than a bearer
+// header (the inspector's login form).
+func (t *Tokens) Lookup(token string) (tenant, name string, ok bool) {
+	e, ok := t.lookup(token)
+	return e.tenant, e.name, ok
+}
+
 // Tenant returns the tenant of the bearer token that authenticated the
 // request whose context ctx is, or "" for a context that did not come through
 // the handler's authentication. Handlers mounted through [Options].MCP read

@@ -227,6 +227,7 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 		{method: "GET", path: "/healthz", serve: h.healthz},
 		{method: "GET", path: "/openapi.json", serve: serveOpenAPI},
 
+		{method: "GET", path: "/v1/users", access: tenant, serve: h.listUsers},
 		{method: "GET", path: "/v1/users/{user}/sessions", access: tenant, serve: h.listSessions},
 		{method: "POST", path: "/v1/users/{user}/sessions/{session}/messages", access: tenant, body: true, serve: h.appendMessages},
 		{method: "GET", path: "/v1/users/{user}/sessions/{session}/messages", access: tenant, serve: h.listMessages},

@@ -1,0 +1,386 @@
+package webui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
+	"github.com/engramdb/engram/memory"
+)
+
+const (
+	tokenAcme   = "acme-token-0123456789abcdef"
+	tokenGlobex = "globex-token-0123456789abcdef"
+)
+
+// lockedBuffer is a log sink safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// server is the inspector in front of the API over an in-memory store.
+type server struct {
+	t     *testing.T
+	url   string
+	ui    *UI
+	store *memory.Store
+	log   *lockedBuffer
+}
+
+func newServer(t *testing.T) *server {
+	t.Helper()
+	store, err := memory.Open("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := httpapi.ParseTokens([]byte(`{"tokens":[{"token":"` + tokenAcme + `","tenant":"acme"},{"token":"` + tokenGlobex + `","tenant":"globex"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	api, err := httpapi.New(store, &httpapi.Options{Tokens: tokens, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui, err := New(api, tokens, &Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(ui)
+	t.Cleanup(func() {
+		srv.Close()
+		store.Close()
+	})
+	ctx := context.Background()
+	for _, sc := range []memory.Scope{{Tenant: "acme", User: "alice"}, {Tenant: "globex", User: "gina"}} {
+		if _, err := store.Remember(ctx, sc, memory.Memory{Kind: memory.KindFact, Text: sc.Tenant + " secret of " + sc.User}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &server{t: t, url: srv.URL, ui: ui, store: store, log: logs}
+}
+
+// browser is a client holding one session's cookie and CSRF token.
+type browser struct {
+	s      *server
+	cookie *http.Cookie
+	csrf   string
+	origin string // sent as Origin on writes; "" sends none
+}
+
+// do sends a request without following redirects.
+func (s *server) do(method, path string, body io.Reader, hdr map[string]string, c *http.Cookie) *http.Response {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.url+path, body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	if c != nil {
+		req.AddCookie(c)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// login posts the form and returns the redirect target and the browser.
+func (s *server) login(token string) (string, *browser) {
+	s.t.Helper()
+	resp := s.do("POST", "/ui/login", strings.NewReader(url.Values{"token": {token}}.Encode()),
+		map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": s.url}, nil)
+	if resp.StatusCode != http.StatusSeeOther {
+		s.t.Fatalf("login answered %d", resp.StatusCode)
+	}
+	b := &browser{s: s, origin: s.url}
+	for _, c := range resp.Cookies() {
+		if c.Name == cookieName {
+			b.cookie = c
+		}
+	}
+	if b.cookie == nil {
+		return resp.Header.Get("Location"), nil
+	}
+	var sess struct{ Tenant, CSRF string }
+	r := s.do("GET", "/ui/session", nil, nil, b.cookie)
+	if err := json.NewDecoder(r.Body).Decode(&sess); err != nil {
+		s.t.Fatal(err)
+	}
+	b.csrf = sess.CSRF
+	return resp.Header.Get("Location"), b
+}
+
+func (b *browser) call(method, path string, body any) *http.Response {
+	b.s.t.Helper()
+	hdr := map[string]string{}
+	if b.csrf != "" {
+		hdr[CSRFHeader] = b.csrf
+	}
+	if b.origin != "" {
+		hdr["Origin"] = b.origin
+	}
+	var r io.Reader
+	if body != nil {
+		j, _ := json.Marshal(body)
+		r = bytes.NewReader(j)
+		hdr["Content-Type"] = "application/json"
+	}
+	return b.s.do(method, path, r, hdr, b.cookie)
+}
+
+func readAll(t *testing.T, r *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestLoginAndSession: the page needs a session; a wrong token is refused
+// without a cookie; a right one gives an HttpOnly, SameSite=Strict cookie
+// for /ui/ and a CSRF token; the token is never in a URL or the log.
+func TestLoginAndSession(t *testing.T) {
+	s := newServer(t)
+	if r := s.do("GET", "/ui/", nil, nil, nil); r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/ui/login" {
+		t.Fatalf("GET /ui/ signed out = %d to %q, want 303 to /ui/login", r.StatusCode, r.Header.Get("Location"))
+	}
+	if r := s.do("GET", "/ui/login", nil, nil, nil); r.StatusCode != http.StatusOK || !strings.Contains(readAll(t, r), `id="login"`) {
+		t.Fatalf("GET /ui/login = %d", r.StatusCode)
+	}
+	if loc, b := s.login("wrong-token-0123456789"); b != nil || loc != "/ui/login?failed=1" {
+		t.Fatalf("a wrong token gave a session (%v) or went to %q", b != nil, loc)
+	}
+	loc, b := s.login(tokenAcme)
+	if b == nil || loc != "/ui/" {
+		t.Fatalf("sign-in went to %q with session %v", loc, b != nil)
+	}
+	if c := b.cookie; !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/ui/" || c.Value == tokenAcme {
+		t.Errorf("cookie %+v, want HttpOnly, SameSite=Strict, Path /ui/ and no token", c)
+	}
+	r := s.do("GET", "/ui/", nil, nil, b.cookie)
+	if r.StatusCode != http.StatusOK || r.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("GET /ui/ signed in = %d, Cache-Control %q", r.StatusCode, r.Header.Get("Cache-Control"))
+	}
+	if b.csrf == "" {
+		t.Fatal("no CSRF token from /ui/session")
+	}
+	if strings.Contains(s.log.String(), tokenAcme) || strings.Contains(s.log.String(), "wrong-token") {
+		t.Errorf("the log holds a token:\n%s", s.log.String())
+	}
+	if !strings.Contains(s.log.String(), "signed in") {
+		t.Errorf("the sign-in was not logged:\n%s", s.log.String())
+	}
+	if r := s.do("GET", "/ui/session", nil, nil, nil); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/ui/session signed out = %d, want 401", r.StatusCode)
+	}
+	if r := s.do("GET", "/ui/session", nil, nil, &http.Cookie{Name: cookieName, Value: "forged"}); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/ui/session with a forged cookie = %d, want 401", r.StatusCode)
+	}
+}
+
+// TestSecurityHeaders: every inspector response has the strict CSP and
+// its companions, signed in or not, found or not.
+func TestSecurityHeaders(t *testing.T) {
+	s := newServer(t)
+	_, b := s.login(tokenAcme)
+	for _, p := range []string{"/ui", "/ui/", "/ui/login", "/ui/session", "/ui/static/login.html", "/ui/nope", "/ui/api/v1/users", "/ui/api/v1/nope"} {
+		for _, c := range []*http.Cookie{nil, b.cookie} {
+			r := s.do("GET", p, nil, nil, c)
+			if got := r.Header.Get("Content-Security-Policy"); got != CSP {
+				t.Errorf("%s: CSP %q", p, got)
+			}
+			if r.Header.Get("X-Content-Type-Options") != "nosniff" || r.Header.Get("Referrer-Policy") != "no-referrer" || r.Header.Get("X-Frame-Options") != "DENY" {
+				t.Errorf("%s: headers %v", p, r.Header)
+			}
+		}
+	}
+	if !strings.Contains(CSP, "script-src 'self'") || strings.Contains(CSP, "unsafe") {
+		t.Errorf("CSP %q allows inline code", CSP)
+	}
+}
+
+// TestCSRF: a state-changing call needs the session's CSRF token and this
+// origin; without either it is refused and changes nothing.
+func TestCSRF(t *testing.T) {
+	s := newServer(t)
+	_, b := s.login(tokenAcme)
+	body := map[string]any{"kind": "fact", "text": "planted"}
+	count := func() int {
+		ms, err := s.store.Memories(context.Background(), memory.Scope{Tenant: "acme", User: "alice"}, memory.MemoriesOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ms)
+	}
+	before := count()
+	noToken := &browser{s: s, cookie: b.cookie, origin: s.url}
+	wrongToken := &browser{s: s, cookie: b.cookie, csrf: "x" + b.csrf, origin: s.url}
+	otherSite := &browser{s: s, cookie: b.cookie, csrf: b.csrf, origin: "https://evil.example"}
+	for name, c := range map[string]*browser{"no token": noToken, "wrong token": wrongToken, "other origin": otherSite} {
+		if r := c.call("POST", "/ui/api/v1/users/alice/memories", body); r.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: POST = %d, want 403", name, r.StatusCode)
+		}
+		if r := c.call("POST", "/ui/logout", nil); r.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: logout = %d, want 403", name, r.StatusCode)
+		}
+	}
+	// A cross-site fetch names itself in Sec-Fetch-Site even without Origin.
+	r := s.do("DELETE", "/ui/api/v1/users/alice", nil, map[string]string{CSRFHeader: b.csrf, "Sec-Fetch-Site": "cross-site"}, b.cookie)
+	if r.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-site DELETE = %d, want 403", r.StatusCode)
+	}
+	if got := count(); got != before {
+		t.Fatalf("%d memories after refused writes, want %d", got, before)
+	}
+	if r := b.call("POST", "/ui/api/v1/users/alice/memories", body); r.StatusCode != http.StatusCreated {
+		t.Fatalf("POST with the token = %d: %s", r.StatusCode, readAll(t, r))
+	}
+	if got := count(); got != before+1 {
+		t.Fatalf("%d memories, want %d", got, before+1)
+	}
+	// A sign-in posted from another site is refused too.
+	r = s.do("POST", "/ui/login", strings.NewReader("token="+tokenAcme), map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://evil.example"}, nil)
+	if r.StatusCode != http.StatusForbidden || len(r.Cookies()) != 0 {
+		t.Errorf("cross-site sign-in = %d with %d cookies, want 403 and none", r.StatusCode, len(r.Cookies()))
+	}
+}
+
+// TestIsolation: a session reaches its own tenant only, through every
+// path the inspector hands to the API.
+func TestIsolation(t *testing.T) {
+	s := newServer(t)
+	_, g := s.login(tokenGlobex)
+	for _, p := range []string{"/ui/api/v1/users", "/ui/api/v1/users/alice/memories", "/ui/api/v1/users/alice/sessions", "/ui/api/v1/users/alice/graph"} {
+		r := g.call("GET", p, nil)
+		if body := readAll(t, r); strings.Contains(body, "acme") || strings.Contains(body, "alice") && p == "/ui/api/v1/users" {
+			t.Errorf("globex read %s: %d %s", p, r.StatusCode, body)
+		}
+	}
+	r := g.call("GET", "/ui/api/v1/users", nil)
+	if body := readAll(t, r); !strings.Contains(body, `"gina"`) {
+		t.Errorf("globex's users: %s", body)
+	}
+	// Erasing "alice" as globex erases globex's alice (none), never acme's.
+	if r := g.call("DELETE", "/ui/api/v1/users/alice", nil); r.StatusCode/100 != 2 {
+		t.Fatalf("DELETE = %d", r.StatusCode)
+	}
+	if ms, _ := s.store.Memories(context.Background(), memory.Scope{Tenant: "acme", User: "alice"}, memory.MemoriesOptions{}); len(ms) != 1 {
+		t.Fatalf("acme's alice has %d memories after globex's erasure, want 1", len(ms))
+	}
+}
+
+// TestPaths: only /ui/api/v1/ reaches the API; odd spellings are refused,
+// not cleaned; other paths go to the API as they are.
+func TestPaths(t *testing.T) {
+	s := newServer(t)
+	_, b := s.login(tokenAcme)
+	for _, p := range []string{"/ui/api/mcp", "/ui/api/metrics", "/ui/api/healthz", "/ui/api/v1/../../ui/session",
+		"/ui/api//v1/users", "/ui/static/../ui.go", "/ui/static/%2e%2e/ui.go", "/ui/api/v1%2fusers", "/ui/static/", "/ui/elsewhere"} {
+		r := b.call("GET", p, nil)
+		if r.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", p, r.StatusCode)
+		}
+	}
+	if r := s.do("GET", "/v1/users", nil, map[string]string{"Authorization": "Bearer " + tokenAcme}, nil); r.StatusCode != http.StatusOK {
+		t.Errorf("the API itself = %d", r.StatusCode)
+	}
+	// The cookie alone never opens the API outside /ui/api/.
+	if r := s.do("GET", "/v1/users", nil, nil, b.cookie); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/v1/users with the cookie = %d, want 401", r.StatusCode)
+	}
+	if r := s.do("GET", "/ui", nil, nil, nil); r.StatusCode != http.StatusMovedPermanently || r.Header.Get("Location") != "/ui/" {
+		t.Errorf("/ui = %d to %q", r.StatusCode, r.Header.Get("Location"))
+	}
+	r := b.call("GET", "/ui/static/login.html", nil)
+	etag := r.Header.Get("ETag")
+	if r.StatusCode != http.StatusOK || etag == "" {
+		t.Fatalf("static file = %d, ETag %q", r.StatusCode, etag)
+	}
+	if r := s.do("GET", "/ui/static/login.html", nil, map[string]string{"If-None-Match": etag}, nil); r.StatusCode != http.StatusNotModified {
+		t.Errorf("revalidation = %d, want 304", r.StatusCode)
+	}
+}
+
+// TestSessionEnds: a session ends at logout and after SessionTTL idle.
+func TestSessionEnds(t *testing.T) {
+	s := newServer(t)
+	_, b := s.login(tokenAcme)
+	if r := b.call("POST", "/ui/logout", nil); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout = %d", r.StatusCode)
+	}
+	if r := b.call("GET", "/ui/api/v1/users", nil); r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("after logout = %d, want 401", r.StatusCode)
+	}
+
+	_, b = s.login(tokenAcme)
+	var mu sync.Mutex
+	now := time.Now()
+	s.ui.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	advance(DefaultSessionTTL - time.Minute)
+	if r := b.call("GET", "/ui/api/v1/users", nil); r.StatusCode != http.StatusOK {
+		t.Fatalf("a used session ended: %d", r.StatusCode)
+	}
+	advance(DefaultSessionTTL - time.Minute) // idle from the last request
+	if r := b.call("GET", "/ui/api/v1/users", nil); r.StatusCode != http.StatusOK {
+		t.Fatalf("a session in use ended: %d", r.StatusCode)
+	}
+	advance(DefaultSessionTTL)
+	if r := b.call("GET", "/ui/api/v1/users", nil); r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("an idle session lived on: %d", r.StatusCode)
+	}
+}
+
+// TestMaxSessions: signing in past MaxSessions ends the session closest to
+// expiring, so memory stays bounded.
+func TestMaxSessions(t *testing.T) {
+	s := newServer(t)
+	s.ui.max = 3
+	var first *browser
+	for i := range 5 {
+		_, b := s.login(tokenAcme)
+		if i == 0 {
+			first = b
+		}
+	}
+	s.ui.mu.Lock()
+	n := len(s.ui.mu.sessions)
+	s.ui.mu.Unlock()
+	if n > 3 {
+		t.Fatalf("%d sessions kept, want at most 3", n)
+	}
+	if r := first.call("GET", "/ui/api/v1/users", nil); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the oldest session lived on: %d", r.StatusCode)
+	}
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
+	"github.com/engramdb/engram/memory"
+)
+
+type uiOptions struct {
+	serve  serveOptions
+	tenant string
+}
+
+func newUICmd() *cobra.Command {
+	o := uiOptions{serve: serveOptions{
+		maxBodyBytes: httpapi.DefaultMaxBodyBytes, shutdownTimeout: 10 * time.Second,
+		metrics: "off", logFormat: "text", durability: "sync",
+	}}
+	cmd := &cobra.Command{
+		Use:   "ui --dir DIR [--tenant T] [--addr 127.0.0.1:0]",
+		Short: "Open a store's memory inspector in the browser, on this machine only",
+		Long: `ui opens the store in --dir, serves the memory inspector on a loopback
+address and prints its URL and a token to sign in with. The page shows the
+tenant's users and sessions, the messages and the window the next model call
+would see, the memories (search, edit, add, delete), the knowledge graph and
+an entity's facts through time, and a Recall with its trace.
+
+The token is made for this run and is never written anywhere: it is printed
+here, not put in the URL, and it stops working when ui stops. --tenant picks
+the tenant shown (default: the store's only tenant, or "default" in an empty
+store). ui listens on loopback only; to share the inspector, run engram serve
+with a tokens file instead, which serves it at /ui/ too.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runUI(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.serve.dir, "dir", "", "the store's directory (required)")
+	f.StringVar(&o.serve.addr, "addr", "127.0.0.1:0", "loopback address to listen on; port 0 picks a free one")
+	f.StringVar(&o.tenant, "tenant", "", "the tenant to inspect (default: the store's only tenant, or \"default\")")
+	o.serve.open.register(f, true)
+	o.serve.privacy.register(f)
+	o.serve.extract.register(f)
+	return cmd
+}
+
+// runUI serves the inspector over the store for one local user until ctx
+// is done.
+func runUI(ctx context.Context, stdout, stderr io.Writer, o uiOptions) error {
+	if o.serve.dir == "" {
+		return errors.New("--dir is required")
+	}
+	if err := loopbackAddr(o.serve.addr); err != nil {
+		return err
+	}
+	if o.tenant == "" {
+		t, err := onlyTenant(ctx, o.serve)
+		if err != nil {
+			return err
+		}
+		o.tenant = t
+	}
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	token := hex.EncodeToString(raw)
+	doc, _ := json.Marshal(map[string]any{"tokens": []map[string]string{{"token": token, "tenant": o.tenant, "name": "engram ui"}}})
+	tokens, err := httpapi.ParseTokens(doc) // checks the tenant id
+	if err != nil {
+		return fmt.Errorf("--tenant %q: %w", o.tenant, err)
+	}
+	o.serve.tokenSet = tokens
+	ready := o.serve.ready
+	o.serve.ready = func(a net.Addr) {
+		fmt.Fprintf(stdout, "engram: memory inspector for tenant %q: http://%s/ui/\n", o.tenant, a)
+		fmt.Fprintf(stdout, "engram: sign in with this token (it works until ui stops): %s\n", token)
+		if ready != nil {
+			ready(a)
+		}
+	}
+	return runServe(ctx, stdout, stderr, o.serve)
+}
+
+// loopbackAddr refuses an address other machines could reach.
+func loopbackAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--addr %q: ui listens on loopback only (127.0.0.1 or ::1); use engram serve with a tokens file to share the inspector", addr)
+	}
+	return nil
+}
+
+// onlyTenant returns the store's tenant when it has one, "default" when it
+// has none, and an error naming them when it has several.
+func onlyTenant(ctx context.Context, o serveOptions) (string, error) {
+	opts := &memory.Options{}
+	if err := o.open.apply(opts); err != nil {
+		return "", err
+	}
+	st, err := memory.Open(o.dir, opts)
+	if err != nil {
+		return "", openError(o.dir, err)
+	}
+	defer st.Close()
+	ts, err := st.Tenants(ctx, memory.ListOptions{Limit: 6})
+	switch {
+	case err != nil:
+		return "", err
+	case len(ts) == 0:
+		return defaultTokensTenant, nil
+	case len(ts) == 1:
+		return ts[0], nil
+	}
+	return "", fmt.Errorf("the store holds several tenants (%v...): choose one with --tenant", ts)
+}
