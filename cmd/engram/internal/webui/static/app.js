@@ -34,7 +34,9 @@ function s(tag, attrs, ...children) {
 function build(el, attrs, children) {
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === false || v === null || v === undefined) continue;
-    if (typeof v === "function" && k.startsWith("on")) {
+    if (k.startsWith("on")) {
+      // Only listeners: an on* attribute would be inline script.
+      if (typeof v !== "function") throw new TypeError(`h: ${k} must be a function`);
       el.addEventListener(k.slice(2), v);
     } else {
       el.setAttribute(k, v === true ? "" : String(v));
@@ -327,7 +329,7 @@ function moreButton(id, label, onClick) {
 async function renderUsers(page) {
   const tbody = h("tbody");
   let after = "";
-  const more = moreButton("users-more", "More users", () => load(false));
+  const more = moreButton("users-more", "More users", () => load(false).catch(showError));
   page.append(
     h("h1", {}, "Users"),
     h("p", { class: "muted" }, "Everyone this tenant's assistant remembers, with what is stored for each."),
