@@ -39,7 +39,8 @@ an entity's facts through time, and a Recall with its trace.
 The token is made for this run and is never written anywhere: it is printed
 here, not put in the URL, and it stops working when ui stops. --tenant picks
 the tenant shown (default: the store's only tenant, or "default" in an empty
-store). ui listens on loopback only; to share the inspector, run engram serve
+store). Extraction is off, as in every command that administers a store.
+ui listens on loopback only; to share the inspector, run engram serve
 with a tokens file instead, which serves it at /ui/ too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -52,7 +53,6 @@ with a tokens file instead, which serves it at /ui/ too.`,
 	f.StringVar(&o.tenant, "tenant", "", "the tenant to inspect (default: the store's only tenant, or \"default\")")
 	o.serve.open.register(f, true)
 	o.serve.privacy.register(f)
-	o.serve.extract.register(f)
 	return cmd
 }
 
@@ -81,6 +81,11 @@ func runUI(ctx context.Context, stdout, stderr io.Writer, o uiOptions) error {
 		return fmt.Errorf("--tenant %q: %w", o.tenant, err)
 	}
 	o.serve.tokenSet = tokens
+	o.serve.uiLocal = true
+	// Like every command that administers a store, ui never runs an
+	// extractor (perhaps a paid one) as a side effect: what is queued
+	// stays queued for the next serve or mcp.
+	o.serve.extract = extractFlags{mode: "off"}
 	ready := o.serve.ready
 	o.serve.ready = func(a net.Addr) {
 		fmt.Fprintf(stdout, "engram: memory inspector for tenant %q: http://%s/ui/\n", o.tenant, a)
@@ -129,4 +134,14 @@ func onlyTenant(ctx context.Context, o serveOptions) (string, error) {
 		return ts[0], nil
 	}
 	return "", fmt.Errorf("the store holds several tenants (%v...): choose one with --tenant", ts)
+}
+
+// loopbackHosts are the Host headers a browser sends for addr, a loopback
+// listener: its address as bound, and "localhost" with its port.
+func loopbackHosts(addr net.Addr) []string {
+	_, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return []string{addr.String()}
+	}
+	return []string{addr.String(), net.JoinHostPort("localhost", port), net.JoinHostPort("127.0.0.1", port), net.JoinHostPort("::1", port)}
 }
