@@ -482,4 +482,3 @@ func (b *browserEnv) tabUntil(cond string, max int) bool {
 	}
 	return false
 }
-

@@ -104,6 +104,9 @@ func TestBrowserWalkthrough(t *testing.T) {
 	if _, err := b.store.Memory(ctx, acmeAlice, porto); err == nil {
 		t.Errorf("memory %s is still in the store after the page deleted it", porto)
 	}
+	if code := browserAPIStatus(t, b.url+"/v1/users/alice/memories/"+porto, browserTokenAcme); code != http.StatusNotFound {
+		t.Errorf("GET /v1/users/alice/memories/%s answers %d after the page deleted it, want 404", porto, code)
+	}
 
 	// Edit a memory: a new version; its history shows both.
 	b.click(fmt.Sprintf(`#memories tr[data-id=%q] button.edit-memory`, seat))
@@ -194,6 +197,93 @@ func TestBrowserWalkthrough(t *testing.T) {
 	b.noErrors("walkthrough")
 }
 
+// browserAPIStatus is the status of a GET of the HTTP API with a bearer
+// token.
+func browserAPIStatus(t *testing.T, url, token string) int {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestBrowserPaging pages through a long session and a graph bigger than
+// one page: every message shows once, every entity on some page, and
+// Previous goes back to the first page.
+func TestBrowserPaging(t *testing.T) {
+	skipShortBrowser(t)
+	b := newBrowserEnv(t, nil)
+	b.login(browserTokenAcme)
+	b.goHash("#/u/bruno/s/standup-notes")
+	b.waitFor("bruno's messages", `document.querySelector("#messages li.msg")`)
+	for i := 0; browserJS[bool](b, `!!document.getElementById("messages-more") && !document.getElementById("messages-more").hidden`); i++ {
+		if i > 20 {
+			b.fatalf("the more button never goes away")
+		}
+		n := browserJS[int](b, `document.querySelectorAll("#messages li.msg").length`)
+		b.click("#messages-more")
+		b.waitFor("more messages", fmt.Sprintf(`document.querySelectorAll("#messages li.msg").length > %d || document.getElementById("messages-more").hidden`, n))
+	}
+	text := browserJS[string](b, `document.getElementById("messages").textContent`)
+	for i := range 130 {
+		if c := strings.Count(text, fmt.Sprintf("Stand-up note %03d:", i)); c != 1 {
+			t.Errorf("message %03d shows %d times after paging to the end", i, c)
+		}
+	}
+
+	b.goHash("#/u/bruno/graph")
+	b.waitFor("bruno's graph", `document.querySelector("#graph g.node")`)
+	seen := map[string]int{}
+	var firstPage []string
+	for page := 0; ; page++ {
+		if page > 20 {
+			b.fatalf("the graph's next button never stops")
+		}
+		names := b.attrs("#graph g.node", "data-entity")
+		if page == 0 {
+			firstPage = names
+		}
+		for _, n := range names {
+			seen[n]++
+		}
+		if !browserJS[bool](b, `(() => { const n = document.getElementById("graph-next"); return !!n && !n.disabled && !n.hidden; })()`) {
+			break
+		}
+		b.click("#graph-next")
+		b.waitFor("the next graph page", fmt.Sprintf(`document.querySelector("#graph g.node") && !Array.from(document.querySelectorAll("#graph g.node")).some(n => n.getAttribute("data-entity") === %q)`, names[0]))
+	}
+	// The entities at the far end of a page's relations may be drawn
+	// on that page too, so an entity can show on two pages; each one
+	// must show on at least one.
+	if len(seen) != 130 {
+		t.Errorf("paging the graph reached %d entities, want 130", len(seen))
+	}
+	if len(firstPage) >= 130 {
+		t.Errorf("the first graph page draws all %d entities: no paging", len(firstPage))
+	}
+	// Back to the first page.
+	for i := 0; browserJS[bool](b, `(() => { const p = document.getElementById("graph-prev"); return !!p && !p.disabled && !p.hidden; })()`); i++ {
+		if i > 20 {
+			b.fatalf("the graph's previous button never stops")
+		}
+		cur := b.attrs("#graph g.node", "data-entity")
+		b.click("#graph-prev")
+		b.waitFor("the previous graph page", fmt.Sprintf(`document.querySelector("#graph g.node") && !Array.from(document.querySelectorAll("#graph g.node")).some(n => n.getAttribute("data-entity") === %q)`, cur[0]))
+	}
+	if got := b.attrs("#graph g.node", "data-entity"); !slices.Equal(got, firstPage) {
+		t.Errorf("Previous back to the start shows %d entities %q..., not the first page", len(got), got[:min(3, len(got))])
+	}
+	b.noErrors("paging")
+}
+
 // browserMemoryByText finds the user's current memory with the text.
 func browserMemoryByText(t *testing.T, store *memory.Store, scope memory.Scope, text string) memory.Memory {
 	t.Helper()
@@ -251,13 +341,13 @@ func TestBrowserEscaping(t *testing.T) {
 			}
 			call := fmt.Sprintf("call_%d", i)
 			msgs = append(msgs,
-				memory.Message{Role: memory.RoleUser, Name: "mallory", Content: f("content")},
+				memory.Message{Role: memory.RoleUser, Name: "mallory", Content: f("content"), Metadata: map[string]string{"note": p}},
 				memory.Message{Role: memory.RoleAssistant, ToolCalls: []memory.ToolCall{{ID: call, Name: "lookup",
 					Arguments: []byte(fmt.Sprintf(`{"q":%q}`, "args "+strings.ReplaceAll(p, `"`, "'")))}}},
 				memory.Message{Role: memory.RoleTool, ToolCallID: call, Content: f("tool result")},
 			)
 			mems = append(mems, memory.Memory{Kind: "fact", Text: f("memory text"), Tags: []string{p}, Metadata: map[string]string{"note": p}})
-			ents = append(ents, graph.Entity{Name: f("entity"), Type: p, Observations: []string{f("observation")}})
+			ents = append(ents, graph.Entity{Name: f("entity"), Type: p, Observations: []string{f("observation")}, Aliases: []string{f("alias")}})
 			facts = append(facts, memory.Fact{Subject: p + " @entity", Predicate: fmt.Sprintf("rel%d", i), Object: f("object"), Source: p})
 		}
 		if err := store.Session(sc).Append(ctx, msgs...); err != nil {
@@ -279,13 +369,26 @@ func TestBrowserEscaping(t *testing.T) {
 				t.Fatalf("fact %+v: %v", f, err)
 			}
 		}
-		// Predicates are names (letters, digits, _ - and spaces?): try
-		// markup there too, and say what the store refuses.
-		if _, err := store.Relate(ctx, user, memory.Fact{Subject: "Mallory", Predicate: browserPayloads[0], Object: "x"}); err != nil {
-			t.Logf("a predicate cannot hold markup: %v", err)
-		} else {
-			fields = append(fields, browserPayloads[0])
+		// Fields the store may refuse markup in: a message's name, a
+		// tool call's name and id, a predicate. Each one it takes is
+		// checked like the others; the log says which it refused.
+		try := func(field string, err error) {
+			if err != nil {
+				t.Logf("the store refuses markup in %s: %v", field, err)
+				return
+			}
+			fields = append(fields, browserPayloads[1]+" @"+field)
 		}
+		p := browserPayloads[1] // the one with quotes and an attribute
+		try("name", store.Session(sc).Append(ctx, memory.Message{Role: memory.RoleUser, Name: p + " @name", Content: "hello"}))
+		try("tool name", store.Session(sc).Append(ctx,
+			memory.Message{Role: memory.RoleAssistant, ToolCalls: []memory.ToolCall{{ID: "call_tool_name", Name: p + " @tool name"}}},
+			memory.Message{Role: memory.RoleTool, ToolCallID: "call_tool_name", Content: "ok"}))
+		try("call id", store.Session(sc).Append(ctx,
+			memory.Message{Role: memory.RoleAssistant, ToolCalls: []memory.ToolCall{{ID: p + " @call id", Name: "lookup"}}},
+			memory.Message{Role: memory.RoleTool, ToolCallID: p + " @call id", Content: "ok"}))
+		_, err := store.Relate(ctx, user, memory.Fact{Subject: browserPayloads[0] + " @entity", Predicate: p + " @predicate", Object: "x"})
+		try("predicate", err)
 		return &browserSeed{recallQuery: "window"}
 	}
 	b := newBrowserEnv(t, &browserOptions{bypassCSP: true, seed: seed})
@@ -324,7 +427,8 @@ func TestBrowserEscaping(t *testing.T) {
 	check("sessions", nil)
 	b.goHash("#/u/mallory/s/evil")
 	b.waitFor("messages", `document.querySelectorAll("#messages li.msg").length >= 9`)
-	check("messages", append(append(pick("content"), pick("tool result")...), "args <script>window.__x=1</script>", "args <img src=x onerror='window.__x=1'>", "mallory"))
+	check("messages", slices.Concat(pick("content"), pick("tool result"), pick("name"), pick("tool name"), pick("call id"),
+		[]string{"args <script>window.__x=1</script>", "args <img src=x onerror='window.__x=1'>", "mallory"}))
 	b.typeInto("#budget", "2000")
 	b.click("#window-go")
 	b.waitFor("the window", `document.querySelectorAll("#window-messages li").length > 0`)
@@ -337,14 +441,14 @@ func TestBrowserEscaping(t *testing.T) {
 	check("memory history", nil)
 	b.goHash("#/u/mallory/graph")
 	b.waitFor("graph", `document.querySelectorAll("#graph g.node").length >= 3`)
-	check("graph", pick("entity"))
+	check("graph", slices.Concat(pick("entity"), pick("predicate")))
 	for _, name := range pick("entity") {
 		b.do("open entity", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
 			`Array.from(document.querySelectorAll("#graph g.node")).find(n => n.getAttribute("data-entity") === %q).dispatchEvent(new MouseEvent("click", {bubbles: true}))`, name)))
 		b.waitFor("entity "+name, fmt.Sprintf(`document.getElementById("entity-name") && document.getElementById("entity-name").textContent.trim() === %q`, name))
 		want := []string{name}
 		for _, f := range fields {
-			if strings.HasPrefix(f, strings.TrimSuffix(name, " @entity")) && (strings.HasSuffix(f, "@observation") || strings.HasSuffix(f, "@object")) {
+			if strings.HasPrefix(f, strings.TrimSuffix(name, " @entity")) && (strings.HasSuffix(f, "@observation") || strings.HasSuffix(f, "@object") || strings.HasSuffix(f, "@alias")) {
 				want = append(want, f)
 			}
 		}
@@ -412,11 +516,9 @@ func TestBrowserCSP(t *testing.T) {
 	b.click("#window-go")
 	b.waitFor("the window", `document.querySelectorAll("#window-messages li").length > 0`)
 	visit("#/u/bruno/s/standup-notes", `document.querySelector("#messages li.msg")`)
-	if browserJS[bool](b, `!!document.getElementById("messages-more") && !document.getElementById("messages-more").hidden`) {
-		n := browserJS[int](b, `document.querySelectorAll("#messages li.msg").length`)
-		b.click("#messages-more")
-		b.waitFor("more messages", fmt.Sprintf(`document.querySelectorAll("#messages li.msg").length > %d`, n))
-	}
+	n := browserJS[int](b, `document.querySelectorAll("#messages li.msg").length`)
+	b.click("#messages-more")
+	b.waitFor("more messages", fmt.Sprintf(`document.querySelectorAll("#messages li.msg").length > %d`, n))
 	visit("#/u/alice/memories", `document.querySelector("#memories tr[data-id]")`)
 	b.click(fmt.Sprintf(`#memories tr[data-id=%q] button.history`, b.seed.mem["budget"]))
 	b.waitFor("history", `document.querySelector("#mem-history") && !document.querySelector("#mem-history").hidden`)
