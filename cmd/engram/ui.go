@@ -39,7 +39,8 @@ an entity's facts through time, and a Recall with its trace.
 The token is made for this run and is never written anywhere: it is printed
 here, not put in the URL, and it stops working when ui stops. --tenant picks
 the tenant shown (default: the store's only tenant, or "default" in an empty
-store). ui listens on loopback only; to share the inspector, run engram serve
+store). Extraction is off, as in every command that administers a store.
+ui listens on loopback only; to share the inspector, run engram serve
 with a tokens file instead, which serves it at /ui/ too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -52,7 +53,6 @@ with a tokens file instead, which serves it at /ui/ too.`,
 	f.StringVar(&o.tenant, "tenant", "", "the tenant to inspect (default: the store's only tenant, or \"default\")")
 	o.serve.open.register(f, true)
 	o.serve.privacy.register(f)
-	o.serve.extract.register(f)
 	return cmd
 }
 
@@ -81,6 +81,10 @@ func runUI(ctx context.Context, stdout, stderr io.Writer, o uiOptions) error {
 		return fmt.Errorf("--tenant %q: %w", o.tenant, err)
 	}
 	o.serve.tokenSet = tokens
+	// Like every command that administers a store, ui never runs an
+	// extractor (perhaps a paid one) as a side effect: what is queued
+	// stays queued for the next serve or mcp.
+	o.serve.extract = extractFlags{mode: "off"}
 	ready := o.serve.ready
 	o.serve.ready = func(a net.Addr) {
 		fmt.Fprintf(stdout, "engram: memory inspector for tenant %q: http://%s/ui/\n", o.tenant, a)
