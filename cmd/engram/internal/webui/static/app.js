@@ -693,13 +693,21 @@ async function renderMemories(page, r) {
 // 4e. Graph: SVG of entities and relations, paged, with an entity panel
 
 const GRAPH_PAGE = 40;
-const GRAPH_W = 800;
-const GRAPH_H = 520;
+
+// graphSize is the SVG's drawing size: the width it has on screen (so
+// labels keep a readable size on a phone), between 340 and 800 units.
+function graphSize(svg) {
+  const shown = svg.parentNode ? svg.parentNode.clientWidth : 0;
+  const w = Math.round(Math.min(800, Math.max(340, shown || 800)));
+  return { w, h: w < 600 ? Math.round(w * 1.1) : 520 };
+}
 
 // layout places nodes with a few hundred steps of a plain force model
 // (repulsion between all pairs, springs along edges, a pull to the
 // centre), starting from a circle so the result is the same every time.
-function layout(names, edges) {
+function layout(names, edges, size) {
+  const width = size.w;
+  const height = size.h;
   const n = names.length;
   const pos = new Map();
   names.forEach((name, i) => {
@@ -707,7 +715,7 @@ function layout(names, edges) {
     pos.set(name, { x: Math.cos(a) * 200, y: Math.sin(a) * 150 });
   });
   if (n > 1) {
-    const k = Math.sqrt((GRAPH_W * GRAPH_H) / n) * 0.6; // ideal edge length
+    const k = Math.sqrt((width * height) / n) * 0.6; // ideal edge length
     for (let step = 0; step < 300; step++) {
       const temp = 20 * (1 - step / 300) + 0.5;
       const disp = new Map(names.map((m) => [m, { x: 0, y: 0 }]));
@@ -765,11 +773,11 @@ function layout(names, edges) {
   const maxX = Math.max(...xs);
   const minY = Math.min(...ys);
   const maxY = Math.max(...ys);
-  const mx = 90;
+  const mx = Math.min(90, width * 0.14);
   const my = 40;
   for (const p of pos.values()) {
-    p.x = maxX > minX ? mx + ((p.x - minX) / (maxX - minX)) * (GRAPH_W - 2 * mx) : GRAPH_W / 2;
-    p.y = maxY > minY ? my + ((p.y - minY) / (maxY - minY)) * (GRAPH_H - 2 * my) : GRAPH_H / 2;
+    p.x = maxX > minX ? mx + ((p.x - minX) / (maxX - minX)) * (width - 2 * mx) : width / 2;
+    p.y = maxY > minY ? my + ((p.y - minY) / (maxY - minY)) * (height - 2 * my) : height / 2;
   }
   return pos;
 }
@@ -778,6 +786,8 @@ function layout(names, edges) {
 // ends are not on this page get a faint node of their own.
 function drawGraph(svg, g, onOpen, selected) {
   clear(svg);
+  const size = graphSize(svg);
+  svg.setAttribute("viewBox", `0 0 ${size.w} ${size.h}`);
   const names = [];
   const known = new Map();
   for (const e of g.entities || []) {
@@ -796,13 +806,13 @@ function drawGraph(svg, g, onOpen, selected) {
     }
   }
   const edges = (g.relations || []).map((r) => ({ from: r.from, to: r.to, type: r.relationType }));
-  const pos = layout(names, edges);
+  const pos = layout(names, edges, size);
 
   svg.appendChild(s("defs", {},
     s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 22, refY: 5, markerWidth: 8, markerHeight: 8, orient: "auto-start-reverse" },
       s("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrow" }))));
   if (!names.length) {
-    svg.appendChild(s("text", { x: GRAPH_W / 2, y: GRAPH_H / 2, "text-anchor": "middle", class: "empty-label" }, "No entities on this page."));
+    svg.appendChild(s("text", { x: size.w / 2, y: size.h / 2, "text-anchor": "middle", class: "empty-label" }, "No entities on this page."));
     return;
   }
   const edgeLayer = s("g", { class: "edges" });
@@ -842,7 +852,7 @@ function drawGraph(svg, g, onOpen, selected) {
 async function renderGraph(page, r) {
   const user = r.user;
   const upath = userPath(user);
-  const svg = s("svg", { id: "graph", viewBox: `0 0 ${GRAPH_W} ${GRAPH_H}`, role: "group", "aria-label": `Knowledge graph of ${user}` });
+  const svg = s("svg", { id: "graph", viewBox: "0 0 800 520", role: "group", "aria-label": `Knowledge graph of ${user}` });
   const pageNote = h("p", { id: "graph-page", class: "muted" });
   const prev = h("button", { id: "graph-prev", type: "button", class: "secondary", disabled: true }, "← Previous");
   const next = h("button", { id: "graph-next", type: "button", class: "secondary", disabled: true }, "Next →");
