@@ -29,6 +29,8 @@ type browserSeed struct {
 	mem map[string]string
 	// alice's facts by a short name.
 	fact map[string]string
+	// bookingMessage is the id of the message mem["hotel"] came from.
+	bookingMessage string
 	// recallQuery recalls mem["hotel"] (checked by the seeding).
 	recallQuery string
 }
@@ -82,9 +84,16 @@ func seedBrowserStore(t *testing.T, store *memory.Store) *browserSeed {
 	must("packing", packing.Append(ctx,
 		memory.Message{Role: memory.RoleUser, Name: "alice", Content: "What should I pack for Lisbon in May?", Time: at(20)},
 		memory.Message{Role: memory.RoleAssistant, Content: "Light layers, a rain jacket and comfortable shoes: the hills are steep and the cobbles slippery.", Time: at(21)},
-		memory.Message{Role: memory.RoleUser, Name: "alice", Content: "Remind me that my passport expires in March 2027.", Time: at(22)},
+		memory.Message{Role: memory.RoleUser, Name: "alice", Content: fmt.Sprintf("Remind me that my passport expires in March %d.", day(3, 31).Year()), Time: at(22)},
 		memory.Message{Role: memory.RoleAssistant, Content: "I will remind you before your next trip abroad.", Time: at(23)},
 	))
+
+	tripMsgs, err := trip.Messages(ctx, memory.MessagesOptions{})
+	must("lisbon-trip messages", err)
+	if len(tripMsgs) != 11 {
+		t.Fatalf("seed: lisbon-trip has %d messages, want 11", len(tripMsgs))
+	}
+	seed.bookingMessage = tripMsgs[6].ID // "The Hotel Avenida Palace is two minutes from Rossio ..."
 
 	remember := func(name string, scope memory.Scope, m memory.Memory) string {
 		t.Helper()
@@ -93,10 +102,10 @@ func seedBrowserStore(t *testing.T, store *memory.Store) *browserSeed {
 		return id
 	}
 	seed.mem["seat"] = remember("seat", acmeAlice, memory.Memory{Kind: "preference", Text: "Prefers a window seat on morning flights", Tags: []string{"travel", "flights"}})
-	seed.mem["hotel"] = remember("hotel", acmeAlice, memory.Memory{Kind: "fact", Text: "Booked the Hotel Avenida Palace in Lisbon for 12 to 16 May", Tags: []string{"travel", "lisbon", "hotel"}})
+	seed.mem["hotel"] = remember("hotel", acmeAlice, memory.Memory{Kind: "fact", Text: "Booked the Hotel Avenida Palace in Lisbon for 12 to 16 May", Tags: []string{"travel", "lisbon", "hotel"}, Source: []string{seed.bookingMessage}})
 	seed.mem["food"] = remember("food", acmeAlice, memory.Memory{Kind: "preference", Text: "Vegetarian; wants restaurants near the hotel", Tags: []string{"food"}})
 	seed.mem["sintra"] = remember("sintra", acmeAlice, memory.Memory{Kind: "episode", Text: "Asked for a day trip to Sintra on 14 May", Tags: []string{"lisbon"}})
-	seed.mem["passport"] = remember("passport", acmeAlice, memory.Memory{Kind: "fact", Text: "Passport expires in March 2027", Tags: []string{"documents"}, ExpiresAt: day(3, 31).AddDate(1, 0, 0)})
+	seed.mem["passport"] = remember("passport", acmeAlice, memory.Memory{Kind: "fact", Text: fmt.Sprintf("Passport expires in March %d", day(3, 31).Year()), Tags: []string{"documents"}, ExpiresAt: day(3, 31)})
 	seed.mem["porto"] = remember("porto", acmeAlice, memory.Memory{Kind: "observation", Text: "Once considered Porto instead of Lisbon", Tags: []string{"travel"}})
 	budgetV1 := remember("budget", acmeAlice, memory.Memory{Kind: "fact", Text: "Trip budget is 1500 EUR", Tags: []string{"travel", "budget"}})
 	budget, err := store.UpdateMemory(ctx, acmeAlice, budgetV1, memory.Memory{Kind: "fact", Text: "Trip budget is 1800 EUR", Tags: []string{"travel", "budget"}})

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -68,12 +69,55 @@ func TestBrowserWalkthrough(t *testing.T) {
 		t.Errorf("users table lists %q, want alice and bruno", users)
 	}
 
+	// Each row shows the user's counts and size.
+	usage, err := b.store.Usage(ctx, acmeAlice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aliceRow := browserJS[string](b, `document.querySelector('#users tr[data-user="alice"]').innerText`)
+	for what, n := range map[string]int{"messages": usage.Messages, "memories": usage.Memories, "facts": usage.Facts} {
+		if !regexp.MustCompile(`(^|\D)` + strconv.Itoa(n) + `(\D|$)`).MatchString(aliceRow) {
+			t.Errorf("alice's row does not show her %d %s: %q", n, what, aliceRow)
+		}
+	}
+	if !regexp.MustCompile(`\d\s?(B|kB|KB|KiB|MB|MiB)\b`).MatchString(aliceRow) {
+		t.Errorf("alice's row shows no size in bytes: %q", aliceRow)
+	}
+
 	// Open alice: her sessions.
 	b.click(`#users tr[data-user="alice"] a.open-user`)
 	b.waitFor("alice's sessions", `location.hash === "#/u/alice/sessions" && document.querySelector('#sessions tr[data-session="lisbon-trip"]')`)
 	if s := b.attrs("#sessions tr[data-session]", "data-session"); !slices.Contains(s, "packing") || len(s) != 2 {
 		t.Errorf("sessions table lists %q, want lisbon-trip and packing", s)
 	}
+
+	// A session: every message with its role, the tool call and its
+	// result; the window under a budget is the store's.
+	b.click(`#sessions tr[data-session="lisbon-trip"] a.open-session`)
+	b.waitFor("the session's messages", `location.hash === "#/u/alice/s/lisbon-trip" && document.querySelectorAll("#messages li.msg").length === 11`)
+	roles := b.attrs("#messages li.msg", "data-role")
+	if want := []string{"system", "user", "assistant", "tool", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"}; !slices.Equal(roles, want) {
+		t.Errorf("message roles %q, want %q", roles, want)
+	}
+	msgText := browserJS[string](b, `document.getElementById("messages").textContent`)
+	for _, want := range []string{"search_flights", "call_flights_1", `"LIS"`, "TP 539", "Pena Palace"} {
+		if !strings.Contains(msgText, want) {
+			t.Errorf("the messages do not show %q", want)
+		}
+	}
+	win, err := b.store.Session(memory.Scope{Tenant: "acme", User: "alice", Session: "lisbon-trip"}).Window(ctx, memory.WindowOptions{MaxMessages: 1 << 20, MaxTokens: 150})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.typeInto("#budget", "150")
+	b.click("#window-go")
+	b.waitFor("the window", fmt.Sprintf(`document.querySelectorAll("#window-messages li").length === %d`, len(win)))
+	winText := browserJS[string](b, `document.getElementById("window-messages").textContent`)
+	if last := win[len(win)-1].Content; !strings.Contains(winText, last) {
+		t.Errorf("the window does not end with %q", last)
+	}
+	b.goHash("#/u/alice/sessions")
+	b.waitFor("alice's sessions again", `document.querySelector('#sessions tr[data-session="lisbon-trip"]')`)
 
 	// Memories, then a search.
 	b.click(`#nav a[data-nav="memories"]`)
@@ -85,6 +129,15 @@ func TestBrowserWalkthrough(t *testing.T) {
 	}
 	if got := b.attrs("#memories tr[data-id]", "data-id"); len(got) != len(current) {
 		t.Errorf("memories table has %d rows, the store %d current memories", len(got), len(current))
+	}
+	// A row shows the memory's source message and expiry.
+	hotelRow := browserJS[string](b, fmt.Sprintf(`document.querySelector('#memories tr[data-id=%q]').textContent`, hotel))
+	if !strings.Contains(hotelRow, b.seed.bookingMessage) {
+		t.Errorf("the hotel memory's row does not show its source message %s: %q", b.seed.bookingMessage, hotelRow)
+	}
+	passport := browserJS[string](b, fmt.Sprintf(`document.querySelector('#memories tr[data-id=%q]').textContent`, b.seed.mem["passport"]))
+	if exp := fmt.Sprintf("%d-03-31", time.Now().UTC().Year()+1); !strings.Contains(passport, exp) {
+		t.Errorf("the passport memory's row does not show its expiry %s: %q", exp, passport)
 	}
 	b.typeInto("#mem-query", "hotel")
 	b.key(kb.Enter)
@@ -194,7 +247,88 @@ func TestBrowserWalkthrough(t *testing.T) {
 		t.Errorf("the store's Alice visits facts: %+v, %v; want one to Belém Tower", facts, err)
 	}
 	b.waitFor("the new fact on the page", `document.documentElement.textContent.includes("Belém Tower")`)
+
+	// Alice's facts through time: the as-of slider at its start (Home)
+	// shows where she lived in 2015, at its end (End) where she lives now.
+	b.click(`#graph g.node[data-entity="Alice"]`)
+	b.waitFor("Alice's facts now", fmt.Sprintf(`document.getElementById("entity-name").textContent.trim() === "Alice" && document.querySelector('#entity-facts tr[data-fact=%q]')`, b.seed.fact["lives_in"]))
+	if browserJS[bool](b, fmt.Sprintf(`!!document.querySelector('#entity-facts tr[data-fact=%q]')`, b.seed.fact["lived_in"])) {
+		t.Error("Alice's facts now include Hamburg, which ended in 2020")
+	}
+	b.do("focus the slider", chromedp.Focus(chromedp.ID("asof")))
+	b.key(kb.Home)
+	b.waitFor("Alice's facts in 2015", fmt.Sprintf(`document.querySelector('#entity-facts tr[data-fact=%q]') && !document.querySelector('#entity-facts tr[data-fact=%q]') && document.getElementById("asof-label").textContent.includes("2015")`,
+		b.seed.fact["lived_in"], b.seed.fact["lives_in"]))
+	b.key(kb.End)
+	b.waitFor("Alice's facts now again", fmt.Sprintf(`!document.querySelector('#entity-facts tr[data-fact=%q]') && document.querySelector('#entity-facts tr[data-fact=%q]')`,
+		b.seed.fact["lived_in"], b.seed.fact["lives_in"]))
 	b.noErrors("walkthrough")
+}
+
+// TestBrowserDeletes uses the other delete controls, each through the
+// confirmation dialog: a fact, an entity, a session and a whole user; each
+// is gone from the page and from the store.
+func TestBrowserDeletes(t *testing.T) {
+	skipShortBrowser(t)
+	b := newBrowserEnv(t, nil)
+	ctx := context.Background()
+	b.login(browserTokenAcme)
+
+	factsOf := func(q graph.FactQuery) []graph.Fact {
+		t.Helper()
+		var fs []graph.Fact
+		if err := b.store.ViewGraph(ctx, acmeAlice, func(g *graph.Tx) (err error) {
+			fs, err = g.Facts(q)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+
+	// A fact, from Lisbon's panel.
+	b.goHash("#/u/alice/graph")
+	b.click(`#graph g.node[data-entity="Lisbon"]`)
+	near := b.seed.fact["near"]
+	b.click(fmt.Sprintf(`#entity-facts tr[data-fact=%q] button.delete-fact`, near))
+	b.confirm()
+	b.waitFor("the fact to go", fmt.Sprintf(`!document.querySelector('#entity-facts tr[data-fact=%q]') && document.querySelector('#entity-facts tr[data-fact=%q]')`, near, b.seed.fact["located_in"]))
+	if fs := factsOf(graph.FactQuery{Subject: "Sintra", Predicate: "near"}); len(fs) != 0 {
+		t.Errorf("the deleted fact is still in the store: %+v", fs)
+	}
+
+	// An entity: Sintra.
+	b.click(`#graph g.node[data-entity="Sintra"]`)
+	b.waitFor("Sintra's panel", `document.getElementById("entity-name").textContent.trim() === "Sintra"`)
+	b.click("#delete-entity")
+	b.confirm()
+	b.waitFor("Sintra to leave the graph", `!document.querySelector('#graph g.node[data-entity="Sintra"]') && document.querySelector('#graph g.node[data-entity="Lisbon"]')`)
+	if err := b.store.ViewGraph(ctx, acmeAlice, func(g *graph.Tx) error {
+		_, err := g.Entity("Sintra")
+		return err
+	}); err == nil {
+		t.Error("the deleted entity Sintra is still in the store")
+	}
+
+	// A session.
+	b.goHash("#/u/alice/sessions")
+	b.click(`#sessions tr[data-session="packing"] button.delete-session`)
+	b.confirm()
+	b.waitFor("the session to go", `!document.querySelector('#sessions tr[data-session="packing"]') && document.querySelector('#sessions tr[data-session="lisbon-trip"]')`)
+	if msgs, err := b.store.Session(memory.Scope{Tenant: "acme", User: "alice", Session: "packing"}).Messages(ctx, memory.MessagesOptions{}); err != nil || len(msgs) != 0 {
+		t.Errorf("the deleted session still has %d messages (%v)", len(msgs), err)
+	}
+
+	// The whole user: bruno.
+	b.goHash("#/u/bruno/sessions")
+	b.waitFor("bruno's sessions", `document.querySelector('#sessions tr[data-session="standup-notes"]')`)
+	b.click("#delete-user")
+	b.confirm()
+	b.waitFor("the users page without bruno", `(location.hash === "#/users" || location.hash === "") && document.querySelector('#users tr[data-user="alice"]') && !document.querySelector('#users tr[data-user="bruno"]')`)
+	if u, err := b.store.Usage(ctx, acmeBruno); err != nil || u.Messages+u.Memories+u.Entities+u.Facts != 0 {
+		t.Errorf("bruno still holds %+v (%v)", u, err)
+	}
+	b.noErrors("deletes")
 }
 
 // browserAPIStatus is the status of a GET of the HTTP API with a bearer
