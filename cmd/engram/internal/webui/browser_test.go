@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strconv"
@@ -329,6 +330,57 @@ func TestBrowserDeletes(t *testing.T) {
 		t.Errorf("bruno still holds %+v (%v)", u, err)
 	}
 	b.noErrors("deletes")
+}
+
+// TestBrowserCSRF signs in, then opens a page of another origin on the
+// same host (the same site, so the SameSite cookie is sent: only the
+// CSRF token and the Origin check stand in the way) that tries to add a
+// memory and sign the user out the ways another page can, without the
+// CSRF token: fetch in no-cors mode and plain form posts (a DELETE or a
+// custom header would need a CORS preflight the server never grants).
+// None of it takes effect.
+func TestBrowserCSRF(t *testing.T) {
+	skipShortBrowser(t)
+	b := newBrowserEnv(t, nil)
+	ctx := context.Background()
+	b.login(browserTokenAcme)
+	victim := b.seed.mem["hotel"]
+	attack := fmt.Sprintf(`<!doctype html><title>attack</title>
+<iframe name="sink"></iframe>
+<form id="add" method="post" enctype="text/plain" target="sink" action="%[1]s/ui/api/v1/users/alice/memories"><input name='{"text":"planted by csrf","x":"' value='"}'></form>
+<form id="out" method="post" target="sink" action="%[1]s/ui/logout"></form>
+<script>
+(async () => {
+	try {
+		await fetch(%[2]q, {method: "POST", mode: "no-cors", credentials: "include", headers: {"Content-Type": "text/plain"}, body: '{"text":"planted by csrf fetch"}'});
+	} catch (e) {}
+	document.getElementById("add").submit();
+	await new Promise(r => setTimeout(r, 500));
+	document.getElementById("out").submit();
+	await new Promise(r => setTimeout(r, 500));
+	document.title = "done";
+})();
+</script>`, b.url, b.url+"/ui/api/v1/users/alice/memories")
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, attack)
+	}))
+	defer evil.Close()
+	b.do("open the attacker's page", chromedp.Navigate(evil.URL))
+	b.waitFor("the attack to finish", `document.title === "done"`)
+
+	ms, err := b.store.Memories(ctx, acmeAlice, memory.MemoriesOptions{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if strings.Contains(m.Text, "csrf") {
+			t.Errorf("a cross-origin page added a memory: %q", m.Text)
+		}
+	}
+	// Still signed in: the app loads without the login page.
+	b.navigate("/ui/#/u/alice/memories")
+	b.waitFor("the memories page, still signed in", fmt.Sprintf(`location.pathname === "/ui/" && document.querySelector('#memories tr[data-id=%q]')`, victim))
 }
 
 // browserAPIStatus is the status of a GET of the HTTP API with a bearer
