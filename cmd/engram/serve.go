@@ -43,6 +43,11 @@ type serveOptions struct {
 	privacy         privacyFlags
 	extract         extractFlags
 	noUI            bool
+	uiSecureCookie  bool
+	// uiLocal makes the inspector answer only requests naming the
+	// loopback address it listens on (engram ui): a DNS-rebinding page
+	// reaches it under a name of its own.
+	uiLocal bool
 
 	// tokenSet, when set, is used instead of a tokens file (engram ui's
 	// token for one run).
@@ -127,6 +132,7 @@ partitions over. See the README, "Many servers, one PostgreSQL".`,
 	f.StringVar(&o.durability, "durability", "sync", "sync (a write survives power loss once acknowledged) or async")
 	f.StringSliceVar(&o.singleValued, "single-valued", nil, "graph predicates that hold one object per subject at a time (comma-separated)")
 	f.BoolVar(&o.noUI, "no-ui", false, "do not serve the memory inspector at /ui/")
+	f.BoolVar(&o.uiSecureCookie, "ui-secure-cookie", false, "mark the inspector's session cookie Secure (HTTPS only): for a server behind an HTTPS reverse proxy")
 	return cmd
 }
 
@@ -233,7 +239,11 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	}
 	var handler http.Handler = api
 	if !o.noUI {
-		if handler, err = webui.New(api, tokens, &webui.Options{Logger: logger}); err != nil {
+		uiOpts := &webui.Options{Logger: logger, SecureCookie: o.uiSecureCookie}
+		if o.uiLocal {
+			uiOpts.Hosts = loopbackHosts(ln.Addr())
+		}
+		if handler, err = webui.New(api, tokens, uiOpts); err != nil {
 			return err
 		}
 	}

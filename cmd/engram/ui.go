@@ -81,6 +81,7 @@ func runUI(ctx context.Context, stdout, stderr io.Writer, o uiOptions) error {
 		return fmt.Errorf("--tenant %q: %w", o.tenant, err)
 	}
 	o.serve.tokenSet = tokens
+	o.serve.uiLocal = true
 	// Like every command that administers a store, ui never runs an
 	// extractor (perhaps a paid one) as a side effect: what is queued
 	// stays queued for the next serve or mcp.
@@ -133,4 +134,14 @@ func onlyTenant(ctx context.Context, o serveOptions) (string, error) {
 		return ts[0], nil
 	}
 	return "", fmt.Errorf("the store holds several tenants (%v...): choose one with --tenant", ts)
+}
+
+// loopbackHosts are the Host headers a browser sends for addr, a loopback
+// listener: its address as bound, and "localhost" with its port.
+func loopbackHosts(addr net.Addr) []string {
+	_, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return []string{addr.String()}
+	}
+	return []string{addr.String(), net.JoinHostPort("localhost", port), net.JoinHostPort("127.0.0.1", port), net.JoinHostPort("::1", port)}
 }

@@ -81,6 +81,16 @@ func TestUICommand(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "likes green tea") {
 		t.Fatalf("memories through the inspector = %d %s", resp.StatusCode, body)
 	}
+	// A DNS-rebinding page names the server by a host of its own.
+	req, _ = http.NewRequest("GET", page+"login", nil)
+	req.Host = "rebind.example:" + strings.Split(strings.TrimPrefix(page, "http://127.0.0.1:"), "/")[0]
+	if resp, err = client.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("the inspector answered another host name: %d", resp.StatusCode)
+	}
 	if strings.Contains(stderr.String(), token) {
 		t.Error("the token is in the log")
 	}

@@ -6,9 +6,13 @@ import (
 	"github.com/engramdb/engram/memory"
 )
 
-// maxUsersPage bounds a page of GET /v1/users: each user listed costs a
-// scan of its data for the usage figures.
-const maxUsersPage = 200
+// Pages of GET /v1/users: each user listed costs a scan of all its data
+// for the usage figures (memory.Store.Usage reads every value), so pages
+// are small.
+const (
+	defaultUsersPage = 20
+	maxUsersPage     = 50
+)
 
 // userUsage is one entry of GET /v1/users.
 type userUsage struct {
@@ -30,6 +34,9 @@ func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
+	if opts.Limit == 0 {
+		opts.Limit = defaultUsersPage
+	}
 	tenant := memory.Scope{Tenant: Tenant(r.Context())}
 	ids, err := h.store.Users(r.Context(), tenant, opts)
 	if err != nil {
@@ -43,7 +50,7 @@ func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) error {
 		}
 		resp.Users = append(resp.Users, userUsage{User: id, Usage: u})
 	}
-	if len(ids) == pageLimit(opts.Limit) {
+	if len(ids) == opts.Limit {
 		resp.Next = ids[len(ids)-1]
 	}
 	writeJSON(w, http.StatusOK, resp)

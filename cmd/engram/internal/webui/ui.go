@@ -43,9 +43,15 @@ const cookieName = "engram_ui"
 const (
 	// DefaultSessionTTL is how long a session lasts without a request.
 	DefaultSessionTTL = 12 * time.Hour
-	// DefaultMaxSessions bounds the sessions kept at once; signing in
-	// past it ends the session closest to expiring.
+	// DefaultMaxSessionAge is how long a session lasts however busy.
+	DefaultMaxSessionAge = 7 * 24 * time.Hour
+	// DefaultMaxSessions bounds the sessions kept at once: past it a
+	// sign-in is refused (503) until sessions end.
 	DefaultMaxSessions = 10000
+	// MaxSessionsPerToken bounds one token's sessions: signing in past
+	// it ends that token's session closest to expiring, so one tenant
+	// can neither fill the table nor end another tenant's sessions.
+	MaxSessionsPerToken = 50
 )
 
 // maxLoginBody bounds the login form's body.
@@ -65,6 +71,14 @@ type Options struct {
 	// MaxSessions bounds the sessions kept at once; zero means
 	// DefaultMaxSessions.
 	MaxSessions int
+	// Hosts, when set, are the only Host headers (host:port) the
+	// inspector answers; others get 421. It stops a DNS-rebinding page,
+	// which reaches a loopback server under a name of its own.
+	Hosts []string
+	// SecureCookie marks the session cookie Secure (sent over HTTPS
+	// only) even when the request did not come over TLS here: for a
+	// server behind an HTTPS reverse proxy.
+	SecureCookie bool
 }
 
 // UI serves the inspector under [Prefix] and hands every other request to
@@ -75,8 +89,12 @@ type UI struct {
 	log    *slog.Logger
 	ttl    time.Duration
 	max    int
-	files  map[string]file
-	now    func() time.Time // a test seam
+	// maxPerToken is MaxSessionsPerToken (a test seam).
+	maxPerToken int
+	hosts       map[string]bool // empty: any
+	secure      bool
+	files       map[string]file
+	now         func() time.Time // a test seam
 
 	mu struct {
 		sync.Mutex
@@ -89,7 +107,8 @@ type session struct {
 	token   string // the bearer token, kept here and nowhere else
 	tenant  string
 	csrf    string
-	expires time.Time
+	created time.Time
+	expires time.Time // of idleness; never after created+DefaultMaxSessionAge
 }
 
 // file is an embedded static file, ready to serve.
@@ -111,7 +130,14 @@ func New(api http.Handler, tokens *httpapi.Tokens, opts *Options) (*UI, error) {
 	if opts.SessionTTL < 0 || opts.MaxSessions < 0 {
 		return nil, errors.Join(ErrInvalidOptions, errors.New("webui: SessionTTL and MaxSessions must not be negative"))
 	}
-	u := &UI{api: api, tokens: tokens, log: opts.Logger, ttl: opts.SessionTTL, max: opts.MaxSessions, now: time.Now}
+	u := &UI{api: api, tokens: tokens, log: opts.Logger, ttl: opts.SessionTTL, max: opts.MaxSessions,
+		maxPerToken: MaxSessionsPerToken, secure: opts.SecureCookie, now: time.Now}
+	if len(opts.Hosts) > 0 {
+		u.hosts = map[string]bool{}
+		for _, h := range opts.Hosts {
+			u.hosts[strings.ToLower(h)] = true
+		}
+	}
 	if u.log == nil {
 		u.log = slog.New(slog.DiscardHandler)
 	}
@@ -170,10 +196,15 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setHeaders(w)
+	if u.hosts != nil && !u.hosts[strings.ToLower(r.Host)] {
+		jsonError(w, http.StatusMisdirectedRequest, "wrong_host", "this server does not answer for that host name")
+		return
+	}
 	// One spelling per resource: a path with dot segments, doubled
-	// slashes or escaped slashes is refused, not cleaned, so no check
-	// below can be walked around.
-	if clean(p) != p || (r.URL.RawPath != "" && r.URL.RawPath != p) {
+	// slashes or escaped slashes (or backslashes) is refused, not
+	// cleaned, so no check below can be walked around. Other escapes
+	// (of '@' or ':' in an id) are the browser's business.
+	if ep := strings.ToLower(r.URL.EscapedPath()); clean(p) != p || strings.Contains(ep, "%2f") || strings.Contains(ep, "%5c") {
 		jsonError(w, http.StatusNotFound, "not_found", "no such page")
 		return
 	}
@@ -190,7 +221,11 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(rest, "static/"):
 		u.serveStatic(w, r, strings.TrimPrefix(rest, "static/"))
 	case strings.HasPrefix(rest, "api/"):
-		u.serveAPI(w, r, "/"+strings.TrimPrefix(rest, "api/"))
+		raw := ""
+		if r.URL.RawPath != "" {
+			raw = strings.TrimPrefix(r.URL.RawPath, Prefix+"api")
+		}
+		u.serveAPI(w, r, "/"+strings.TrimPrefix(rest, "api/"), raw)
 	default:
 		jsonError(w, http.StatusNotFound, "not_found", "no such page")
 	}
@@ -258,37 +293,70 @@ func (u *UI) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := newSecret()
-	key := sessionKey(id)
-	s := &session{token: token, tenant: tenant, csrf: newSecret(), expires: u.now().Add(u.ttl)}
+	now := u.now()
+	s := &session{token: token, tenant: tenant, csrf: newSecret(), created: now, expires: now.Add(u.ttl)}
 	u.mu.Lock()
-	u.evictLocked()
-	u.mu.sessions[key] = s
+	for _, c := range r.Cookies() {
+		if c.Name == cookieName {
+			// A new sign-in replaces the browser's session.
+			delete(u.mu.sessions, sessionKey(c.Value))
+		}
+	}
+	if !u.makeRoomLocked(token) {
+		u.mu.Unlock()
+		u.log.Warn("inspector: sign-in refused: the session table is full", "tenant", tenant, "client", name, "remote", r.RemoteAddr)
+		w.Header().Set("Retry-After", "60")
+		jsonError(w, http.StatusServiceUnavailable, "too_many_sessions", "too many people are signed in; try again later")
+		return
+	}
+	u.mu.sessions[sessionKey(id)] = s
 	u.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: id, Path: Prefix,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode,
-	})
+	http.SetCookie(w, u.cookie(r, id))
 	u.log.Info("inspector: signed in", "tenant", tenant, "client", name, "remote", r.RemoteAddr)
 	http.Redirect(w, r, Prefix, http.StatusSeeOther)
 }
 
-// evictLocked drops expired sessions, and when the store of sessions is
-// full, the one closest to expiring.
-func (u *UI) evictLocked() {
+// makeRoomLocked makes room for a session of token: it drops expired
+// sessions and, when token has maxPerToken, its own one closest to
+// expiring. It reports false when the table is still full (of other
+// tokens' live sessions, which it never ends).
+func (u *UI) makeRoomLocked(token string) bool {
 	now := u.now()
-	var oldest string
+	var own []string
 	for k, s := range u.mu.sessions {
-		if !now.Before(s.expires) {
+		switch {
+		case !s.live(now):
 			delete(u.mu.sessions, k)
-			continue
-		}
-		if oldest == "" || s.expires.Before(u.mu.sessions[oldest].expires) {
-			oldest = k
+		case s.token == token:
+			own = append(own, k)
 		}
 	}
-	if len(u.mu.sessions) >= u.max && oldest != "" {
-		delete(u.mu.sessions, oldest)
+	for len(own) >= u.maxPerToken {
+		oldest := 0
+		for i, k := range own {
+			if u.mu.sessions[k].expires.Before(u.mu.sessions[own[oldest]].expires) {
+				oldest = i
+			}
+		}
+		delete(u.mu.sessions, own[oldest])
+		own = append(own[:oldest], own[oldest+1:]...)
 	}
+	return len(u.mu.sessions) < u.max
+}
+
+// live reports whether s may still be used at now.
+func (s *session) live(now time.Time) bool {
+	return now.Before(s.expires) && now.Before(s.created.Add(DefaultMaxSessionAge))
+}
+
+// cookie is the session cookie holding id; an empty id clears it.
+func (u *UI) cookie(r *http.Request, id string) *http.Cookie {
+	c := &http.Cookie{Name: cookieName, Value: id, Path: Prefix,
+		HttpOnly: true, Secure: u.secure || r.TLS != nil, SameSite: http.SameSiteStrictMode}
+	if id == "" {
+		c.MaxAge = -1
+	}
+	return c
 }
 
 // serveLogout ends the session.
@@ -311,8 +379,7 @@ func (u *UI) serveLogout(w http.ResponseWriter, r *http.Request) {
 		delete(u.mu.sessions, sessionKey(c.Value))
 		u.mu.Unlock()
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, u.cookie(r, ""))
 	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
 }
 
@@ -335,9 +402,10 @@ func (u *UI) serveSession(w http.ResponseWriter, r *http.Request) {
 	w.Write(append(b, '\n'))
 }
 
-// serveAPI hands a signed-in browser's request to the API at apiPath,
-// with the session's bearer token in place of its cookie.
-func (u *UI) serveAPI(w http.ResponseWriter, r *http.Request, apiPath string) {
+// serveAPI hands a signed-in browser's request to the API at apiPath
+// (rawPath: its escaped form, when it differs), with the session's bearer
+// token in place of its cookie.
+func (u *UI) serveAPI(w http.ResponseWriter, r *http.Request, apiPath, rawPath string) {
 	if !strings.HasPrefix(apiPath, "/v1/") {
 		jsonError(w, http.StatusNotFound, "not_found", "only the /v1/ API is reachable from the inspector")
 		return
@@ -351,10 +419,14 @@ func (u *UI) serveAPI(w http.ResponseWriter, r *http.Request, apiPath string) {
 		return
 	}
 	r2 := r.Clone(r.Context())
-	r2.URL.Path, r2.URL.RawPath = apiPath, ""
+	r2.URL.Path, r2.URL.RawPath = apiPath, rawPath
 	r2.RequestURI = r2.URL.RequestURI()
-	r2.Header.Del("Cookie")
-	r2.Header.Del(CSRFHeader)
+	// The API sees the session's token and nothing of the browser's
+	// that could stand for another identity or route: not its cookie,
+	// its own Authorization, or forwarding headers.
+	for _, h := range []string{"Cookie", CSRFHeader, "X-Engram-Forwarded", "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-Ip"} {
+		r2.Header.Del(h)
+	}
 	r2.Header.Set("Authorization", "Bearer "+s.token)
 	w.Header().Set("Cache-Control", "no-store")
 	u.api.ServeHTTP(w, r2)
@@ -394,13 +466,26 @@ func (u *UI) serveFile(w http.ResponseWriter, r *http.Request, name string, page
 	w.Write(f.body)
 }
 
-// session returns the request's live session, extending it.
+// session returns the request's live session, extending it. A request
+// with two session cookies has none: a cookie planted from a sibling
+// domain must not choose the tenant, or sign the user out by coming first.
 func (u *UI) session(r *http.Request) (*session, bool) {
-	c, err := r.Cookie(cookieName)
-	if err != nil || c.Value == "" {
+	var id string
+	for _, c := range r.Cookies() {
+		if c.Name != cookieName {
+			continue
+		}
+		if id != "" {
+			return nil, false
+		}
+		if id = c.Value; id == "" {
+			return nil, false
+		}
+	}
+	if id == "" {
 		return nil, false
 	}
-	key := sessionKey(c.Value)
+	key := sessionKey(id)
 	now := u.now()
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -408,7 +493,7 @@ func (u *UI) session(r *http.Request) (*session, bool) {
 	if !ok {
 		return nil, false
 	}
-	if !now.Before(s.expires) {
+	if !s.live(now) {
 		delete(u.mu.sessions, key)
 		return nil, false
 	}
@@ -449,8 +534,10 @@ func sameOrigin(r *http.Request) bool {
 	return false
 }
 
+// safeMethod reports whether a request of method m changes nothing, and
+// so needs no CSRF token.
 func safeMethod(m string) bool {
-	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+	return m == http.MethodGet || m == http.MethodHead
 }
 
 // readMethod answers 405 and returns false unless the request is GET or HEAD.

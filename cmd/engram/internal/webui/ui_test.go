@@ -100,6 +100,10 @@ func (s *server) do(method, path string, body io.Reader, hdr map[string]string, 
 		s.t.Fatal(err)
 	}
 	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	if c != nil {
@@ -362,25 +366,161 @@ func TestSessionEnds(t *testing.T) {
 	}
 }
 
-// TestMaxSessions: signing in past MaxSessions ends the session closest to
-// expiring, so memory stays bounded.
-func TestMaxSessions(t *testing.T) {
+// TestIDsWithReservedCharacters: ids holding characters a browser escapes
+// in a path (encodeURIComponent) but Go leaves bare are reachable through
+// the inspector as through the API; escaped slashes still are not.
+func TestIDsWithReservedCharacters(t *testing.T) {
 	s := newServer(t)
-	s.ui.max = 3
-	var first *browser
-	for i := range 5 {
-		_, b := s.login(tokenAcme)
-		if i == 0 {
-			first = b
+	_, b := s.login(tokenAcme)
+	for _, id := range []string{"bob@example.com", "slack:C123", "a+b", "a,b", "a;b", "a=b", "a$b", "a&b", "a b", "é"} {
+		if _, err := s.store.Remember(context.Background(), memory.Scope{Tenant: "acme", User: id}, memory.Memory{Kind: memory.KindFact, Text: "held by " + id}); err != nil {
+			t.Fatal(err)
+		}
+		r := b.call("GET", "/ui/api/v1/users/"+url.PathEscape(id)+"/memories", nil)
+		body := readAll(t, r)
+		if r.StatusCode != http.StatusOK || !strings.Contains(body, "held by") {
+			t.Errorf("%q: %d %s", id, r.StatusCode, body)
+		}
+		esc := strings.NewReplacer("@", "%40", ":", "%3A", "+", "%2B", ",", "%2C", ";", "%3B", "=", "%3D", "$", "%24", "&", "%26").Replace(url.PathEscape(id))
+		r = b.call("GET", "/ui/api/v1/users/"+esc+"/memories", nil)
+		if body := readAll(t, r); r.StatusCode != http.StatusOK || !strings.Contains(body, "held by") {
+			t.Errorf("%q escaped as %s: %d %s", id, esc, r.StatusCode, body)
 		}
 	}
-	s.ui.mu.Lock()
-	n := len(s.ui.mu.sessions)
-	s.ui.mu.Unlock()
-	if n > 3 {
-		t.Fatalf("%d sessions kept, want at most 3", n)
+	for _, p := range []string{"/ui/api/v1/users/a%2Fb/memories", "/ui/api/v1/users/a%5Cb/memories", "/ui/api/v1/users/%2e%2e/memories"} {
+		if r := b.call("GET", p, nil); r.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", p, r.StatusCode)
+		}
 	}
-	if r := first.call("GET", "/ui/api/v1/users", nil); r.StatusCode != http.StatusUnauthorized {
-		t.Errorf("the oldest session lived on: %d", r.StatusCode)
+}
+
+// TestSessionsPerToken: signing in again and again with one token ends
+// that token's own oldest sessions, never another tenant's; when the
+// whole table is full of live sessions, a sign-in is refused instead.
+func TestSessionsPerToken(t *testing.T) {
+	s := newServer(t)
+	s.ui.maxPerToken = 2
+	s.ui.max = 4
+	_, acme := s.login(tokenAcme)
+	var g []*browser
+	for range 5 {
+		_, b := s.login(tokenGlobex)
+		g = append(g, b)
+	}
+	if r := acme.call("GET", "/ui/api/v1/users", nil); r.StatusCode != http.StatusOK {
+		t.Fatalf("globex's sign-ins ended acme's session: %d", r.StatusCode)
+	}
+	if r := g[0].call("GET", "/ui/api/v1/users", nil); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("globex's oldest session lived past its cap: %d", r.StatusCode)
+	}
+	if r := g[4].call("GET", "/ui/api/v1/users", nil); r.StatusCode != http.StatusOK {
+		t.Errorf("globex's newest session: %d", r.StatusCode)
+	}
+	s.ui.max = 3 // acme 1 + globex 2: full
+	r := s.do("POST", "/ui/login", strings.NewReader("token="+tokenAcme), map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, nil)
+	if r.StatusCode != http.StatusServiceUnavailable || len(r.Cookies()) != 0 {
+		t.Errorf("sign-in with a full table = %d, want 503 and no cookie", r.StatusCode)
+	}
+	if r := acme.call("GET", "/ui/api/v1/users", nil); r.StatusCode != http.StatusOK {
+		t.Errorf("a refused sign-in ended a session: %d", r.StatusCode)
+	}
+}
+
+// TestSessionCookieHygiene: two session cookies in one request are
+// refused (cookie tossing); signing in again ends the session the browser
+// had; a session ends after its absolute lifetime however busy.
+func TestSessionCookieHygiene(t *testing.T) {
+	s := newServer(t)
+	_, a := s.login(tokenAcme)
+	_, g := s.login(tokenGlobex)
+	req := func(cookies ...*http.Cookie) int {
+		rq, _ := http.NewRequest("GET", s.url+"/ui/api/v1/users", nil)
+		for _, c := range cookies {
+			rq.AddCookie(c)
+		}
+		resp, err := http.DefaultClient.Do(rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := req(g.cookie, a.cookie); got != http.StatusUnauthorized {
+		t.Errorf("two session cookies = %d, want 401", got)
+	}
+	// Signing in again from a browser with a session replaces it.
+	resp := s.do("POST", "/ui/login", strings.NewReader("token="+tokenAcme), map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, a.cookie)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatal(resp.StatusCode)
+	}
+	if got := req(a.cookie); got != http.StatusUnauthorized {
+		t.Errorf("the session replaced by a new sign-in = %d, want 401", got)
+	}
+	var mu sync.Mutex
+	now := time.Now()
+	s.ui.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	_, b := s.login(tokenAcme)
+	for range 16 {
+		mu.Lock()
+		now = now.Add(DefaultSessionTTL - time.Hour)
+		mu.Unlock()
+		req(b.cookie)
+	}
+	if got := req(b.cookie); got != http.StatusUnauthorized {
+		t.Errorf("a session in use for %s = %d, want 401 after DefaultMaxSessionAge", 16*(DefaultSessionTTL-time.Hour), got)
+	}
+}
+
+// TestAllowedHosts: with Options.Hosts set, a request naming another
+// host (a DNS-rebinding page) is refused before anything else.
+func TestAllowedHosts(t *testing.T) {
+	s := newServer(t)
+	s.ui.hosts = map[string]bool{strings.TrimPrefix(s.url, "http://"): true}
+	for _, p := range []string{"/ui/login", "/ui/"} {
+		r := s.do("GET", p, nil, map[string]string{"Host": "evil.example:80"}, nil)
+		if r.StatusCode != http.StatusMisdirectedRequest {
+			t.Errorf("GET %s for another host = %d, want 421", p, r.StatusCode)
+		}
+	}
+	rq, _ := http.NewRequest("POST", s.url+"/ui/login", strings.NewReader("token="+tokenAcme))
+	rq.Host = "evil.example:1234"
+	rq.Header.Set("Origin", "http://evil.example:1234")
+	rq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(rq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest || len(resp.Cookies()) != 0 {
+		t.Errorf("a rebinding sign-in = %d with %d cookies, want 421 and none", resp.StatusCode, len(resp.Cookies()))
+	}
+	if r := s.do("GET", "/ui/login", nil, nil, nil); r.StatusCode != http.StatusOK {
+		t.Errorf("the allowed host = %d", r.StatusCode)
+	}
+}
+
+// TestProxyHeaders: what reaches the API is the session's token, not
+// the client's own Authorization, routing or forwarding headers; OPTIONS
+// needs the CSRF token like any method but GET and HEAD.
+func TestProxyHeaders(t *testing.T) {
+	var got http.Header
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.Header.Clone() })
+	tokens, _ := httpapi.ParseTokens([]byte(`{"tokens":[{"token":"` + tokenAcme + `","tenant":"acme"}]}`))
+	ui, err := New(api, tokens, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(ui)
+	defer srv.Close()
+	s := &server{t: t, url: srv.URL, ui: ui}
+	_, b := s.login(tokenAcme)
+	s.do("GET", "/ui/api/v1/users", nil, map[string]string{"Authorization": "Bearer other", "X-Engram-Forwarded": "n1", "X-Forwarded-For": "1.2.3.4", "X-Forwarded-Host": "evil"}, b.cookie)
+	if got.Get("Authorization") != "Bearer "+tokenAcme || got.Get("Cookie") != "" || got.Get(CSRFHeader) != "" ||
+		got.Get("X-Engram-Forwarded") != "" || got.Get("X-Forwarded-For") != "" || got.Get("X-Forwarded-Host") != "" {
+		t.Errorf("headers reaching the API: %v", got)
+	}
+	got = nil
+	if r := s.do("OPTIONS", "/ui/api/v1/users", nil, nil, b.cookie); r.StatusCode != http.StatusForbidden || got != nil {
+		t.Errorf("OPTIONS without the CSRF token = %d (reached the API: %v)", r.StatusCode, got != nil)
 	}
 }
