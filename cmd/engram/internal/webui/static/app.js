@@ -34,7 +34,9 @@ function s(tag, attrs, ...children) {
 function build(el, attrs, children) {
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === false || v === null || v === undefined) continue;
-    if (typeof v === "function" && k.startsWith("on")) {
+    if (k.startsWith("on")) {
+      // Only listeners: an on* attribute would be inline script.
+      if (typeof v !== "function") throw new TypeError(`h: ${k} must be a function`);
       el.addEventListener(k.slice(2), v);
     } else {
       el.setAttribute(k, v === true ? "" : String(v));
@@ -327,7 +329,7 @@ function moreButton(id, label, onClick) {
 async function renderUsers(page) {
   const tbody = h("tbody");
   let after = "";
-  const more = moreButton("users-more", "More users", () => load(false));
+  const more = moreButton("users-more", "More users", () => load(false).catch(showError));
   page.append(
     h("h1", {}, "Users"),
     h("p", { class: "muted" }, "Everyone this tenant's assistant remembers, with what is stored for each."),
@@ -715,7 +717,8 @@ function layout(names, edges, size) {
     pos.set(name, { x: Math.cos(a) * 200, y: Math.sin(a) * 150 });
   });
   if (n > 1) {
-    const k = Math.sqrt((width * height) / n) * 0.6; // ideal edge length
+    const k = Math.sqrt((width * height) / n) * 0.9; // ideal edge length
+    const gravity = (n * k * k) / (0.25 * width * height);
     for (let step = 0; step < 300; step++) {
       const temp = 20 * (1 - step / 300) + 0.5;
       const disp = new Map(names.map((m) => [m, { x: 0, y: 0 }]));
@@ -758,8 +761,11 @@ function layout(names, edges, size) {
       for (const name of names) {
         const p = pos.get(name);
         const d = disp.get(name);
-        d.x -= p.x * 0.05 * k / 10; // gravity keeps loose parts near
-        d.y -= p.y * 0.05 * k / 10;
+        // Gravity towards the centre: with repulsion summed over n nodes,
+        // a pull of about n*k^2/(w*h/4) per unit of distance settles the
+        // drawing at the size of the viewBox, so edges keep about length k.
+        d.x -= p.x * gravity;
+        d.y -= p.y * gravity;
         const len = Math.max(Math.hypot(d.x, d.y), 0.01);
         p.x += (d.x / len) * Math.min(len, temp);
         p.y += (d.y / len) * Math.min(len, temp);
@@ -878,7 +884,8 @@ async function renderGraph(page, r) {
       h("div", { class: "graph-box" },
         h("div", { class: "pager" }, prev, pageNote, next),
         h("div", { class: "svg-wrap" }, svg),
-        h("p", { class: "muted small" }, "Select an entity (click, or Tab to it and press Enter) to see its facts and history.")),
+        h("p", { class: "muted small" }, "Select an entity (click, or Tab to it and press Enter) to see its facts and history. ",
+          "A dashed circle is an entity on another page, or one known only from its relations; arrows point from subject to object.")),
       panel));
 
   async function loadGraph() {
@@ -953,7 +960,10 @@ async function renderGraph(page, r) {
   }
 
   function renderPanel(name, ent, historyCount) {
-    const slider = h("input", { id: "asof", type: "range", min: 0, max: ASOF_STEPS, step: 1, value: ASOF_STEPS, "aria-describedby": "asof-label" });
+    const slider = h("input", {
+      id: "asof", type: "range", min: 0, max: ASOF_STEPS, step: 1, value: ASOF_STEPS, "aria-describedby": "asof-label",
+      disabled: historyCount === 0,
+    });
     const sliderLabel = h("output", { id: "asof-label", for: "asof" }, "now");
     const factsBody = h("tbody", { id: "entity-facts-body" });
     const subj = h("input", { id: "fact-subject", type: "text", value: name, required: true, autocomplete: "off" });
