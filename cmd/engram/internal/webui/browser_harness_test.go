@@ -422,7 +422,13 @@ func (b *browserEnv) login(token string) {
 	b.navigate("/ui/login")
 	b.typeInto("#token", token)
 	b.click("#login-submit")
-	b.waitFor("the users page after signing in", `location.pathname === "/ui/" && document.querySelector("#users")`)
+	// Stop at once on a refusal (the login page again, or an error body
+	// in place of a page) rather than waiting out the timeout.
+	b.waitFor("the users page after signing in", `(location.pathname === "/ui/" && document.querySelector("#users")) ||
+		location.search.includes("failed=1") || (document.body && document.body.innerText.trim().startsWith('{"error"'))`)
+	if !browserJS[bool](b, `location.pathname === "/ui/" && !!document.querySelector("#users")`) {
+		b.fatalf("signing in with the form was refused")
+	}
 }
 
 // text is the text content of the whole document (hidden parts included,
