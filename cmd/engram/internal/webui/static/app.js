@@ -343,7 +343,8 @@ async function renderUsers(page) {
 
   async function load(first) {
     if (first) after = "";
-    const data = await api("GET", "/v1/users" + qs({ limit: 100, after }));
+    // GET /v1/users answers at most 50 users a page.
+    const data = await api("GET", "/v1/users" + qs({ limit: 50, after }));
     if (first) clear(tbody);
     for (const u of data.users || []) tbody.appendChild(userRow(u));
     if (!tbody.firstChild) tbody.appendChild(emptyRow(8, "No users yet."));
