@@ -680,7 +680,7 @@ func TestBrowserCSP(t *testing.T) {
 		if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 			t.Errorf("GET %s: X-Content-Type-Options %q", p, got)
 		}
-		if got := resp.Header.Get("Referrer-Policy"); got != "no-referrer" {
+		if got := resp.Header.Get("Referrer-Policy"); got != "same-origin" {
 			t.Errorf("GET %s: Referrer-Policy %q", p, got)
 		}
 	}
