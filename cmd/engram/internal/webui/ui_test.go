@@ -224,7 +224,7 @@ func TestSecurityHeaders(t *testing.T) {
 			if got := r.Header.Get("Content-Security-Policy"); got != CSP {
 				t.Errorf("%s: CSP %q", p, got)
 			}
-			if r.Header.Get("X-Content-Type-Options") != "nosniff" || r.Header.Get("Referrer-Policy") != "no-referrer" || r.Header.Get("X-Frame-Options") != "DENY" {
+			if r.Header.Get("X-Content-Type-Options") != "nosniff" || r.Header.Get("Referrer-Policy") != "same-origin" || r.Header.Get("X-Frame-Options") != "DENY" {
 				t.Errorf("%s: headers %v", p, r.Header)
 			}
 		}
