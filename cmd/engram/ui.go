@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -72,10 +69,10 @@ func runUI(ctx context.Context, stdout, stderr io.Writer, o uiOptions) error {
 		}
 		o.tenant = t
 	}
-	raw := make([]byte, 32)
-	rand.Read(raw)
-	token := hex.EncodeToString(raw)
-	doc, _ := json.Marshal(map[string]any{"tokens": []map[string]string{{"token": token, "tenant": o.tenant, "name": "engram ui"}}})
+	token, doc, err := newTokensFile(o.tenant, "engram ui")
+	if err != nil {
+		return err
+	}
 	tokens, err := httpapi.ParseTokens(doc) // checks the tenant id
 	if err != nil {
 		return fmt.Errorf("--tenant %q: %w", o.tenant, err)
