@@ -107,6 +107,11 @@ func (c *Cluster) Node() string { return c.pg.opts.Node }
 // Addr returns the address this node advertises.
 func (c *Cluster) Addr() string { return c.pg.opts.Addr }
 
+// LeaseTTL returns how long a lease and a heartbeat last unless renewed
+// ([PostgresOptions.LeaseTTL], its default applied): a node silent for
+// longer is not live, and its leases may be taken over.
+func (c *Cluster) LeaseTTL() time.Duration { return c.pg.opts.LeaseTTL }
+
 // Nodes returns the live nodes (a heartbeat within the lease TTL),
 // this one included, ordered by id.
 func (c *Cluster) Nodes(ctx context.Context) ([]Node, error) { return c.pg.nodes(ctx) }

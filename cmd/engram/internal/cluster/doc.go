@@ -19,6 +19,17 @@
 // a forward to a dead owner. Leases lapse with their holder's heartbeat,
 // so the next request after that takes the partition over.
 //
+// A forward waits for the owner's answer as long as the owner is live
+// (its heartbeat, renewed every third of the lease TTL, has not lapsed):
+// an owner that is paused or hung whole (SIGSTOP, a stalled VM) accepts
+// the connection in its kernel and never answers, so every third of the
+// TTL the forwarding node asks the database, and once the owner has been
+// silent for a TTL the forward is cut and answered 503. The forwarding
+// node then takes the partition, when rendezvous hashing over the nodes
+// still live picks it, so that the client's retry is served at once. The
+// wait is thus at most about 4/3 of the TTL past the owner's last
+// heartbeat; an owner that is alive and slow (a model call) is waited for.
+//
 // The decision is cheap: [kv.Cluster.Holds] is local, the live nodes are
 // cached for a second, and only a request of a partition this node does not
 // hold costs a lookup of its lease.

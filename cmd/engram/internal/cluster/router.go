@@ -31,7 +31,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Transport carries forwarded requests. Nil means a transport of the
 	// router's own: direct connections (no HTTP proxy from the
-	// environment) dialled with a 3-second timeout.
+	// environment) dialled with a 3-second timeout. Whatever the
+	// transport, a forward whose owner goes silent is cut (see
+	// Router.Route).
 	Transport http.RoundTripper
 }
 
@@ -147,7 +149,7 @@ func (r *Router) Route(w http.ResponseWriter, req *http.Request, part []byte) (l
 		return false, r.dbError(ctx, err)
 	}
 	if held {
-		return false, r.forwardTo(w, req, l.Node, nodes)
+		return false, r.forwardTo(w, req, part, l.Node, nodes)
 	}
 	owner, ok := Owner(part, nodes)
 	if !ok || owner.ID == r.c.Node() {
@@ -155,14 +157,14 @@ func (r *Router) Route(w http.ResponseWriter, req *http.Request, part []byte) (l
 		var lh *kv.LeaseHeldError
 		if errors.As(err, &lh) {
 			// Another node took it meanwhile: it serves.
-			return false, r.forwardTo(w, req, lh.Lease.Node, nodes)
+			return false, r.forwardTo(w, req, part, lh.Lease.Node, nodes)
 		}
 		if err != nil {
 			return false, err
 		}
 		return true, nil
 	}
-	return false, r.forward(w, req, owner)
+	return false, r.forward(w, req, part, owner)
 }
 
 // acquire takes the partition's lease; a lease another node holds is an
@@ -215,10 +217,10 @@ func (r *Router) forgetNodes() {
 
 // forwardTo forwards to the node named id, when it is live with an
 // address.
-func (r *Router) forwardTo(w http.ResponseWriter, req *http.Request, id string, nodes []kv.Node) error {
+func (r *Router) forwardTo(w http.ResponseWriter, req *http.Request, part []byte, id string, nodes []kv.Node) error {
 	for _, n := range nodes {
 		if n.ID == id && n.Addr != "" {
-			return r.forward(w, req, n)
+			return r.forward(w, req, part, n)
 		}
 	}
 	return &UnavailableError{Owner: id, Reason: "it is not among the live nodes that serve requests"}
@@ -232,12 +234,133 @@ type forwarding struct {
 	err error
 }
 
-// forward sends the request to node n and copies its answer to w.
-func (r *Router) forward(w http.ResponseWriter, req *http.Request, n kv.Node) error {
+// errOwnerSilent cancels a forward whose node stopped renewing its
+// heartbeat while the request waited for its answer (see watch).
+var errOwnerSilent = errors.New("cluster: the owner stopped renewing its heartbeat during the forward")
+
+// forward sends the request of partition part to node n and copies its
+// answer to w. It waits for the answer as long as n shows it is alive (its
+// heartbeat, renewed every third of the lease TTL, is live); once n has
+// been silent for a whole TTL, the forward is cut and answered 503, and
+// this node takes the partition over when rendezvous hashing over the
+// nodes still live picks it, so that the client's retry is served here.
+// A node that merely works long on a request (a model call) keeps
+// renewing, and its answer is waited for.
+func (r *Router) forward(w http.ResponseWriter, req *http.Request, part []byte, n kv.Node) error {
 	f := &forwarding{to: n}
-	req = req.WithContext(context.WithValue(req.Context(), forwardKey{}, f))
+	parent := req.Context()
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	stop := r.watch(ctx, n.ID, cancel)
+	defer stop() // also when the proxy aborts a body cut midway
+	req = req.WithContext(context.WithValue(ctx, forwardKey{}, f))
 	r.proxy.ServeHTTP(w, req)
+	stop()
+	if errors.Is(context.Cause(ctx), errOwnerSilent) {
+		// Even when the client has gone: the next request finds it.
+		tctx, tcancel := context.WithTimeout(context.WithoutCancel(parent), r.c.LeaseTTL())
+		r.takeOver(tctx, part, n.ID)
+		tcancel()
+	}
 	return f.err
+}
+
+// watch checks, every third of the lease TTL until stop is called, that
+// node id is live, and cancels ctx with errOwnerSilent when it is not:
+// its heartbeat is older than the TTL, or the database could not tell for
+// longer than a TTL. The returned stop waits for the check to end.
+func (r *Router) watch(ctx context.Context, id string, cancel context.CancelCauseFunc) (stop func()) {
+	ttl := r.c.LeaseTTL()
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(ttl / 3)
+		defer t.Stop()
+		heard := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			live, err := r.isLive(ctx, id, ttl/3)
+			switch {
+			case err == nil && live:
+				heard = time.Now()
+			case err == nil || time.Since(heard) > ttl:
+				cancel(errOwnerSilent)
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(done) })
+		<-ended
+	}
+}
+
+// isLive reports whether node id has a live heartbeat, asking the
+// database (within timeout); the answer refreshes the cached node list.
+func (r *Router) isLive(ctx context.Context, id string, timeout time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	list, err := r.c.Nodes(ctx)
+	if err != nil {
+		return false, err
+	}
+	if list == nil {
+		list = []kv.Node{}
+	}
+	r.nodes.Lock()
+	r.nodes.list, r.nodes.at = list, r.now()
+	r.nodes.Unlock()
+	for _, n := range list {
+		if n.ID == id {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// takeOverTries bounds the tries to take a silent owner's partition: its
+// lease lapses a moment after its heartbeat (they are renewed by two
+// statements of one round trip).
+const takeOverTries = 3
+
+// takeOver takes the partition of a forward cut because its owner, dead,
+// went silent, when rendezvous hashing over the live nodes picks this
+// node (another one picked takes it at the retry's forward). A failure
+// is left for the next request to find.
+func (r *Router) takeOver(ctx context.Context, part []byte, dead string) {
+	ttl := r.c.LeaseTTL()
+	for try := 1; ; try++ {
+		nodes, err := r.liveNodes(ctx)
+		if err != nil {
+			return
+		}
+		if owner, ok := Owner(part, nodes); !ok || owner.ID != r.c.Node() {
+			return
+		}
+		actx, cancel := context.WithTimeout(ctx, ttl/3)
+		_, err = r.c.Acquire(actx, part)
+		cancel()
+		var lh *kv.LeaseHeldError
+		if err == nil || !errors.As(err, &lh) || lh.Lease.Node != dead || try == takeOverTries {
+			if err != nil {
+				r.log.Warn("cluster: taking over a silent owner's partition failed", "owner", dead, "err", err)
+			}
+			return
+		}
+		wait := min(max(time.Until(lh.Lease.Expires), 0)+10*time.Millisecond, ttl/3)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
 }
 
 func (r *Router) rewrite(pr *httputil.ProxyRequest) {
@@ -253,12 +376,16 @@ func (r *Router) rewrite(pr *httputil.ProxyRequest) {
 // leaves the error for forward to return (the caller answers it).
 func (r *Router) forwardFailed(_ http.ResponseWriter, req *http.Request, err error) {
 	f := req.Context().Value(forwardKey{}).(*forwarding)
-	if cerr := req.Context().Err(); cerr != nil {
+	reason := "it could not be reached"
+	if cause := context.Cause(req.Context()); errors.Is(cause, errOwnerSilent) {
+		reason = "it stopped renewing its heartbeat while the request waited for its answer"
+		err = cause
+	} else if cerr := req.Context().Err(); cerr != nil {
 		f.err = cerr
 		return
 	}
 	r.forwardsFailed.Add(1)
 	r.forgetNodes()
 	r.log.Warn("cluster: forwarding to the partition's owner failed", "owner", f.to.ID, "addr", f.to.Addr, "err", err)
-	f.err = &UnavailableError{Owner: f.to.ID, Reason: "it could not be reached", Err: err}
+	f.err = &UnavailableError{Owner: f.to.ID, Reason: reason, Err: err}
 }
