@@ -137,3 +137,27 @@ var (
 	// produce.
 	ErrInvalidCursor = graph.ErrInvalidCursor
 )
+
+// ErrFlushPending is matched by the error [Store.Flush] returns when its
+// context ends before the messages it waits for are extracted: a
+// [*FlushError], which counts them.
+var ErrFlushPending = errors.New("memory: extraction still pending")
+
+// FlushError is returned by [Store.Flush] when its context ends first. It
+// matches [ErrFlushPending] and the context's error (errors.Is with
+// context.DeadlineExceeded still holds).
+type FlushError struct {
+	// Pending is how many of the messages Flush waited for were still
+	// queued for extraction when it gave up.
+	Pending int
+	// Err is the context's error.
+	Err error
+}
+
+// Error implements error.
+func (e *FlushError) Error() string {
+	return fmt.Sprintf("%v: %d messages still wait for extraction: %v", ErrFlushPending, e.Pending, e.Err)
+}
+
+// Unwrap returns ErrFlushPending and the context's error.
+func (e *FlushError) Unwrap() []error { return []error{ErrFlushPending, e.Err} }

@@ -146,6 +146,12 @@ type worker struct {
 		// after is the last session a full batch read; the next batch
 		// starts after it.
 		after string
+		// foreign and rescan are of a store in PostgreSQL (see
+		// extract_partitions.go): the partitions found held by another
+		// process, until when they are left to it, and those whose
+		// lease this process took since the last pass.
+		foreign map[string]time.Time
+		rescan  map[string]bool
 	}
 }
 
@@ -173,7 +179,10 @@ func (s *Store) startWorker() {
 	w.mu.progress = make(chan struct{})
 	w.mu.blocked = map[string]time.Time{}
 	w.mu.heads = map[string]queueHead{}
+	w.mu.foreign = map[string]time.Time{}
+	w.mu.rescan = map[string]bool{}
 	s.worker = w
+	w.watchPartitions()
 	go w.run()
 }
 
@@ -221,6 +230,7 @@ func (w *worker) run() {
 			w.s.warn("memory: extraction pass failed; retrying", "err", err)
 			next = time.Now().Add(backoff(1))
 		}
+		next = earliest(next, w.rescanDue())
 		var timer *time.Timer
 		var fire <-chan time.Time
 		if !next.IsZero() {
@@ -265,6 +275,9 @@ func (w *worker) signal() {
 // ran.
 func (w *worker) pass() (next time.Time, ran int, err error) {
 	if err := w.scanHeads(); err != nil {
+		return time.Time{}, ran, err
+	}
+	if err := w.scanTaken(); err != nil {
 		return time.Time{}, ran, err
 	}
 	for w.ctx.Err() == nil {
@@ -350,12 +363,16 @@ func (w *worker) nextJobs(limit int) ([]job, error) {
 		first  []byte // nil: the session has no job
 	}
 	var visits []visit
+	var sessions []string
 	w.mu.Lock()
 	for p, h := range w.mu.heads {
 		visits = append(visits, visit{prefix: p, head: h})
+		sessions = append(sessions, p)
 	}
 	after := w.mu.after
 	w.mu.Unlock()
+	// Jobs of partitions nobody holds are this process's to run.
+	w.claimFree(sessions)
 	// In prefix order from the session after the last batch's last one,
 	// round the ring: a session that always has a batch's worth of jobs
 	// waiting must not starve the sessions after it.
@@ -873,8 +890,14 @@ func (s *Store) warn(msg string, args ...any) {
 // through extraction: its memories, entities and facts are written and
 // indexed, or the job was parked after failing [ExtractMaxAttempts]
 // times (a job waiting between tries is waited for). With [ExtractOff] it
-// returns at once. It returns ctx's error if ctx ends first, and
-// [ErrClosed] if the store is closed meanwhile.
+// returns at once. If ctx ends first it returns a [*FlushError] that
+// counts the messages still waiting and matches both [ErrFlushPending]
+// and ctx's error; [ErrClosed] if the store is closed meanwhile.
+//
+// In a store in PostgreSQL shared by several processes, the jobs of a
+// partition another process holds are run there, and Flush waits for
+// them to leave the queue; those of a partition nobody holds are taken
+// over by this process's worker (it takes the lease) and run here.
 func (s *Store) Flush(ctx context.Context) error {
 	if s.worker == nil {
 		return nil
@@ -893,18 +916,89 @@ func (s *Store) Flush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if testHookFlushRead != nil {
+		testHookFlushRead()
+	}
 	// Whatever wrote them, the worker now knows where each session's
 	// jobs start.
-	for _, k := range pending {
-		if prefix, _, _, ok := parseQueueKey(engine.NSExtractQueue, k); ok {
-			s.worker.queued(prefix, k)
-		}
+	s.worker.queuedAll(pending)
+	// Jobs another process runs end without this worker's progress: with
+	// PostgreSQL the queue is also looked at every poll.
+	var poll time.Duration
+	if s.db.Cluster() != nil {
+		poll = flushPoll
 	}
 	for len(pending) > 0 {
 		wait := s.worker.progressed()
 		s.worker.hurryUp()
-		err := s.db.View(ctx, func(tx *engine.Tx) error {
-			left := pending[:0]
+		if pending, err = s.stillQueued(ctx, pending); err != nil {
+			return err
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		if err := s.awaitFlush(ctx, wait, &poll, pending); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// awaitFlush waits for the worker's next pass, the next poll (when *poll
+// is not zero; it doubles), or the end of ctx or the worker.
+func (s *Store) awaitFlush(ctx context.Context, wait <-chan struct{}, poll *time.Duration, pending [][]byte) error {
+	var tick <-chan time.Time
+	if *poll > 0 {
+		t := time.NewTimer(*poll)
+		defer t.Stop()
+		tick = t.C
+		*poll = min(2**poll, flushPollMax)
+	}
+	select {
+	case <-ctx.Done():
+		return &FlushError{Pending: len(pending), Err: ctx.Err()}
+	case <-s.worker.done:
+		return ErrClosed
+	case <-wait:
+	case <-tick:
+		// A partition left to another process whose holder died
+		// meanwhile is this worker's to take: it is shown the sessions
+		// again (it asks about each at most once a lease).
+		s.worker.queuedAll(pending)
+	}
+	return nil
+}
+
+// testHookFlushRead, when set by a test, runs in Flush once it has read
+// the entries it waits for.
+var testHookFlushRead func()
+
+// How often Flush looks at the queue of a store in PostgreSQL, for jobs
+// other processes run: from flushPoll, doubling up to flushPollMax.
+const (
+	flushPoll    = 50 * time.Millisecond
+	flushPollMax = time.Second
+)
+
+// queuedAll tells the worker of queue entries (in key order) Flush found.
+func (w *worker) queuedAll(keys [][]byte) {
+	var last []byte
+	for _, k := range keys {
+		if prefix, _, _, ok := parseQueueKey(engine.NSExtractQueue, k); ok && !bytes.Equal(prefix, last) {
+			w.queued(prefix, k)
+			last = prefix
+		}
+	}
+}
+
+// stillQueued returns the entries of pending (in key order) still in the
+// queue: by a read of each with Badger, by one ordered scan with
+// PostgreSQL, where a read is a round trip.
+func (s *Store) stillQueued(ctx context.Context, pending [][]byte) ([][]byte, error) {
+	var left [][]byte
+	err := s.db.View(ctx, func(tx *engine.Tx) error {
+		left = make([][]byte, 0, len(pending))
+		if s.db.Cluster() == nil {
 			for _, k := range pending {
 				switch _, err := tx.Get(k); {
 				case err == nil:
@@ -913,24 +1007,26 @@ func (s *Store) Flush(ctx context.Context) error {
 					return err
 				}
 			}
-			pending = left
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if len(pending) == 0 {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.worker.done:
-			return ErrClosed
-		case <-wait:
+		it := tx.NewIterator(engine.IterOptions{Prefix: queuePrefix(engine.NSExtractQueue, nil), KeysOnly: true})
+		defer it.Close()
+		i := 0
+		for it.Seek(pending[0]); it.Valid() && i < len(pending); {
+			switch c := bytes.Compare(it.Key(), pending[i]); {
+			case c == 0:
+				left = append(left, pending[i])
+				i++
+				it.Next()
+			case c < 0:
+				it.Next()
+			default:
+				i++ // gone
+			}
 		}
-	}
-	return nil
+		return nil
+	})
+	return left, err
 }
 
 // QueueInfo is the state of the extraction queue ([Store.ExtractionQueue]).

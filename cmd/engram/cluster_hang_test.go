@@ -10,14 +10,18 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
 
 // The hangs of issue 26 on a cluster, with real `engram serve --postgres`
-// processes on the test PostgreSQL: a forward to a paused (SIGSTOP) owner. Each needs
+// processes on the test PostgreSQL: a forward to a paused (SIGSTOP) owner,
+// a flush on the node that forwarded an append, and a flush after a clean
+// restart that left extraction jobs of partitions nobody holds. Each needs
 // ENGRAM_TEST_POSTGRES and skips under -short, as TestClusterKill9 does.
 
 // startNode starts a node with id and lease TTL ttl, with extra flags.
@@ -151,5 +155,128 @@ func TestClusterForwardToPausedOwner(t *testing.T) {
 	st := c.read(n1, user, nil)
 	if _, ok := st.memories["the retry"]; !ok {
 		t.Errorf("the retry is not stored: %v", st.memories)
+	}
+}
+
+// TestClusterFlushAfterForwardedAppend (issue 26, hang 3a): an append sent
+// through the node that does not own the user, followed at once by a flush
+// to that node. Before, the flush waited for its own worker, which never
+// runs another node's jobs, and hung until the client gave up (4 times out
+// of 4). Now it returns once the owner has extracted the message.
+func TestClusterFlushAfterForwardedAppend(t *testing.T) {
+	c := newTestCluster(t)
+	n1 := c.startNode("n1", clusterLeaseTTL)
+	n2 := c.startNode("n2", clusterLeaseTTL)
+	user := c.userOwnedBy(n2, n1, "fwd")
+	for i := range 4 {
+		city := clusterWord("Berl", i)
+		city = strings.ToUpper(city[:1]) + city[1:]
+		c.get(n2, "POST", "/v1/users/"+user+"/sessions/s/messages",
+			map[string]any{"messages": []map[string]any{{"role": "user", "content": "I live in " + city + "."}}}, nil)
+		code, _, msg, took := c.rawCall(30*time.Second, n2, "POST", "/v1/admin/flush", nil)
+		if code != http.StatusNoContent {
+			t.Fatalf("round %d: flush through %s after an append forwarded to %s = %d %s after %s", i, n2.id, n1.id, code, msg, took)
+		}
+		t.Logf("round %d: flush answered %d after %s", i, code, took.Round(time.Millisecond))
+		var facts struct {
+			Facts []struct{ Predicate, Object string } `json:"facts"`
+		}
+		c.get(n2, "GET", "/v1/users/"+user+"/facts", nil, &facts)
+		found := false
+		for _, f := range facts.Facts {
+			found = found || f.Object == city
+		}
+		if !found {
+			t.Errorf("round %d: after the flush, no fact of %s's city %s: %+v", i, user, city, facts.Facts)
+		}
+	}
+}
+
+// slowModel is an OpenAI-compatible chat server for the extractor that
+// holds every call until released, then answers an empty extraction.
+type slowModel struct {
+	srv      *httptest.Server
+	release  chan struct{}
+	started  chan struct{} // receives a value per call, when there is room
+	answered atomic.Int64
+}
+
+func newSlowModel(t *testing.T) *slowModel {
+	m := &slowModel{release: make(chan struct{}), started: make(chan struct{}, 64)}
+	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		select {
+		case m.started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-m.release:
+		case <-r.Context().Done():
+			return
+		}
+		m.answered.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"{\"add\": []}"},"finish_reason":"stop"}]}`)
+	}))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+// TestClusterFlushAfterRestart (issue 26, hang 3b): messages of two users
+// are appended with a slow extractor, the node is stopped cleanly (its
+// leases released, the jobs left queued) and started again. Before, the
+// worker skipped the partitions nobody held and the flush hung until a
+// request touched each user. Now the worker takes the free partitions and
+// drains them, and the flush returns.
+func TestClusterFlushAfterRestart(t *testing.T) {
+	c := newTestCluster(t)
+	model := newSlowModel(t)
+	flags := []string{"--extract-model", "slow", "--extract-base-url", model.srv.URL + "/v1"}
+	n1 := c.startNode("n1", clusterLeaseTTL, flags...)
+	users := []string{"ra", "rb"}
+	for i, u := range []string{"ra", "ra", "rb"} {
+		c.get(n1, "POST", "/v1/users/"+u+"/sessions/s/messages",
+			map[string]any{"messages": []map[string]any{{"role": "user", "content": fmt.Sprintf("message %d of %s", i, u)}}}, nil)
+	}
+	select {
+	case <-model.started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the extractor was not called within 20 s")
+	}
+	if err := n1.p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-n1.p.exited:
+		if err != nil {
+			t.Fatalf("n1 exited with %v after SIGTERM", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("n1 did not exit within 20 s of SIGTERM")
+	}
+	n1.down.Store(true)
+	for _, u := range users {
+		if l, ok := c.lease(u); ok && l.live {
+			t.Fatalf("after a clean stop the lease of %s is live: %+v", u, l)
+		}
+	}
+	if n := model.answered.Load(); n != 0 {
+		t.Fatalf("the model answered %d calls before the stop", n)
+	}
+
+	close(model.release)
+	again := c.startNode("n1", clusterLeaseTTL, flags...)
+	code, _, msg, took := c.rawCall(30*time.Second, again, "POST", "/v1/admin/flush", nil)
+	if code != http.StatusNoContent {
+		t.Fatalf("flush after the restart = %d %s after %s (the model answered %d calls)", code, msg, took, model.answered.Load())
+	}
+	t.Logf("flush after the restart answered %d after %s; the model answered %d calls", code, took.Round(time.Millisecond), model.answered.Load())
+	if n := model.answered.Load(); n < 3 {
+		t.Errorf("the model answered %d calls, want the 3 queued messages", n)
+	}
+	for _, u := range users {
+		if l, ok := c.lease(u); !ok || !l.live || l.node != again.id {
+			t.Errorf("after the flush the lease of %s is %+v (%v), want the restarted node's", u, l, ok)
+		}
 	}
 }
