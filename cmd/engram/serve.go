@@ -31,6 +31,7 @@ type serveOptions struct {
 	tokens          string
 	maxBodyBytes    int64
 	shutdownTimeout time.Duration
+	flushTimeout    time.Duration
 	metrics         string
 	logFormat       string
 	durability      string
@@ -96,7 +97,7 @@ requests in flight finish (up to --shutdown-timeout), then closes the store.
 
 The store forms memories, entities and facts from the messages it is given
 (--extract async, the default: an append returns before; POST
-/v1/admin/flush waits for it), with the offline rule extractor, or with a
+/v1/admin/flush waits for it, up to --flush-timeout), with the offline rule extractor, or with a
 chat model over an OpenAI-compatible API (--extract-model,
 --extract-base-url; the key from the variable --extract-api-key-env names).
 engram inspect shows the extraction queue and the jobs parked after failing.
@@ -127,6 +128,7 @@ partitions over. See the README, "Many servers, one PostgreSQL".`,
 	o.extract.register(f)
 	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body; larger ones get 413")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long shutdown waits for requests in flight")
+	f.DurationVar(&o.flushTimeout, "flush-timeout", httpapi.DefaultFlushTimeout, "how long POST /v1/admin/flush waits for extraction before answering 503 extraction_pending with the count still queued")
 	f.StringVar(&o.metrics, "metrics", "public", "who may read /metrics: public, token (any valid token) or off")
 	f.StringVar(&o.logFormat, "log-format", "text", "access log format on stderr: text or json")
 	f.StringVar(&o.durability, "durability", "sync", "sync (a write survives power loss once acknowledged) or async")
@@ -221,6 +223,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		MaxBodyBytes: o.maxBodyBytes,
 		Logger:       logger,
 		Metrics:      metricsAccess,
+		FlushTimeout: o.flushTimeout,
 	}
 	if serveMCP != nil {
 		if apiOpts.MCP, err = serveMCP(store, logger); err != nil {
@@ -322,6 +325,9 @@ func (o *serveOptions) validate() error {
 	}
 	if o.maxBodyBytes <= 0 {
 		errs = append(errs, fmt.Errorf("--max-body-bytes %d is not positive", o.maxBodyBytes))
+	}
+	if o.flushTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--flush-timeout %s is negative", o.flushTimeout))
 	}
 	if o.shutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-timeout %s is not positive", o.shutdownTimeout))

@@ -373,6 +373,7 @@ func TestServeFlags(t *testing.T) {
 		{"bad extract", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--extract", "later"}, "--extract"},
 		{"extract model without URL", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--extract-model", "llama3.2"}, "--extract-base-url"},
 		{"bad body limit", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--max-body-bytes", "0"}, "--max-body-bytes"},
+		{"negative flush timeout", []string{"serve", "--dir", t.TempDir(), "--tokens", tokens, "--flush-timeout", "-1s"}, "--flush-timeout"},
 		{"missing tokens file", []string{"serve", "--dir", t.TempDir(), "--tokens", filepath.Join(t.TempDir(), "none.json")}, "no such file"},
 		{"address in use", nil, "address already in use"},
 	} {

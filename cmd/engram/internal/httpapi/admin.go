@@ -1,6 +1,13 @@
 package httpapi
 
-import "net/http"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/engramdb/engram/memory"
+)
 
 // compact forces the store's compaction (POST /v1/admin/compact), so that
 // the bytes of erased and expired data leave the files now rather than at
@@ -25,9 +32,19 @@ func (h *Handler) compact(w http.ResponseWriter, r *http.Request) error {
 // a benchmark, a demo) may want what extraction forms from its messages.
 // Store-wide, not per tenant: it may wait for other tenants' messages too,
 // and tells nothing about them. A client that goes away stops the wait,
-// not the extraction.
+// not the extraction. The wait is bounded by Options.FlushTimeout: past
+// it the answer is 503 extraction_pending (with Retry-After) naming how
+// many messages still wait, and a client calls again.
 func (h *Handler) flush(w http.ResponseWriter, r *http.Request) error {
-	if err := h.store.Flush(r.Context()); err != nil {
+	ctx, cancel := context.WithTimeout(r.Context(), h.flushTimeout)
+	defer cancel()
+	err := h.store.Flush(ctx)
+	var fe *memory.FlushError
+	if errors.As(err, &fe) && r.Context().Err() == nil {
+		return &apiError{status: http.StatusServiceUnavailable, code: "extraction_pending",
+			message: fmt.Sprintf("%d messages still wait for extraction after %s; call again", fe.Pending, h.flushTimeout)}
+	}
+	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -101,3 +101,37 @@ func TestAdminFlush(t *testing.T) {
 	}
 	s.must(204, "POST", "/v1/admin/flush", tokenGlobex, nil) // nothing left: at once
 }
+
+// blockedExtractor holds every message until its context ends.
+type blockedExtractor struct{}
+
+func (blockedExtractor) Extract(ctx context.Context, _ *memory.ExtractInput) (*memory.Extraction, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestAdminFlushDeadline: a flush that cannot finish within
+// Options.FlushTimeout answers 503 extraction_pending with Retry-After and
+// the count of messages still queued, rather than waiting without end
+// (issue 26).
+func TestAdminFlushDeadline(t *testing.T) {
+	s := newTestServer(t, &memory.Options{Extractor: blockedExtractor{}, SweepInterval: -1}, &Options{FlushTimeout: 200 * time.Millisecond})
+	s.must(201, "POST", "/v1/users/alice/sessions/s1/messages", tokenAcme, map[string]any{"messages": []map[string]string{
+		{"role": "user", "content": "My renewal owner is Dana."},
+		{"role": "user", "content": "I prefer email."},
+	}})
+	start := time.Now()
+	r := s.must(503, "POST", "/v1/admin/flush", tokenAcme, nil)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the flush answered after %s, with a 200 ms deadline", took)
+	}
+	if b := string(r.body); !strings.Contains(b, `"code":"extraction_pending"`) || !strings.Contains(b, "2 messages still wait") {
+		t.Errorf("body = %s", r.body)
+	}
+	if r.header.Get("Retry-After") == "" {
+		t.Errorf("no Retry-After: %v", r.header)
+	}
+	if _, err := New(s.store, &Options{Tokens: testTokens(t), FlushTimeout: -time.Second}); err == nil {
+		t.Error("a negative FlushTimeout is accepted")
+	}
+}

@@ -116,7 +116,7 @@ func classify(err error) (status int, code, message string) {
 
 // retryCodes are the error codes answered with "Retry-After: 1": the
 // request may succeed at once on another try.
-var retryCodes = map[string]bool{"owner_unavailable": true, "partition_moved": true, "database_unavailable": true}
+var retryCodes = map[string]bool{"owner_unavailable": true, "partition_moved": true, "database_unavailable": true, "extraction_pending": true}
 
 // ownMessage is the message of an error answered with its own text: a
 // *cluster.UnavailableError's (the owner and the reason), or a

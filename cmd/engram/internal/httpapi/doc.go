@@ -77,7 +77,9 @@
 // database (503 when it does not answer a ping in 2 seconds), this node,
 // the live nodes, the leases held and the lease and forward counters, and
 // /metrics adds the engram_cluster_ series. The admin routes act on the
-// node they reach.
+// node they reach; a flush there waits for the whole extraction queue,
+// whichever node runs each job, up to [Options.FlushTimeout] (then 503
+// extraction_pending, with Retry-After).
 //
 // # Observability
 //

@@ -107,7 +107,15 @@ type Options struct {
 	// works on (the scope function the MCP handler uses), to route it.
 	// Nil serves every /mcp request here.
 	MCPScope func(*http.Request) (memory.Scope, error)
+
+	// FlushTimeout bounds the wait of POST /v1/admin/flush: past it the
+	// request is answered 503 extraction_pending, with the count of
+	// messages still queued. Zero means [DefaultFlushTimeout].
+	FlushTimeout time.Duration
 }
+
+// DefaultFlushTimeout is the default [Options.FlushTimeout].
+const DefaultFlushTimeout = 30 * time.Second
 
 func (o *Options) validate() error {
 	var errs []error
@@ -116,6 +124,9 @@ func (o *Options) validate() error {
 	}
 	if o.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("MaxBodyBytes %d is negative", o.MaxBodyBytes))
+	}
+	if o.FlushTimeout < 0 {
+		errs = append(errs, fmt.Errorf("FlushTimeout %s is negative", o.FlushTimeout))
 	}
 	if o.Metrics < MetricsPublic || o.Metrics > MetricsOff {
 		errs = append(errs, fmt.Errorf("Metrics %v is unknown", o.Metrics))
@@ -146,6 +157,8 @@ type Handler struct {
 	mcpScope func(*http.Request) (memory.Scope, error)
 	// compactMu runs one forced compaction at a time (admin.go).
 	compactMu sync.Mutex
+	// flushTimeout bounds POST /v1/admin/flush (admin.go).
+	flushTimeout time.Duration
 }
 
 // New returns a Handler over store. It registers its metrics in
@@ -174,6 +187,9 @@ func New(store *memory.Store, opts *Options) (*Handler, error) {
 	}
 	if h.maxBody == 0 {
 		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.flushTimeout = opts.FlushTimeout; h.flushTimeout == 0 {
+		h.flushTimeout = DefaultFlushTimeout
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
