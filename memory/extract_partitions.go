@@ -16,7 +16,8 @@ import (
 // worker writes what they produce, and a write needs the lease. A worker
 // that finds queued jobs of a partition it does not hold asks the
 // database who does: nobody (its holder stopped cleanly, or died and the
-// lease lapsed) and the worker takes the lease and runs them; another
+// lease lapsed) and the worker takes the lease and runs them (when the
+// process serves requests: see claimFree); another
 // process, and the worker leaves them to it, forgets their heads, and
 // asks again only after that lease was due to lapse. So jobs of a
 // partition nobody holds no longer wait for a request that touches the
@@ -96,9 +97,14 @@ func (w *worker) scanTaken() error {
 // that the worker can run their jobs. Sessions of a partition another
 // process holds lose their heads (that process runs them), and the
 // partition is not asked about again before its lease was due to lapse.
+//
+// A process that serves no requests (no [PostgresOptions.Addr]: a
+// command-line tool) takes no partition for its jobs: serve nodes cannot
+// forward a partition's requests to it, and would answer them 503 while
+// it runs.
 func (w *worker) claimFree(sessions []string) {
 	c := w.s.db.Cluster()
-	if c == nil {
+	if c == nil || c.Addr() == "" {
 		return
 	}
 	asked := map[string]bool{}

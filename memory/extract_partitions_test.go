@@ -33,10 +33,13 @@ func (x *gateExtractor) Extract(ctx context.Context, _ *ExtractInput) (*Extracti
 	return &Extraction{}, nil
 }
 
-// openPG opens a store of node on the test schema with extractor x.
+// openPG opens a store of node on the test schema with extractor x, as a
+// serve node does (with an address).
 func openPG(t *testing.T, dsn, schema, node string, x Extractor) *Store {
 	t.Helper()
-	st, err := Open("", &Options{Extractor: x, SweepInterval: -1, Postgres: &PostgresOptions{DSN: dsn, Schema: schema, Node: node}})
+	// An address: a process that serves no requests takes no free
+	// partition (claimFree).
+	st, err := Open("", &Options{Extractor: x, SweepInterval: -1, Postgres: &PostgresOptions{DSN: dsn, Schema: schema, Node: node, Addr: node + ":7437"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +50,8 @@ func openPG(t *testing.T, dsn, schema, node string, x Extractor) *Store {
 // TestPostgresWorkerTakesFreePartition (issue 26, hang 3b): jobs left
 // queued by a process that closed (its leases released) are run by the
 // next process's worker, which takes the free partition, without any
-// request for the user; before, they waited for one and Flush hung.
+// request for the user; before, they waited for one and Flush hung. A
+// process that serves no requests leaves them.
 func TestPostgresWorkerTakesFreePartition(t *testing.T) {
 	dsn, schema := pgTestSchema(t)
 	held := newGateExtractor()
@@ -58,6 +62,27 @@ func TestPostgresWorkerTakesFreePartition(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
+
+	// A process without an address (a command-line tool) leaves the
+	// partition free: serve nodes could not forward to it.
+	tool, err := Open("", &Options{Extractor: newGateExtractor(), SweepInterval: -1, Postgres: &PostgresOptions{DSN: dsn, Schema: schema, Node: "tool"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+	err = tool.Flush(short)
+	cancel()
+	var fe *FlushError
+	if !errors.As(err, &fe) || fe.Pending != 2 {
+		t.Errorf("Flush on a process without an address = %v, want a FlushError of 2 pending", err)
+	}
+	if tool.Cluster().Holds(Partition(scope)) {
+		t.Error("a process without an address took the free partition")
+	}
+	if err := tool.Close(); err != nil {
+		t.Fatal(err)
+	}
+
 	x := newGateExtractor()
 	close(x.gate)
 	b := openPG(t, dsn, schema, "b", x)
