@@ -22,7 +22,8 @@ import (
 // processes on the test PostgreSQL: a forward to a paused (SIGSTOP) owner,
 // a flush on the node that forwarded an append, and a flush after a clean
 // restart that left extraction jobs of partitions nobody holds. Each needs
-// ENGRAM_TEST_POSTGRES and skips under -short, as TestClusterKill9 does.
+// ENGRAM_TEST_POSTGRES and skips under -short, as TestClusterKill9 does;
+// named TestFault* for the fault suite (bench/results/faults.md).
 
 // startNode starts a node with id and lease TTL ttl, with extra flags.
 func (c *testCluster) startNode(id string, ttl time.Duration, extra ...string) *clusterNode {
@@ -90,14 +91,14 @@ func errorCode(msg string) string {
 	return e.Error.Code
 }
 
-// TestClusterForwardToPausedOwner (issue 26, hang 2): two nodes with a
+// TestFaultClusterPausedOwner (issue 26, hang 2): two nodes with a
 // 4 s lease; the owner of a user's partition is stopped (SIGSTOP). A write
 // sent to the other node is forwarded to the stopped owner, whose kernel
 // accepts the connection; before, the forward waited for the whole pause
 // (201 after 40 s). Now it is answered 503 owner_unavailable with
 // Retry-After within a few lease TTLs, the node that waited takes the
 // partition over without another request, and the retry is served there.
-func TestClusterForwardToPausedOwner(t *testing.T) {
+func TestFaultClusterPausedOwner(t *testing.T) {
 	const ttl = 4 * time.Second
 	c := newTestCluster(t)
 	n1 := c.startNode("n1", ttl)
@@ -158,12 +159,12 @@ func TestClusterForwardToPausedOwner(t *testing.T) {
 	}
 }
 
-// TestClusterFlushAfterForwardedAppend (issue 26, hang 3a): an append sent
+// TestFaultClusterFlushAfterForward (issue 26, hang 3a): an append sent
 // through the node that does not own the user, followed at once by a flush
 // to that node. Before, the flush waited for its own worker, which never
 // runs another node's jobs, and hung until the client gave up (4 times out
 // of 4). Now it returns once the owner has extracted the message.
-func TestClusterFlushAfterForwardedAppend(t *testing.T) {
+func TestFaultClusterFlushAfterForward(t *testing.T) {
 	c := newTestCluster(t)
 	n1 := c.startNode("n1", clusterLeaseTTL)
 	n2 := c.startNode("n2", clusterLeaseTTL)
@@ -222,13 +223,13 @@ func newSlowModel(t *testing.T) *slowModel {
 	return m
 }
 
-// TestClusterFlushAfterRestart (issue 26, hang 3b): messages of two users
+// TestFaultClusterFlushAfterRestart (issue 26, hang 3b): messages of two users
 // are appended with a slow extractor, the node is stopped cleanly (its
 // leases released, the jobs left queued) and started again. Before, the
 // worker skipped the partitions nobody held and the flush hung until a
 // request touched each user. Now the worker takes the free partitions and
 // drains them, and the flush returns.
-func TestClusterFlushAfterRestart(t *testing.T) {
+func TestFaultClusterFlushAfterRestart(t *testing.T) {
 	c := newTestCluster(t)
 	model := newSlowModel(t)
 	flags := []string{"--extract-model", "slow", "--extract-base-url", model.srv.URL + "/v1"}
