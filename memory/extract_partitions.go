@@ -180,13 +180,17 @@ func (w *worker) leaveTo(part []byte, until time.Time) {
 
 // rescanDue returns when the next full scan of the queue is due, for the
 // worker of a store in PostgreSQL to wake for it when idle (a partition
-// whose holder died with jobs queued is found then); zero otherwise.
+// whose holder died with jobs queued is found then); zero otherwise, and
+// before the first scan succeeded (a failed pass retries with backoff).
 func (w *worker) rescanDue() time.Time {
 	if w.s.db.Cluster() == nil {
 		return time.Time{}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.mu.scanned.IsZero() {
+		return time.Time{}
+	}
 	return w.mu.scanned.Add(rescanQueue)
 }
 

@@ -229,8 +229,9 @@ func (w *worker) run() {
 		if err != nil && w.ctx.Err() == nil {
 			w.s.warn("memory: extraction pass failed; retrying", "err", err)
 			next = time.Now().Add(backoff(1))
+		} else if err == nil {
+			next = earliest(next, w.rescanDue())
 		}
-		next = earliest(next, w.rescanDue())
 		var timer *time.Timer
 		var fire <-chan time.Time
 		if !next.IsZero() {
