@@ -143,7 +143,12 @@
 // Options.Extraction picks [ExtractAsync] (the default: Append does not
 // wait), [ExtractSync] (Append returns after extraction) or [ExtractOff].
 // [Store.Flush] waits until what was appended before it has been
-// extracted. An extractor's failure never fails an Append: the job is
+// extracted (a [*FlushError] counts what is left when its context ends
+// first). In a store in PostgreSQL each partition's jobs run on the
+// process that holds its lease; a serving process (one with
+// [PostgresOptions.Addr]) takes the lease of a partition nobody holds to
+// run the jobs queued there, and Flush waits for the jobs other
+// processes run too. An extractor's failure never fails an Append: the job is
 // retried with backoff, logged to Options.Logger, and parked after
 // [ExtractMaxAttempts] tries (at once for a refusal or a bad key), where
 // [Store.ExtractionQueue] shows it and [Store.RetryParked] queues it
