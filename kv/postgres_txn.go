@@ -409,7 +409,7 @@ func (t *pgTxn) commitOnce() error {
 		heldParts, heldEpochs = append(heldParts, []byte(p)), append(heldEpochs, int64(e))
 	}
 	ttl := t.s.opts.LeaseTTL.Seconds()
-	t.start = time.Now()
+	t.start = t.s.now()
 	br, _, err := t.send(func(b *pgx.Batch) {
 		for _, p := range take {
 			b.Queue(t.s.q.take, p, t.s.opts.Node, ttl)
