@@ -114,9 +114,10 @@ func (u *Usage) Add(o Usage) {
 
 // Usage counts what the scope holds: a tenant (Tenant alone, with its
 // shared partition and every user), a user (Tenant and User: sessions,
-// memories, graph) or a session (its messages). It reads every key and
-// value of the scope in one snapshot, so it costs a scan of the scope:
-// meant for inspection, not for a hot path. Agent is ignored.
+// memories, graph) or a session (its messages). It reads every key of the
+// scope and the length of every value (not the values) in one snapshot,
+// so it costs a keys-only scan of the scope: meant for inspection, not
+// for a hot path. Agent is ignored.
 func (s *Store) Usage(ctx context.Context, scope Scope) (Usage, error) {
 	scope.Agent = ""
 	level := scope.Level()
@@ -129,7 +130,6 @@ func (s *Store) Usage(ctx context.Context, scope Scope) (Usage, error) {
 		u = Usage{}
 		it := tx.NewIterator(engine.IterOptions{Prefix: prefix, KeysOnly: true})
 		defer it.Close()
-		var val []byte
 		var lastUser []byte
 		n := 0
 		for it.Seek(nil); it.Valid(); it.Next() {
@@ -139,11 +139,9 @@ func (s *Store) Usage(ctx context.Context, scope Scope) (Usage, error) {
 				}
 			}
 			k := it.Key()
-			var err error
-			if val, err = it.Value(val[:0]); err != nil {
-				return err
-			}
-			u.Bytes += int64(len(k) + len(val))
+			// The value's length, not the value: on PostgreSQL reading
+			// each value over 512 bytes cost a round trip (issue 26).
+			u.Bytes += int64(len(k)) + it.ValueSize()
 			pk, ok := engine.ParseKey(k)
 			if !ok {
 				continue
