@@ -10,16 +10,18 @@ import (
 	"github.com/engramdb/engram/kv/kvtest"
 )
 
-// BenchmarkUsersPage times what GET /v1/users does for a page: list 24
-// users of a tenant and count each one's usage (Store.Usage), on Badger
-// and on PostgreSQL with the same data. Each user has 2 sessions of 40
+// BenchmarkUsersPage times what GET /v1/users does for a page, 24 users
+// of a tenant with their usage (op=page: Store.UserUsages; op=each:
+// Store.Users, then Store.Usage per user), on Badger and on PostgreSQL
+// with the same data. Each user has 2 sessions of 40
 // messages of about 2 KB and 20 memories, so most records are over the
 // 512 bytes a keys-only scan on PostgreSQL brings along with the key
 // (issue 26: the page read every value, 2.6 to 4.7 s for 24 users). The
 // PostgreSQL rows need ENGRAM_TEST_POSTGRES and report round trips per
-// page.
+// page. Compare the backends with
 //
-//	go test -run '^$' -bench BenchmarkUsersPage -benchtime 20x ./memory/
+//	go test -run '^$' -bench BenchmarkUsersPage -benchtime 20x -count 5 ./memory/ > out.txt
+//	benchstat -col /store out.txt
 func BenchmarkUsersPage(b *testing.B) {
 	type backend struct {
 		name string
@@ -49,27 +51,48 @@ func BenchmarkUsersPage(b *testing.B) {
 			seedUsagePageUser(b, be.st, Scope{Tenant: tenant.Tenant, User: fmt.Sprintf("user%02d", u)})
 		}
 	}
-	for _, be := range backends {
-		b.Run("store="+be.name, func(b *testing.B) {
-			var before kv.Traffic
-			c := be.st.Cluster()
-			if c != nil {
-				before = c.Traffic()
+	ops := []struct {
+		name string
+		page func(st *Store) error
+	}{
+		// What GET /v1/users does: one scan for the page.
+		{"page", func(st *Store) error {
+			page, err := st.UserUsages(bg, tenant, ListOptions{Limit: users})
+			if err == nil && len(page) != users {
+				err = fmt.Errorf("%d users", len(page))
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				ids, err := be.st.Users(bg, tenant, ListOptions{Limit: users})
-				if err != nil || len(ids) != users {
-					b.Fatalf("Users = %d, %v", len(ids), err)
+			return err
+		}},
+		// Users, then Usage user by user (engram inspect's way).
+		{"each", func(st *Store) error {
+			ids, err := st.Users(bg, tenant, ListOptions{Limit: users})
+			for _, id := range ids {
+				if err == nil {
+					_, err = st.Usage(bg, Scope{Tenant: tenant.Tenant, User: id})
 				}
-				for _, id := range ids {
-					if _, err := be.st.Usage(bg, Scope{Tenant: tenant.Tenant, User: id}); err != nil {
-						b.Fatal(err)
+			}
+			return err
+		}},
+	}
+	for _, op := range ops {
+		b.Run("op="+op.name, func(b *testing.B) {
+			for _, be := range backends {
+				b.Run("store="+be.name, func(b *testing.B) {
+					var before kv.Traffic
+					c := be.st.Cluster()
+					if c != nil {
+						before = c.Traffic()
 					}
-				}
-			}
-			if c != nil {
-				b.ReportMetric(float64(c.Traffic().RoundTrips-before.RoundTrips)/float64(b.N), "roundtrips/op")
+					b.ReportAllocs()
+					for b.Loop() {
+						if err := op.page(be.st); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if c != nil {
+						b.ReportMetric(float64(c.Traffic().RoundTrips-before.RoundTrips)/float64(b.N), "roundtrips/op")
+					}
+				})
 			}
 		})
 	}

@@ -162,6 +162,73 @@ func (s *Store) Usage(ctx context.Context, scope Scope) (Usage, error) {
 	return u, err
 }
 
+// UserUsage is one user of [Store.UserUsages] and what it holds.
+type UserUsage struct {
+	User  string `json:"user"`
+	Usage Usage  `json:"usage"`
+}
+
+// UserUsages lists a page of the users of the scope's tenant, as
+// [Store.Users] does, each with its usage (what [Store.Usage] counts for
+// the user), in one snapshot. It reads the page's users' keys and the
+// lengths of their values in one scan, from the first user of the page to
+// the last, so a page costs the same scan as the users' data, and on
+// PostgreSQL a few round trips (pages of keys) for the whole page rather
+// than a few per user.
+func (s *Store) UserUsages(ctx context.Context, scope Scope, opts ListOptions) ([]UserUsage, error) {
+	scope = Scope{Tenant: scope.Tenant}
+	if err := scope.Validate(engine.LevelTenant); err != nil {
+		return nil, err
+	}
+	limit, err := pageSize(opts.Limit)
+	if err != nil {
+		return nil, err
+	}
+	parent := scope.Prefix(engine.LevelTenant)
+	start := engine.ChildrenStart(parent)
+	if opts.After != "" {
+		if err := engine.ValidateID(opts.After); err != nil {
+			return nil, fmt.Errorf("%w: After %w", ErrInvalidOptions, err)
+		}
+		start = engine.PrefixEnd(engine.ChildPrefix(parent, opts.After))
+	}
+	var out []UserUsage
+	err = s.db.View(ctx, func(tx *engine.Tx) error {
+		out = out[:0]
+		it := tx.NewIterator(engine.IterOptions{Prefix: parent, KeysOnly: true})
+		defer it.Close()
+		var user []byte // the prefix of out's last user
+		n := 0
+		for it.Seek(start); it.Valid(); it.Next() {
+			if n++; n%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			k := it.Key()
+			if user == nil || !bytes.HasPrefix(k, user) {
+				id, ok := engine.ChildAt(parent, k)
+				if !ok || len(out) == limit {
+					break
+				}
+				out = append(out, UserUsage{User: id})
+				user = engine.ChildPrefix(parent, id)
+			}
+			out[len(out)-1].Usage.add(k, it.ValueSize())
+		}
+		return nil
+	})
+	return out, err
+}
+
+// add counts the key k, whose value is size bytes long.
+func (u *Usage) add(k []byte, size int64) {
+	u.Bytes += int64(len(k)) + size
+	if pk, ok := engine.ParseKey(k); ok {
+		u.count(pk)
+	}
+}
+
 // count adds the key k to the counts it belongs to.
 func (u *Usage) count(k engine.ParsedKey) {
 	switch l, ns := k.Level, k.Namespace; {

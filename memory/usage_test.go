@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -104,5 +105,50 @@ func TestUsageReadsNoValues(t *testing.T) {
 				t.Errorf("Usage.Bytes = %d; reading every value gives %d", u.Bytes, want)
 			}
 		})
+	}
+}
+
+// TestUserUsages: a page of users with their usage, in one scan, is what
+// Users and Usage give one user at a time, on every page.
+func TestUserUsages(t *testing.T) {
+	s := openMem(t, nil)
+	seedInspect(t, s)
+	for _, u := range []string{"dave", "erin"} {
+		mustAppend(t, s.Session(Scope{Tenant: "acme", User: u, Session: "s1"}), user("hello from "+u))
+	}
+	acme := Scope{Tenant: "acme"}
+	for _, opts := range []ListOptions{{}, {Limit: 1}, {Limit: 2}, {After: "alice", Limit: 2}, {After: "b"}, {After: "erin"}, {After: "zz"}} {
+		ids, err := s.Users(bg, acme, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.UserUsages(bg, Scope{Tenant: "acme", User: "ignored"}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(ids) {
+			t.Fatalf("UserUsages(%+v) = %+v; Users = %q", opts, got, ids)
+		}
+		for i, id := range ids {
+			want, err := s.Usage(bg, Scope{Tenant: "acme", User: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[i].User != id || got[i].Usage != want {
+				t.Errorf("UserUsages(%+v)[%d] = %+v, want %s %+v", opts, i, got[i], id, want)
+			}
+		}
+	}
+	if got, err := s.UserUsages(bg, Scope{Tenant: "nobody"}, ListOptions{}); err != nil || len(got) != 0 {
+		t.Errorf("an unknown tenant: %+v, %v", got, err)
+	}
+	if _, err := s.UserUsages(bg, Scope{}, ListOptions{}); !errors.Is(err, ErrInvalidScope) {
+		t.Errorf("no tenant: %v, want ErrInvalidScope", err)
+	}
+	if _, err := s.UserUsages(bg, acme, ListOptions{Limit: -1}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("negative limit: %v, want ErrInvalidOptions", err)
+	}
+	if _, err := s.UserUsages(bg, acme, ListOptions{After: "a\x00b"}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("bad After: %v, want ErrInvalidOptions", err)
 	}
 }
