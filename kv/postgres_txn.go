@@ -49,11 +49,10 @@ func newPGQueries(schema string) pgQueries {
 	// the graph walk reads each index entry's validity, would otherwise
 	// pay a round trip per key (128 of a Recall's 181 round trips on
 	// bench/results/postgres.md's store).
-	small := keysOnlyCols
-	q.fwdKeys = scan(small, "k >= $1 AND k < $2", "ASC")
-	q.fwdOpenKeys = scan(small, "k >= $1 AND $2::bytea IS NULL", "ASC")
-	q.revKeys = scan(small, "k >= $1 AND k < $2", "DESC")
-	q.revOpenKeys = scan(small, "k >= $1 AND $2::bytea IS NULL", "DESC")
+	q.fwdKeys = scan(keysOnlyCols, "k >= $1 AND k < $2", "ASC")
+	q.fwdOpenKeys = scan(keysOnlyCols, "k >= $1 AND $2::bytea IS NULL", "ASC")
+	q.revKeys = scan(keysOnlyCols, "k >= $1 AND k < $2", "DESC")
+	q.revOpenKeys = scan(keysOnlyCols, "k >= $1 AND $2::bytea IS NULL", "DESC")
 	q.fence = q.sql(`SELECT {s}.fence($1::bytea[], $2::bigint[], $3)`)
 	q.take = q.sql(`SELECT {s}.take($1, $2, $3, 0)`)
 	q.heartbeat = q.sql(`INSERT INTO {s}.nodes (node, addr, seen) VALUES ($1, $2, now())
@@ -272,9 +271,8 @@ func (t *pgTxn) read(key []byte) (pgRead, error) {
 	return r, nil
 }
 
-// open returns a stored value's plaintext.
-// plainSize is the length of a value stored in stored bytes: less the
-// sealer's nonce and tag when values are sealed.
+// plainSize is the plaintext length of a value stored in that many
+// bytes: less the sealer's nonce and tag when values are sealed.
 func (s *pgStore) plainSize(stored int64) int64 {
 	if s.seal == nil {
 		return stored
@@ -282,6 +280,7 @@ func (s *pgStore) plainSize(stored int64) int64 {
 	return max(stored-int64(s.seal.overhead()), 0)
 }
 
+// open returns a stored value's plaintext.
 func (t *pgTxn) open(key, raw []byte) ([]byte, error) {
 	if t.s.seal == nil {
 		return raw, nil
