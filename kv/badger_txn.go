@@ -171,5 +171,6 @@ func (it *badgerIter) valid() bool                      { return it.it.ValidForP
 func (it *badgerIter) next()                            { it.it.Next() }
 func (it *badgerIter) key() []byte                      { return it.it.Item().Key() }
 func (it *badgerIter) value(dst []byte) ([]byte, error) { return it.tx.value(it.it.Item(), dst) }
+func (it *badgerIter) valueSize() int64                 { return it.it.Item().ValueSize() }
 func (it *badgerIter) expiresAt() time.Time             { return expiryTime(it.it.Item().ExpiresAt()) }
 func (it *badgerIter) close()                           { it.it.Close() }

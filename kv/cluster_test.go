@@ -402,3 +402,104 @@ func TestHoldsWithoutPartitions(t *testing.T) {
 		t.Fatal("a store without partitions does not hold one")
 	}
 }
+
+// TestLeaseRestartedNodeSameID: a node is paused holding a lease; it is
+// restarted beside the paused process under the same node id and takes
+// the lease back at a new epoch. The node ids match, so only the epoch in
+// the write's fence tells the stale process apart: its writes are fenced,
+// the new one's land.
+func TestLeaseRestartedNodeSameID(t *testing.T) {
+	ctx := context.Background()
+	// The old process's TTL is long, so no renewal of its runs during the
+	// test (it is paused) and it still believes it holds the lease.
+	old, o := openTestPostgres(t, &PostgresOptions{Node: "a", Partition: partOf, ExplicitLeases: true, LeaseTTL: time.Minute})
+	if l, err := old.Cluster().Acquire(ctx, testPart); err != nil || l.Epoch != 1 {
+		t.Fatalf("Acquire = %+v, %v", l, err)
+	}
+	if err := put(old, "p/alice/1"); err != nil {
+		t.Fatal(err)
+	}
+	restarted, _ := openTestPostgres(t, &PostgresOptions{Node: "a", Schema: o.Schema, Partition: partOf, ExplicitLeases: true, LeaseTTL: time.Minute})
+	if l, err := restarted.Cluster().Acquire(ctx, testPart); err != nil || l.Epoch != 2 || l.Node != "a" {
+		t.Fatalf("the restarted node's Acquire = %+v, %v; want epoch 2", l, err)
+	}
+	if !old.Cluster().Holds(testPart) {
+		t.Fatal("the paused process should not know yet")
+	}
+	if err := put(old, "p/alice/stale"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("the stale process's write: %v, want ErrFenced", err)
+	}
+	if err := put(restarted, "p/alice/2"); err != nil {
+		t.Fatalf("the restarted node's write: %v", err)
+	}
+	if exists(t, restarted, "p/alice/stale") || !exists(t, restarted, "p/alice/2") {
+		t.Fatal("writes landed wrongly")
+	}
+}
+
+// TestLeasePausedHolderLapses: a holder is paused (none of its work runs,
+// its renewals included) for longer than the TTL while the database stays
+// reachable: Holds turns false from the lease's end, though nothing told
+// the node, because another may have taken the partition over meanwhile.
+func TestLeasePausedHolderLapses(t *testing.T) {
+	ttl := time.Minute // no renewal comes during the test
+	a, _ := openTestPostgres(t, &PostgresOptions{Node: "a", Partition: partOf, ExplicitLeases: true, LeaseTTL: ttl})
+	if _, err := a.Cluster().Acquire(context.Background(), testPart); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Cluster().Holds(testPart) {
+		t.Fatal("Holds after Acquire")
+	}
+	a.pg.skew.Store(int64(ttl - 5*time.Second))
+	if !a.Cluster().Holds(testPart) {
+		t.Fatal("Holds false before the TTL passed")
+	}
+	a.pg.skew.Store(int64(ttl + time.Millisecond))
+	if a.Cluster().Holds(testPart) {
+		t.Fatal("Holds true after a pause longer than the TTL")
+	}
+	if st := a.Cluster().Stats(); st.RenewFailures != 0 {
+		t.Fatalf("the database was reachable, yet %d renewals failed", st.RenewFailures)
+	}
+}
+
+// TestLeaseRenewedKeepsHolding: a lease with a short TTL, renewed several
+// times, holds past its first TTL on both sides: Holds stays true on the
+// node, and another node finds it live and cannot take it.
+func TestLeaseRenewedKeepsHolding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits three seconds")
+	}
+	ttl := 2 * time.Second
+	a, o := openTestPostgres(t, &PostgresOptions{Node: "a", Partition: partOf, ExplicitLeases: true, LeaseTTL: ttl})
+	b, _ := openTestPostgres(t, &PostgresOptions{Node: "b", Schema: o.Schema, Partition: partOf, ExplicitLeases: true, LeaseTTL: ttl})
+	ctx := context.Background()
+	if _, err := a.Cluster().Acquire(ctx, testPart); err != nil {
+		t.Fatal(err)
+	}
+	// Renew explicitly too, so that a slow machine that delays the
+	// background loop cannot make the lease lapse.
+	for end := time.Now().Add(ttl + ttl/2); time.Now().Before(end); time.Sleep(ttl / 3) {
+		if err := a.pg.renew(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !a.Cluster().Holds(testPart) {
+			t.Fatal("Holds false right after a renewal")
+		}
+	}
+	if err := a.pg.renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Cluster().Holds(testPart) {
+		t.Fatalf("Holds false %v after Acquire, renewed every %v", ttl+ttl/2, ttl/3)
+	}
+	if l, ok, err := b.Cluster().Lease(ctx, testPart); err != nil || !ok || l.Node != "a" || l.Epoch != 1 {
+		t.Fatalf("Lease seen by b = %+v, %v, %v; want a's, epoch 1", l, ok, err)
+	}
+	if _, err := b.Cluster().Acquire(ctx, testPart); !errors.Is(err, ErrLeaseHeld) {
+		t.Fatalf("b's Acquire of a renewed lease: %v, want ErrLeaseHeld", err)
+	}
+	if err := put(a, "p/alice/1"); err != nil {
+		t.Fatalf("a's write after renewals: %v", err)
+	}
+}

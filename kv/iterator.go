@@ -63,6 +63,14 @@ func (it *Iterator) Key() []byte { return it.impl.key() }
 // whose stored checksum fails is [ErrCorrupt].
 func (it *Iterator) Value(dst []byte) ([]byte, error) { return it.impl.value(dst) }
 
+// ValueSize returns the length of the current value, what [Iterator.Value]
+// would append, without reading the value where the backend can: Badger
+// takes it from the key's entry (a value kept in its value log, over
+// ValueThreshold, is estimated from the entry's length, within a few
+// bytes); PostgreSQL sends each value's length with the page of keys, so
+// a keys-only scan that sizes values costs no round trip per value.
+func (it *Iterator) ValueSize() int64 { return it.impl.valueSize() }
+
 // ExpiresAt returns when the current key expires; the zero time if never.
 func (it *Iterator) ExpiresAt() time.Time { return it.impl.expiresAt() }
 

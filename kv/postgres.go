@@ -167,7 +167,15 @@ type pgStore struct {
 	// fenced).
 	renewNow chan struct{}
 	bg       sync.WaitGroup
+	// skew, a test seam, moves this node's lease clock forward by that
+	// many nanoseconds: time passes for the leases it holds and none of
+	// its work runs, as when the process is paused.
+	skew atomic.Int64
 }
+
+// now is the clock of this node's leases: when they were taken or
+// renewed, and whether they still hold.
+func (s *pgStore) now() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) }
 
 // OpenPostgres opens the store in a PostgreSQL database, creating or
 // migrating its tables. Any number of processes may open one store; see

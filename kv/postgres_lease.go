@@ -71,7 +71,7 @@ func (s *pgStore) acquire(ctx context.Context, part []byte) (Lease, error) {
 	s.leases.Lock()
 	held := s.leases.m[string(part)].epoch
 	s.leases.Unlock()
-	start := time.Now()
+	start := s.now()
 	err := s.pool.QueryRow(ctx, s.q.sql(`SELECT {s}.take($1, $2, $3, $4), now() + make_interval(secs => $3)`),
 		part, s.opts.Node, s.opts.LeaseTTL.Seconds(), int64(held)).Scan(&epoch, &until)
 	if err != nil {
@@ -125,7 +125,7 @@ func (s *pgStore) holds(part []byte) bool {
 	l, ok := s.leases.m[string(part)]
 	// Past until, this node has not heard from the database for a whole
 	// TTL (it was paused, or cut off): another may own the partition.
-	return ok && time.Now().Before(l.until)
+	return ok && s.now().Before(l.until)
 }
 
 func (s *pgStore) lease(ctx context.Context, part []byte) (Lease, bool, error) {
@@ -179,7 +179,7 @@ func (s *pgStore) renew(ctx context.Context) error {
 		asked[p] = l.epoch
 	}
 	s.leases.Unlock()
-	start := time.Now()
+	start := s.now()
 	b := &pgx.Batch{}
 	b.Queue(s.q.heartbeat, s.opts.Node, s.opts.Addr)
 	b.Queue(s.q.sql(`UPDATE {s}.lease_expiry x SET expires_at = now() + make_interval(secs => $3) FROM {s}.leases l

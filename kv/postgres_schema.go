@@ -199,6 +199,9 @@ func newValueSealer(key []byte) (*valueSealer, error) {
 	return &valueSealer{a}, nil
 }
 
+// overhead is how many bytes sealing adds to a value: nonce and tag.
+func (v *valueSealer) overhead() int { return v.aead.NonceSize() + v.aead.Overhead() }
+
 // seal returns nonce | ciphertext.
 func (v *valueSealer) seal(key, plain []byte) []byte {
 	ns := v.aead.NonceSize()

@@ -49,11 +49,10 @@ func newPGQueries(schema string) pgQueries {
 	// the graph walk reads each index entry's validity, would otherwise
 	// pay a round trip per key (128 of a Recall's 181 round trips on
 	// bench/results/postgres.md's store).
-	small := fmt.Sprintf("k, CASE WHEN octet_length(v) <= %d THEN v END, expires_at", keysOnlyInline)
-	q.fwdKeys = scan(small, "k >= $1 AND k < $2", "ASC")
-	q.fwdOpenKeys = scan(small, "k >= $1 AND $2::bytea IS NULL", "ASC")
-	q.revKeys = scan(small, "k >= $1 AND k < $2", "DESC")
-	q.revOpenKeys = scan(small, "k >= $1 AND $2::bytea IS NULL", "DESC")
+	q.fwdKeys = scan(keysOnlyCols, "k >= $1 AND k < $2", "ASC")
+	q.fwdOpenKeys = scan(keysOnlyCols, "k >= $1 AND $2::bytea IS NULL", "ASC")
+	q.revKeys = scan(keysOnlyCols, "k >= $1 AND k < $2", "DESC")
+	q.revOpenKeys = scan(keysOnlyCols, "k >= $1 AND $2::bytea IS NULL", "DESC")
 	q.fence = q.sql(`SELECT {s}.fence($1::bytea[], $2::bigint[], $3)`)
 	q.take = q.sql(`SELECT {s}.take($1, $2, $3, 0)`)
 	q.heartbeat = q.sql(`INSERT INTO {s}.nodes (node, addr, seen) VALUES ($1, $2, now())
@@ -272,6 +271,15 @@ func (t *pgTxn) read(key []byte) (pgRead, error) {
 	return r, nil
 }
 
+// plainSize is the plaintext length of a value stored in that many
+// bytes: less the sealer's nonce and tag when values are sealed.
+func (s *pgStore) plainSize(stored int64) int64 {
+	if s.seal == nil {
+		return stored
+	}
+	return max(stored-int64(s.seal.overhead()), 0)
+}
+
 // open returns a stored value's plaintext.
 func (t *pgTxn) open(key, raw []byte) ([]byte, error) {
 	if t.s.seal == nil {
@@ -409,7 +417,7 @@ func (t *pgTxn) commitOnce() error {
 		heldParts, heldEpochs = append(heldParts, []byte(p)), append(heldEpochs, int64(e))
 	}
 	ttl := t.s.opts.LeaseTTL.Seconds()
-	t.start = time.Now()
+	t.start = t.s.now()
 	br, _, err := t.send(func(b *pgx.Batch) {
 		for _, p := range take {
 			b.Queue(t.s.q.take, p, t.s.opts.Node, ttl)
@@ -527,6 +535,8 @@ type pgRow struct {
 	k, v []byte
 	exp  uint64
 	null bool // KeysOnly: the value was not fetched
+	// size is the value's length, read with the key by a keys-only scan.
+	size int64
 }
 
 const maxPGPage = 4096
@@ -535,6 +545,11 @@ const maxPGPage = 4096
 // along with its key, in stored bytes: sealed, a value carries the
 // sealer's nonce and tag too.
 const keysOnlyInline = 512
+
+// keysOnlyCols are the columns of a keys-only scan: the key, its value
+// when small, its expiry, and its value's stored length (for ValueSize;
+// octet_length reads a TOASTed value's header, not the value).
+var keysOnlyCols = fmt.Sprintf("k, CASE WHEN octet_length(v) <= %d THEN v END, expires_at, octet_length(v)", keysOnlyInline)
 
 func (it *pgIter) seek(key []byte) {
 	if it.covers(key) || it.seekPrefetched(key) {
@@ -607,9 +622,13 @@ func (it *pgIter) fetch() {
 		it.t.err = it.err
 		return
 	}
+	var exp, size int64
+	dst := []any{nil, nil, &exp}
+	if it.opts.KeysOnly {
+		dst = append(dst, &size)
+	}
 	for rows.Next() {
 		var r pgRow
-		var exp int64
 		raw := rows.RawValues()
 		r.k = bytes.Clone(raw[0])
 		if raw[1] == nil {
@@ -619,13 +638,13 @@ func (it *pgIter) fetch() {
 			rows.Close()
 			return
 		}
-		if err := rows.Scan(nil, nil, &exp); err != nil {
+		if err := rows.Scan(dst...); err != nil {
 			it.err = pgError(err)
 			it.t.err = it.err
 			rows.Close()
 			return
 		}
-		r.exp = uint64(exp)
+		r.exp, r.size = uint64(exp), it.t.s.plainSize(size)
 		it.rows = append(it.rows, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -703,6 +722,14 @@ func (it *pgIter) value(dst []byte) ([]byte, error) {
 		return v, err
 	}
 	return append(dst, r.v...), nil
+}
+
+func (it *pgIter) valueSize() int64 {
+	r := it.rows[it.pos]
+	if r.null {
+		return r.size
+	}
+	return int64(len(r.v))
 }
 
 func (it *pgIter) expiresAt() time.Time { return expiryTime(it.rows[it.pos].exp) }

@@ -146,13 +146,13 @@ func (it *pgIter) prefetchSeeks(keys [][]byte) error {
 	if len(los) == 0 {
 		return nil
 	}
-	cols := "k, v, expires_at"
+	cols := "k, v, expires_at, 0"
 	if it.opts.KeysOnly {
-		cols = fmt.Sprintf("k, CASE WHEN octet_length(v) <= %d THEN v END, expires_at", keysOnlyInline)
+		cols = keysOnlyCols
 	}
-	sql := t.s.q.sql(`SELECT p.i, r.k, r.v, r.expires_at FROM unnest($1::bytea[]) WITH ORDINALITY AS p(lo, i)
+	sql := t.s.q.sql(`SELECT p.i, r.k, r.v, r.expires_at, r.size FROM unnest($1::bytea[]) WITH ORDINALITY AS p(lo, i)
 		CROSS JOIN LATERAL (SELECT ` + cols + ` FROM {s}.kv WHERE k >= p.lo AND ($2::bytea IS NULL OR k < $2)
-		AND (expires_at = 0 OR expires_at > $3) ORDER BY k LIMIT $4) AS r(k, v, expires_at)`)
+		AND (expires_at = 0 OR expires_at > $3) ORDER BY k LIMIT $4) AS r(k, v, expires_at, size)`)
 	br, _, err := t.send(func(b *pgx.Batch) { b.Queue(sql, los, end, time.Now().Unix(), seekPrefetchPage) })
 	if err != nil {
 		return err
@@ -165,9 +165,9 @@ func (it *pgIter) prefetchSeeks(keys [][]byte) error {
 	}
 	pages := make([]pgSeekPage, len(los))
 	for rows.Next() {
-		var i, exp int64
+		var i, exp, size int64
 		raw := rows.RawValues()
-		if err := rows.Scan(&i, nil, nil, &exp); err != nil || i < 1 || int(i) > len(los) {
+		if err := rows.Scan(&i, nil, nil, &exp, &size); err != nil || i < 1 || int(i) > len(los) {
 			rows.Close()
 			if err == nil {
 				err = fmt.Errorf("kv: postgres: seek %d of %d", i, len(los))
@@ -175,7 +175,7 @@ func (it *pgIter) prefetchSeeks(keys [][]byte) error {
 			t.err = pgError(err)
 			return t.err
 		}
-		r := pgRow{k: bytes.Clone(raw[1]), exp: uint64(exp)}
+		r := pgRow{k: bytes.Clone(raw[1]), exp: uint64(exp), size: t.s.plainSize(size)}
 		if raw[2] == nil {
 			r.null = true
 		} else if r.v, err = t.open(r.k, bytes.Clone(raw[2])); err != nil {

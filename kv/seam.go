@@ -37,6 +37,7 @@ type iterImpl interface {
 	next()
 	key() []byte
 	value(dst []byte) ([]byte, error)
+	valueSize() int64
 	expiresAt() time.Time
 	close()
 }

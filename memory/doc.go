@@ -3,12 +3,12 @@
 // long-term memories; a knowledge graph of facts per user; and one hybrid
 // [Store.Recall] that fuses them into the context the model sees.
 //
-// The exported types are 47, three of them aliases: [Scope] and
+// The exported types are 48, three of them aliases: [Scope] and
 // [Durability] (package engine's, the store's own vocabulary) and the
 // graph's [Fact] (what [Store.Relate] takes). By job:
 //
 //   - the store: [Store], [Options], [Scope], [Durability], [Retention],
-//     [Usage], [ListOptions], [ImportStats], [ImportError];
+//     [Usage], [UserUsage], [ListOptions], [ImportStats], [ImportError];
 //   - conversations: [Session], [SessionInfo], [SessionsOptions],
 //     [Message], [Role], [ToolCall], [MessagesOptions], [WindowOptions],
 //     [Batch], [BatchResult];

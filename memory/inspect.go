@@ -114,9 +114,10 @@ func (u *Usage) Add(o Usage) {
 
 // Usage counts what the scope holds: a tenant (Tenant alone, with its
 // shared partition and every user), a user (Tenant and User: sessions,
-// memories, graph) or a session (its messages). It reads every key and
-// value of the scope in one snapshot, so it costs a scan of the scope:
-// meant for inspection, not for a hot path. Agent is ignored.
+// memories, graph) or a session (its messages). It reads every key of the
+// scope and the length of every value (not the values) in one snapshot,
+// so it costs a keys-only scan of the scope: meant for inspection, not
+// for a hot path. Agent is ignored.
 func (s *Store) Usage(ctx context.Context, scope Scope) (Usage, error) {
 	scope.Agent = ""
 	level := scope.Level()
@@ -129,7 +130,6 @@ func (s *Store) Usage(ctx context.Context, scope Scope) (Usage, error) {
 		u = Usage{}
 		it := tx.NewIterator(engine.IterOptions{Prefix: prefix, KeysOnly: true})
 		defer it.Close()
-		var val []byte
 		var lastUser []byte
 		n := 0
 		for it.Seek(nil); it.Valid(); it.Next() {
@@ -139,11 +139,9 @@ func (s *Store) Usage(ctx context.Context, scope Scope) (Usage, error) {
 				}
 			}
 			k := it.Key()
-			var err error
-			if val, err = it.Value(val[:0]); err != nil {
-				return err
-			}
-			u.Bytes += int64(len(k) + len(val))
+			// The value's length, not the value: on PostgreSQL reading
+			// each value over 512 bytes cost a round trip (issue 26).
+			u.Bytes += int64(len(k)) + it.ValueSize()
 			pk, ok := engine.ParseKey(k)
 			if !ok {
 				continue
@@ -162,6 +160,73 @@ func (s *Store) Usage(ctx context.Context, scope Scope) (Usage, error) {
 		u.Users = 0
 	}
 	return u, err
+}
+
+// UserUsage is one user of [Store.UserUsages] and what it holds.
+type UserUsage struct {
+	User  string `json:"user"`
+	Usage Usage  `json:"usage"`
+}
+
+// UserUsages lists a page of the users of the scope's tenant, as
+// [Store.Users] does, each with its usage (what [Store.Usage] counts for
+// the user), in one snapshot. It reads the page's users' keys and the
+// lengths of their values in one scan, from the first user of the page to
+// the last, so a page costs the same scan as the users' data, and on
+// PostgreSQL a few round trips (pages of keys) for the whole page rather
+// than a few per user.
+func (s *Store) UserUsages(ctx context.Context, scope Scope, opts ListOptions) ([]UserUsage, error) {
+	scope = Scope{Tenant: scope.Tenant}
+	if err := scope.Validate(engine.LevelTenant); err != nil {
+		return nil, err
+	}
+	limit, err := pageSize(opts.Limit)
+	if err != nil {
+		return nil, err
+	}
+	parent := scope.Prefix(engine.LevelTenant)
+	start := engine.ChildrenStart(parent)
+	if opts.After != "" {
+		if err := engine.ValidateID(opts.After); err != nil {
+			return nil, fmt.Errorf("%w: After %w", ErrInvalidOptions, err)
+		}
+		start = engine.PrefixEnd(engine.ChildPrefix(parent, opts.After))
+	}
+	var out []UserUsage
+	err = s.db.View(ctx, func(tx *engine.Tx) error {
+		out = out[:0]
+		it := tx.NewIterator(engine.IterOptions{Prefix: parent, KeysOnly: true})
+		defer it.Close()
+		var user []byte // the prefix of out's last user
+		n := 0
+		for it.Seek(start); it.Valid(); it.Next() {
+			if n++; n%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			k := it.Key()
+			if user == nil || !bytes.HasPrefix(k, user) {
+				id, ok := engine.ChildAt(parent, k)
+				if !ok || len(out) == limit {
+					break
+				}
+				out = append(out, UserUsage{User: id})
+				user = engine.ChildPrefix(parent, id)
+			}
+			out[len(out)-1].Usage.add(k, it.ValueSize())
+		}
+		return nil
+	})
+	return out, err
+}
+
+// add counts the key k, whose value is size bytes long.
+func (u *Usage) add(k []byte, size int64) {
+	u.Bytes += int64(len(k)) + size
+	if pk, ok := engine.ParseKey(k); ok {
+		u.count(pk)
+	}
 }
 
 // count adds the key k to the counts it belongs to.

@@ -209,7 +209,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"SessionInfo":               {sessionInfo{}, true},
 		"SessionsResponse":          {sessionsResponse{}, true},
 		"Usage":                     {memory.Usage{}, true},
-		"UserUsage":                 {userUsage{}, true},
+		"UserUsage":                 {memory.UserUsage{}, true},
 		"UsersResponse":             {usersResponse{}, true},
 		"MemoryInput":               {memoryInput{}, false},
 		"Memory":                    {memory.Memory{}, true},
