@@ -276,8 +276,9 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 }
 
 // ServeHTTP serves the request with the route that matches it, or answers
-// a JSON 404 (no such path) or 405 (the path exists, with other methods), or
-// redirects a path with empty or dot segments to its clean form. Under /v1/
+// a JSON 404 (no such path) or 405 (the path exists, with other methods). A
+// path with empty or dot segments is answered 400 unclean_path under /v1/
+// and /mcp, and redirected to its clean form elsewhere. Under /v1/
 // and /mcp a request needs a valid bearer token before any of that: without
 // one the answer is 401 whatever the path, so an unknown or odd path tells
 // an unauthenticated caller nothing.
@@ -322,7 +323,8 @@ func protected(r *http.Request) bool {
 func (h *Handler) unmatched(w http.ResponseWriter, r *http.Request, hd http.Handler) {
 	rt := route{method: r.Method, path: "unmatched"}
 	h.instrument(rt, w, r, func(w http.ResponseWriter, r *http.Request) error {
-		if protected(r) {
+		api := protected(r)
+		if api {
 			var ok bool
 			if r, ok = h.authenticate(w, r); !ok {
 				return nil
@@ -331,6 +333,13 @@ func (h *Handler) unmatched(w http.ResponseWriter, r *http.Request, hd http.Hand
 		rec := &headerRecorder{header: http.Header{}}
 		hd.ServeHTTP(rec, r)
 		switch {
+		case rec.status >= 300 && rec.status < 400 && api:
+			// An API client would follow the redirect with a body
+			// dropped or a method changed, or to a path it did not
+			// name (/v1/users/../sessions is /v1/sessions): it gets
+			// the clean path to send itself, never a redirect.
+			return &apiError{status: http.StatusBadRequest, code: "unclean_path",
+				message: fmt.Sprintf("the path has empty or dot segments; send it as %s", quote(rec.header.Get("Location")))}
 		case rec.status >= 300 && rec.status < 400:
 			w.Header().Set("Location", rec.header.Get("Location"))
 			w.WriteHeader(rec.status)
