@@ -75,7 +75,7 @@ func (h *Handler) traverse(w http.ResponseWriter, r *http.Request) error {
 	case "in":
 		dir = graph.In
 	default:
-		return badRequest("invalid_query", "direction %q is not both, out or in", req.Direction)
+		return badRequest("invalid_query", "direction %s is not both, out or in", quote(req.Direction))
 	}
 	if req.Limit > maxTraverseLimit {
 		return badRequest("invalid_query", "limit %d is above the limit of %d", req.Limit, maxTraverseLimit)

@@ -400,7 +400,7 @@ func (rh *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if ct := r.Header.Get("Content-Type"); ct != "" {
 				if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 					return &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type",
-						message: fmt.Sprintf("the body must be application/json, not %q (curl: -H 'Content-Type: application/json', or --json)", ct)}
+						message: fmt.Sprintf("the body must be application/json, not %s (curl: -H 'Content-Type: application/json', or --json)", quote(ct))}
 				}
 			}
 		}

@@ -39,7 +39,7 @@ func (h *Handler) listMemories(w http.ResponseWriter, r *http.Request) error {
 		return q.err
 	}
 	if opts.Kind != "" && !opts.Kind.Valid() {
-		return badRequest("invalid_parameter", "kind %q is not fact, preference, episode, summary or observation", opts.Kind)
+		return badRequest("invalid_parameter", "kind %s is not fact, preference, episode, summary or observation", quote(string(opts.Kind)))
 	}
 	ms, err := h.store.Memories(r.Context(), userScope(r), opts)
 	if err != nil {

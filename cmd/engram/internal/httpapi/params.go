@@ -33,6 +33,7 @@ func decodeError(err error) error {
 	var maxErr *http.MaxBytesError
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
+	var timeErr *time.ParseError
 	switch {
 	case errors.As(err, &maxErr):
 		return errBodyTooLarge(maxErr.Limit)
@@ -48,6 +49,8 @@ func decodeError(err error) error {
 			field = "the body"
 		}
 		return badRequest("invalid_json", "%s must be %s, not JSON %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	case errors.As(err, &timeErr):
+		return badRequest("invalid_json", "%s is not an RFC 3339 time such as 2026-03-01T12:00:00Z", quote(timeErr.Value))
 	}
 	// DisallowUnknownFields and time parsing report plain errors:
 	// `json: unknown field "x"`, `parsing time ...`.
@@ -105,7 +108,7 @@ func (q *query) int(name string, max int) int {
 	n, err := strconv.Atoi(s)
 	switch {
 	case err != nil:
-		q.err = badRequest("invalid_parameter", "query parameter %s=%q is not an integer", name, s)
+		q.err = badRequest("invalid_parameter", "query parameter %s=%s is not an integer", name, quote(s))
 	case n < 0:
 		q.err = badRequest("invalid_parameter", "query parameter %s=%d is negative", name, n)
 	case n > max:
@@ -121,7 +124,7 @@ func (q *query) bool(name string) bool {
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		q.err = badRequest("invalid_parameter", "query parameter %s=%q is not true or false", name, s)
+		q.err = badRequest("invalid_parameter", "query parameter %s=%s is not true or false", name, quote(s))
 	}
 	return b
 }
@@ -135,7 +138,7 @@ func (q *query) time(name string) time.Time {
 	// An unescaped "+" of an offset arrives as a space.
 	t, err := time.Parse(time.RFC3339Nano, strings.ReplaceAll(s, " ", "+"))
 	if err != nil {
-		q.err = badRequest("invalid_parameter", "query parameter %s=%q is not an RFC 3339 time such as 2026-03-01T12:00:00Z", name, s)
+		q.err = badRequest("invalid_parameter", "query parameter %s=%s is not an RFC 3339 time such as 2026-03-01T12:00:00Z", name, quote(s))
 	}
 	return t
 }

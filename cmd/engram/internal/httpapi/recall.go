@@ -35,14 +35,14 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 	if req.HalfLife != "" {
 		d, err := time.ParseDuration(req.HalfLife)
 		if err != nil || d < 0 {
-			return badRequest("invalid_options", "half_life %q is not a non-negative duration such as 720h or 90m", req.HalfLife)
+			return badRequest("invalid_options", "half_life %s is not a non-negative duration such as 720h or 90m", quote(req.HalfLife))
 		}
 		q.HalfLife = d
 	}
 	for _, s := range req.Sources {
 		src := memory.Source(s)
 		if !slices.Contains(memory.Sources(), src) {
-			return badRequest("invalid_options", "source %q is not memories, shared, episodes or graph", s)
+			return badRequest("invalid_options", "source %s is not memories, shared, episodes or graph", quote(s))
 		}
 		q.Sources = append(q.Sources, src)
 	}
@@ -54,7 +54,7 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 	case "lexical":
 		q.Retrieval = memory.RetrievalLexical
 	default:
-		return badRequest("invalid_options", "retrieval %q is not hybrid, vector or lexical", req.Retrieval)
+		return badRequest("invalid_options", "retrieval %s is not hybrid, vector or lexical", quote(req.Retrieval))
 	}
 	start := time.Now()
 	rec, err := h.store.Recall(r.Context(), q)
