@@ -15,7 +15,11 @@ func (h *Handler) remember(w http.ResponseWriter, r *http.Request) error {
 	}
 	scope := userScope(r)
 	scope.Agent = in.Agent
-	id, err := h.store.Remember(r.Context(), scope, in.memory())
+	mem, err := in.memory()
+	if err != nil {
+		return err
+	}
+	id, err := h.store.Remember(r.Context(), scope, mem)
 	if err != nil {
 		return err
 	}
@@ -71,7 +75,11 @@ func (h *Handler) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	}
 	scope := userScope(r)
 	scope.Agent = in.Agent
-	id, err := h.store.UpdateMemory(r.Context(), scope, r.PathValue("id"), in.memory())
+	mem, err := in.memory()
+	if err != nil {
+		return err
+	}
+	id, err := h.store.UpdateMemory(r.Context(), scope, r.PathValue("id"), mem)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/engramdb/engram/engine"
 )
 
 // decode reads the request's JSON body into v. Unknown fields, a second
@@ -129,7 +131,8 @@ func (q *query) bool(name string) bool {
 	return b
 }
 
-// time reads an RFC 3339 time; absent is the zero time.
+// time reads an RFC 3339 time the store can keep; absent is the zero time,
+// which given explicitly is an error (the store would read it as absent).
 func (q *query) time(name string) time.Time {
 	s, ok := q.get(name)
 	if !ok || q.err != nil {
@@ -137,8 +140,13 @@ func (q *query) time(name string) time.Time {
 	}
 	// An unescaped "+" of an offset arrives as a space.
 	t, err := time.Parse(time.RFC3339Nano, strings.ReplaceAll(s, " ", "+"))
-	if err != nil {
+	switch {
+	case err != nil:
 		q.err = badRequest("invalid_parameter", "query parameter %s=%s is not an RFC 3339 time such as 2026-03-01T12:00:00Z", name, quote(s))
+	case t.IsZero():
+		q.err = badRequest("invalid_parameter", "query parameter %s=%s is the zero time; leave the parameter out for none", name, quote(s))
+	case engine.ValidateTime(t) != nil:
+		q.err = badRequest("invalid_parameter", "query parameter %s=%s is outside the times the store keeps, 1677-09-21 to 2262-04-11", name, quote(s))
 	}
 	return t
 }

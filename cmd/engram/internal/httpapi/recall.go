@@ -15,6 +15,7 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
+	c := timeCheck{code: "invalid_options"}
 	q := memory.Query{
 		Scope:       memory.Scope{Tenant: Tenant(r.Context()), User: req.User, Session: req.Session},
 		Text:        req.Text,
@@ -22,10 +23,13 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 		MaxTokens:   req.MaxTokens,
 		TopK:        req.TopK,
 		Hops:        req.Hops,
-		Since:       req.Since,
-		Until:       req.Until,
+		Since:       c.get("since", req.Since),
+		Until:       c.get("until", req.Until),
 		MMR:         req.MMR,
-		Now:         req.Now,
+		Now:         c.get("now", req.Now),
+	}
+	if c.err != nil {
+		return c.err
 	}
 	if req.User == "" {
 		// Without a user the store would recall the tenant's shared

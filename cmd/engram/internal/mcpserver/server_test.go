@@ -287,6 +287,11 @@ func TestRemember(t *testing.T) {
 	fails(t, cs, "remember", raw(`{"text": ""}`), "invalid memory")
 	fails(t, cs, "remember", raw(`{"text": "x", "kind": "rumour"}`), "validating")
 	fails(t, cs, "remember", raw(`{"text": "x", "expires_at": "tomorrow"}`), "")
+	// The zero time is refused, not read as "no expiry" (issue 26), and
+	// so are years the store cannot keep.
+	fails(t, cs, "remember", raw(`{"text": "zero", "expires_at": "0001-01-01T00:00:00Z"}`), "expires_at")
+	fails(t, cs, "remember", raw(`{"text": "far", "expires_at": "9999-12-31T00:00:00Z"}`), "ExpiresAt")
+	fails(t, cs, "remember", raw(`{"text": "early", "expires_at": "0000-01-01T00:00:00Z"}`), "ExpiresAt")
 }
 
 func TestAppendMessageAndGetWindow(t *testing.T) {
