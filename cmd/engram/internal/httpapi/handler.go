@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -210,6 +211,10 @@ type route struct {
 	// body says the route reads a JSON body, so its Content-Type is
 	// checked.
 	body bool
+	// query are the query parameters the route takes. Under /v1/ any
+	// other is refused (400 invalid_parameter), as an unknown JSON field
+	// is: a misspelt limit or as_of is not silently left out.
+	query []string
 	// serve answers the request; an error it returns becomes the JSON
 	// error response (see writeError).
 	serve func(w http.ResponseWriter, r *http.Request) error
@@ -227,23 +232,23 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 		{method: "GET", path: "/healthz", serve: h.healthz},
 		{method: "GET", path: "/openapi.json", serve: serveOpenAPI},
 
-		{method: "GET", path: "/v1/users", access: tenant, serve: h.listUsers},
-		{method: "GET", path: "/v1/users/{user}/sessions", access: tenant, serve: h.listSessions},
+		{method: "GET", path: "/v1/users", query: []string{"after", "limit"}, access: tenant, serve: h.listUsers},
+		{method: "GET", path: "/v1/users/{user}/sessions", query: []string{"after", "limit"}, access: tenant, serve: h.listSessions},
 		{method: "POST", path: "/v1/users/{user}/sessions/{session}/messages", access: tenant, body: true, serve: h.appendMessages},
-		{method: "GET", path: "/v1/users/{user}/sessions/{session}/messages", access: tenant, serve: h.listMessages},
-		{method: "GET", path: "/v1/users/{user}/sessions/{session}/window", access: tenant, serve: h.window},
+		{method: "GET", path: "/v1/users/{user}/sessions/{session}/messages", query: []string{"after", "before", "since", "until", "limit", "reverse"}, access: tenant, serve: h.listMessages},
+		{method: "GET", path: "/v1/users/{user}/sessions/{session}/window", query: []string{"max_messages", "max_tokens"}, access: tenant, serve: h.window},
 		{method: "DELETE", path: "/v1/users/{user}/sessions/{session}", access: tenant, serve: h.forgetSession},
 		{method: "DELETE", path: "/v1/users/{user}", access: tenant, serve: h.forgetUser},
 
 		{method: "POST", path: "/v1/users/{user}/memories", access: tenant, body: true, serve: h.remember},
-		{method: "GET", path: "/v1/users/{user}/memories", access: tenant, serve: h.listMemories},
+		{method: "GET", path: "/v1/users/{user}/memories", query: []string{"kind", "tag", "after", "limit"}, access: tenant, serve: h.listMemories},
 		{method: "GET", path: "/v1/users/{user}/memories/{id}", access: tenant, serve: h.getMemory},
 		{method: "PUT", path: "/v1/users/{user}/memories/{id}", access: tenant, body: true, serve: h.updateMemory},
 		{method: "DELETE", path: "/v1/users/{user}/memories/{id}", access: tenant, serve: h.deleteMemory},
 		{method: "GET", path: "/v1/users/{user}/memories/{id}/history", access: tenant, serve: h.memoryHistory},
 
 		{method: "POST", path: "/v1/users/{user}/facts", access: tenant, body: true, serve: h.relate},
-		{method: "GET", path: "/v1/users/{user}/facts", access: tenant, serve: h.listFacts},
+		{method: "GET", path: "/v1/users/{user}/facts", query: []string{"subject", "predicate", "object", "as_of", "history", "after", "limit"}, access: tenant, serve: h.listFacts},
 		{method: "DELETE", path: "/v1/users/{user}/facts/{id}", access: tenant, serve: h.deleteFact},
 		{method: "POST", path: "/v1/users/{user}/traverse", access: tenant, body: true, serve: h.traverse},
 
@@ -253,8 +258,8 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 		{method: "DELETE", path: "/v1/users/{user}/relations", access: tenant, body: true, serve: h.deleteRelations},
 		{method: "POST", path: "/v1/users/{user}/observations", access: tenant, body: true, serve: h.addObservations},
 		{method: "DELETE", path: "/v1/users/{user}/observations", access: tenant, body: true, serve: h.deleteObservations},
-		{method: "GET", path: "/v1/users/{user}/graph", access: tenant, serve: h.readGraph},
-		{method: "GET", path: "/v1/users/{user}/graph/search", access: tenant, serve: h.searchNodes},
+		{method: "GET", path: "/v1/users/{user}/graph", query: []string{"cursor", "limit"}, access: tenant, serve: h.readGraph},
+		{method: "GET", path: "/v1/users/{user}/graph/search", query: []string{"q", "limit"}, access: tenant, serve: h.searchNodes},
 		{method: "POST", path: "/v1/users/{user}/graph/open", access: tenant, body: true, serve: h.openNodes},
 
 		{method: "POST", path: "/v1/recall", access: tenant, body: true, serve: h.recall},
@@ -391,6 +396,9 @@ func (rh *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if r, ok = h.authenticate(w, r); !ok {
 				return nil
 			}
+		}
+		if err := unknownParameter(rt, r); err != nil {
+			return err
 		}
 		if r.ContentLength > h.maxBody {
 			return errBodyTooLarge(h.maxBody)
@@ -541,5 +549,23 @@ func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) error {
 	h.mcp.ServeHTTP(w, r)
+	return nil
+}
+
+// unknownParameter returns a 400 for a query parameter the route does not
+// take, on the routes under /v1/.
+func unknownParameter(rt route, r *http.Request) error {
+	if !strings.HasPrefix(rt.path, "/v1/") || r.URL.RawQuery == "" {
+		return nil
+	}
+	for name := range r.URL.Query() {
+		if !slices.Contains(rt.query, name) {
+			takes := "none"
+			if len(rt.query) > 0 {
+				takes = strings.Join(rt.query, ", ")
+			}
+			return badRequest("invalid_parameter", "unknown query parameter %s; this route takes %s", quote(name), takes)
+		}
+	}
 	return nil
 }
