@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,6 +46,9 @@ type serveOptions struct {
 	extract         extractFlags
 	noUI            bool
 	uiSecureCookie  bool
+	// uiHosts are --ui-host: the only Host headers served, on every
+	// path; empty serves any.
+	uiHosts []string
 	// uiLocal makes the inspector answer only requests naming the
 	// loopback address it listens on (engram ui): a DNS-rebinding page
 	// reaches it under a name of its own.
@@ -133,6 +138,7 @@ partitions over. See the README, "Many servers, one PostgreSQL".`,
 	f.StringSliceVar(&o.singleValued, "single-valued", nil, "graph predicates that hold one object per subject at a time (comma-separated)")
 	f.BoolVar(&o.noUI, "no-ui", false, "do not serve the memory inspector at /ui/")
 	f.BoolVar(&o.uiSecureCookie, "ui-secure-cookie", false, "mark the inspector's session cookie Secure (HTTPS only): for a server behind an HTTPS reverse proxy")
+	f.StringSliceVar(&o.uiHosts, "ui-host", nil, "the host names the server answers, as host or host:port (repeat or comma-separate); others get 421 on every path, which stops a DNS-rebinding page from reading the inspector, /metrics, /healthz and /openapi.json. Default: any host")
 	return cmd
 }
 
@@ -239,7 +245,13 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	}
 	var handler http.Handler = api
 	if !o.noUI {
-		uiOpts := &webui.Options{Logger: logger, SecureCookie: o.uiSecureCookie}
+		uiOpts := &webui.Options{Logger: logger, SecureCookie: o.uiSecureCookie, Hosts: o.uiHosts}
+		if len(o.uiHosts) > 0 {
+			if c := store.Cluster(); c != nil {
+				// Other nodes forward requests to the advertised address.
+				uiOpts.Hosts = append(slices.Clip(uiOpts.Hosts), c.Addr())
+			}
+		}
 		if o.uiLocal {
 			uiOpts.Hosts = loopbackHosts(ln.Addr())
 		}
@@ -318,6 +330,14 @@ func (o *serveOptions) validate() error {
 			if o.pg.fs.Changed(name) {
 				errs = append(errs, fmt.Errorf("--%s needs --postgres", name))
 			}
+		}
+	}
+	if o.noUI && len(o.uiHosts) > 0 {
+		errs = append(errs, errors.New("--ui-host needs the inspector: it is checked in front of it; drop --no-ui"))
+	}
+	for _, h := range o.uiHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t") {
+			errs = append(errs, fmt.Errorf("--ui-host %q is not a host name or host:port", h))
 		}
 	}
 	if o.maxBodyBytes <= 0 {
