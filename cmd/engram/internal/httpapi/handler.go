@@ -91,10 +91,11 @@ type Options struct {
 	// and process collectors added; the global registry is never used.
 	Registry *prometheus.Registry
 
-	// MCP, when set, is mounted at /mcp (POST, GET and DELETE, as the
-	// MCP streamable HTTP transport uses them) behind the same bearer
+	// MCP, when set, is mounted at /mcp (POST: a stateless streamable
+	// HTTP transport; GET and DELETE answer 405) behind the same bearer
 	// authentication and body limit; the request's context carries the
-	// token's tenant, read with [Tenant].
+	// token's tenant, read with [Tenant]. Its HTTP errors are answered in
+	// the API's JSON envelope; JSON-RPC answers pass through.
 	MCP http.Handler
 
 	// Router, when set, sends each request that names a partition to the
@@ -104,9 +105,10 @@ type Options struct {
 	// MCPScope. A request this node serves is served as without it.
 	Router *cluster.Router
 
-	// MCPScope, with Router and MCP, says whose memory an /mcp request
-	// works on (the scope function the MCP handler uses), to route it.
-	// Nil serves every /mcp request here.
+	// MCPScope, with MCP, says whose memory an /mcp request works on
+	// (the scope function the MCP handler uses): a request it refuses is
+	// answered 400 invalid_scope (403 for other errors), and with Router
+	// the request is routed by it. Nil serves every /mcp request here.
 	MCPScope func(*http.Request) (memory.Scope, error)
 }
 
@@ -273,9 +275,9 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 		rs = append(rs, route{method: "GET", path: "/metrics", access: tenant, serve: h.serveMetrics})
 	}
 	if h.mcp != nil {
-		for _, m := range []string{"POST", "GET", "DELETE"} {
-			rs = append(rs, route{method: m, path: "/mcp", access: tenant, serve: h.serveMCP})
-		}
+		// POST only: the stateless transport has no stream to GET or
+		// session to DELETE, so those answer 405 with Allow: POST.
+		rs = append(rs, route{method: "POST", path: "/mcp", access: tenant, serve: h.serveMCP})
 	}
 	return rs
 }
@@ -544,11 +546,6 @@ func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) error {
 	}
 	status, body := h.clusterHealth(r.Context(), c)
 	writeJSON(w, status, body)
-	return nil
-}
-
-func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) error {
-	h.mcp.ServeHTTP(w, r)
 	return nil
 }
 
