@@ -121,7 +121,9 @@ func TestPostgresCommands(t *testing.T) {
 
 // TestServePostgres: two serve nodes on one schema; writes through one are
 // read through the other, whichever owns the partition; /healthz of each
-// names it and both nodes.
+// names it and both nodes. The nodes run with --ui-host: clients name
+// memory.example, and the forwards between nodes, which name the
+// advertised address, are answered too.
 func TestServePostgres(t *testing.T) {
 	dsn, schema := testPostgres(t)
 	node := func(id string) *serveInProcess {
@@ -129,6 +131,7 @@ func TestServePostgres(t *testing.T) {
 		o.dir = ""
 		o.pg = postgresFlags{url: dsn, schema: schema}
 		o.nodeID, o.leaseTTL = id, 3*time.Second
+		o.uiHosts = []string{"memory.example"}
 		return startServe(t, o)
 	}
 	a, b := node("a"), node("b")
@@ -139,6 +142,7 @@ func TestServePostgres(t *testing.T) {
 	do := func(method, url, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Host = "memory.example"
 		req.Header.Set("Authorization", "Bearer "+serveTestToken)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)

@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,6 +47,9 @@ type serveOptions struct {
 	extract         extractFlags
 	noUI            bool
 	uiSecureCookie  bool
+	// uiHosts are --ui-host: the only Host headers served, on every
+	// path; empty serves any.
+	uiHosts []string
 	// uiLocal makes the inspector answer only requests naming the
 	// loopback address it listens on (engram ui): a DNS-rebinding page
 	// reaches it under a name of its own.
@@ -135,6 +140,7 @@ partitions over. See the README, "Many servers, one PostgreSQL".`,
 	f.StringSliceVar(&o.singleValued, "single-valued", nil, "graph predicates that hold one object per subject at a time (comma-separated)")
 	f.BoolVar(&o.noUI, "no-ui", false, "do not serve the memory inspector at /ui/")
 	f.BoolVar(&o.uiSecureCookie, "ui-secure-cookie", false, "mark the inspector's session cookie Secure (HTTPS only): for a server behind an HTTPS reverse proxy")
+	f.StringSliceVar(&o.uiHosts, "ui-host", nil, "the host names the server answers, as host or host:port (repeat or comma-separate); others get 421 on every path, which stops a DNS-rebinding page from reading the inspector, /metrics, /healthz and /openapi.json. Default: any host")
 	return cmd
 }
 
@@ -150,17 +156,9 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		return fmt.Errorf("--metrics: %w", err)
 	}
 	dsn, _ := o.pg.dsn(o.dir) // validate checked it
-	tokens := o.tokenSet
-	if tokens == nil {
-		tokensPath := o.tokens
-		if tokensPath == "" {
-			if tokensPath, err = defaultTokens(o.dir, stderr); err != nil {
-				return err
-			}
-		}
-		if tokens, err = httpapi.LoadTokens(tokensPath); err != nil {
-			return err
-		}
+	tokens, err := o.loadTokens(stderr)
+	if err != nil {
+		return err
 	}
 	newLogHandler := func(level slog.Level) slog.Handler {
 		if o.logFormat == "json" {
@@ -240,15 +238,9 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	if err != nil {
 		return err
 	}
-	var handler http.Handler = api
-	if !o.noUI {
-		uiOpts := &webui.Options{Logger: logger, SecureCookie: o.uiSecureCookie}
-		if o.uiLocal {
-			uiOpts.Hosts = loopbackHosts(ln.Addr())
-		}
-		if handler, err = webui.New(api, tokens, uiOpts); err != nil {
-			return err
-		}
+	handler, err := o.withUI(api, tokens, logger, store.Cluster(), ln.Addr())
+	if err != nil {
+		return err
 	}
 
 	srv := &http.Server{
@@ -295,6 +287,54 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	return nil
 }
 
+// loadTokens returns the tokens the options set (engram ui's), or those of
+// --tokens, or of the default tokens file, made on the first run.
+func (o *serveOptions) loadTokens(stderr io.Writer) (*httpapi.Tokens, error) {
+	if o.tokenSet != nil {
+		return o.tokenSet, nil
+	}
+	path := o.tokens
+	if path == "" {
+		var err error
+		if path, err = defaultTokens(o.dir, stderr); err != nil {
+			return nil, err
+		}
+	}
+	return httpapi.LoadTokens(path)
+}
+
+// withUI returns the inspector in front of api, or api alone with
+// --no-ui. The inspector answers only the --ui-host names (and, on a
+// cluster, the advertised address other nodes forward to), or for engram
+// ui the loopback names of addr.
+func (o *serveOptions) withUI(api http.Handler, tokens *httpapi.Tokens, logger *slog.Logger, c *memory.Cluster, addr net.Addr) (http.Handler, error) {
+	if o.noUI {
+		return api, nil
+	}
+	uiOpts := &webui.Options{Logger: logger, SecureCookie: o.uiSecureCookie, Hosts: o.uiHosts}
+	if len(o.uiHosts) > 0 && c != nil {
+		uiOpts.Hosts = append(slices.Clip(uiOpts.Hosts), c.Addr())
+	}
+	if o.uiLocal {
+		uiOpts.Hosts = loopbackHosts(addr)
+	}
+	return webui.New(api, tokens, uiOpts)
+}
+
+// validateUIHosts reports what is wrong with --ui-host.
+func (o *serveOptions) validateUIHosts() []error {
+	var errs []error
+	if o.noUI && len(o.uiHosts) > 0 {
+		errs = append(errs, errors.New("--ui-host needs the inspector: it is checked in front of it; drop --no-ui"))
+	}
+	for _, h := range o.uiHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t") {
+			errs = append(errs, fmt.Errorf("--ui-host %q is not a host name or host:port", h))
+		}
+	}
+	return errs
+}
+
 func (o *serveOptions) validate() error {
 	var errs []error
 	dsn, err := o.pg.dsn(o.dir)
@@ -323,6 +363,7 @@ func (o *serveOptions) validate() error {
 			}
 		}
 	}
+	errs = append(errs, o.validateUIHosts()...)
 	if o.maxBodyBytes <= 0 {
 		errs = append(errs, fmt.Errorf("--max-body-bytes %d is not positive", o.maxBodyBytes))
 	}

@@ -611,3 +611,44 @@ func TestServeDefaultTokens(t *testing.T) {
 		t.Errorf("the second run does not say which tokens it uses:\n%s", s.stderr)
 	}
 }
+
+// TestServeUIHost: with --ui-host, serve answers only the host names given
+// (a name alone allows any port), on every path: a DNS-rebinding page,
+// which reaches the server under a name of its own, reads neither the
+// inspector nor /metrics, /healthz or /openapi.json (issue 26). Without
+// it every name is answered, as before.
+func TestServeUIHost(t *testing.T) {
+	o := serveTestOptions(t)
+	o.uiHosts = []string{"memory.example", "127.0.0.1"}
+	s := startServe(t, o)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	get := func(host, path string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", "http://"+s.addr+path, nil)
+		req.Host = host
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	_, port, _ := net.SplitHostPort(s.addr)
+	for _, p := range []string{"/healthz", "/metrics", "/openapi.json", "/ui/login"} {
+		if code := get("rebind.example:"+port, p); code != http.StatusMisdirectedRequest {
+			t.Errorf("GET %s for rebind.example = %d, want 421", p, code)
+		}
+		for _, host := range []string{"memory.example:" + port, s.addr} {
+			if code := get(host, p); code != http.StatusOK {
+				t.Errorf("GET %s for %s = %d, want 200", p, host, code)
+			}
+		}
+	}
+	o = serveTestOptions(t)
+	o.noUI = true
+	o.uiHosts = []string{"memory.example"}
+	if err := runServe(t.Context(), io.Discard, io.Discard, o); err == nil || !strings.Contains(err.Error(), "--ui-host") {
+		t.Errorf("--ui-host with --no-ui: %v", err)
+	}
+}

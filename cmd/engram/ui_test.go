@@ -91,6 +91,19 @@ func TestUICommand(t *testing.T) {
 	if resp.StatusCode != http.StatusMisdirectedRequest {
 		t.Errorf("the inspector answered another host name: %d", resp.StatusCode)
 	}
+	// So does every other path (issue 26: only /ui/ was checked).
+	base := strings.TrimSuffix(page, "/ui/")
+	for _, p := range []string{"/healthz", "/openapi.json", "/metrics", "/v1/users"} {
+		req, _ = http.NewRequest("GET", base+p, nil)
+		req.Host = "rebind.example:" + strings.TrimPrefix(base, "http://127.0.0.1:")
+		if resp, err = client.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMisdirectedRequest {
+			t.Errorf("GET %s for another host name = %d, want 421", p, resp.StatusCode)
+		}
+	}
 	if strings.Contains(stderr.String(), token) {
 		t.Error("the token is in the log")
 	}

@@ -145,7 +145,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 			info.err = err
 		}
 	}
-	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: message}})
+	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: boundMessage(message)}})
 }
 
 // writeJSON answers v as JSON with status.

@@ -59,8 +59,13 @@
 // 409; ErrTooLarge and a body over [Options].MaxBodyBytes are 413;
 // ErrBudgetTooSmall is 422; a failing embedding provider is 502 (a failing
 // summarizer is not an error: recall falls back on the stored summary); a closed store is 503. Anything else is 500 with a message that says
-// nothing internal; the access log has the detail. Unknown JSON fields are
-// 400, a missing or invalid token 401 with WWW-Authenticate: Bearer. The
+// nothing internal; the access log has the detail. Unknown JSON fields and
+// query parameters a route does not take are 400, and so is a time given as
+// 0001-01-01T00:00:00Z or outside 1677-2262 (the message names the field);
+// a path with empty or dot segments under /v1/ or /mcp is 400 unclean_path,
+// never a redirect. A message quotes at most about 100 bytes of the value
+// it names. A missing or invalid token is 401 with WWW-Authenticate:
+// Bearer. /mcp answers its HTTP errors in the same envelope. The
 // errors net/http answers before any handler runs (431 for oversized
 // headers, 400 for an unparsable request) are JSON too when the server
 // listens through [Listener].

@@ -22,13 +22,14 @@ type messageInput struct {
 	Name       string            `json:"name,omitempty"`
 	ToolCalls  []memory.ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string            `json:"tool_call_id,omitempty"`
-	Time       time.Time         `json:"time,omitzero"`
+	Time       bodyTime          `json:"time,omitzero"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
 }
 
-func (m messageInput) message() memory.Message {
+// message is the message at index i of a batch; c checks its time.
+func (m messageInput) message(c *timeCheck, i int) memory.Message {
 	return memory.Message{Role: m.Role, Content: m.Content, Name: m.Name, ToolCalls: m.ToolCalls,
-		ToolCallID: m.ToolCallID, Time: m.Time, Metadata: m.Metadata}
+		ToolCallID: m.ToolCallID, Time: c.get(indexed("messages", i, "time"), m.Time), Metadata: m.Metadata}
 }
 
 // appendRequest is the body of POST .../messages: messages, and facts drawn
@@ -74,15 +75,18 @@ type memoryInput struct {
 	Tags       []string          `json:"tags,omitempty"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	Source     []string          `json:"source,omitempty"`
-	ExpiresAt  time.Time         `json:"expires_at,omitzero"`
+	ExpiresAt  bodyTime          `json:"expires_at,omitzero"`
 	Importance float64           `json:"importance,omitempty"`
 	// Agent is recorded as the memory's writer.
 	Agent string `json:"agent,omitempty"`
 }
 
-func (m memoryInput) memory() memory.Memory {
-	return memory.Memory{Kind: m.Kind, Text: m.Text, Tags: m.Tags, Metadata: m.Metadata,
-		Source: m.Source, ExpiresAt: m.ExpiresAt, Importance: m.Importance}
+// memory is the memory, or a 400 for a bad expires_at.
+func (m memoryInput) memory() (memory.Memory, error) {
+	c := timeCheck{code: "invalid_memory"}
+	mem := memory.Memory{Kind: m.Kind, Text: m.Text, Tags: m.Tags, Metadata: m.Metadata,
+		Source: m.Source, ExpiresAt: c.get("expires_at", m.ExpiresAt), Importance: m.Importance}
+	return mem, c.err
 }
 
 type memoriesResponse struct {
@@ -93,18 +97,21 @@ type memoriesResponse struct {
 // factInput is the body of POST .../facts: memory.Fact without the fields
 // the store assigns.
 type factInput struct {
-	Subject    string    `json:"subject"`
-	Predicate  string    `json:"predicate"`
-	Object     string    `json:"object"`
-	ValidFrom  time.Time `json:"valid_from,omitzero"`
-	ValidTo    time.Time `json:"valid_to,omitzero"`
-	Source     string    `json:"source,omitempty"`
-	Confidence float64   `json:"confidence,omitempty"`
+	Subject    string   `json:"subject"`
+	Predicate  string   `json:"predicate"`
+	Object     string   `json:"object"`
+	ValidFrom  bodyTime `json:"valid_from,omitzero"`
+	ValidTo    bodyTime `json:"valid_to,omitzero"`
+	Source     string   `json:"source,omitempty"`
+	Confidence float64  `json:"confidence,omitempty"`
 }
 
-func (f factInput) fact() memory.Fact {
+// fact is the fact; c checks its times, prefix naming it ("" for the
+// body itself, or "facts[2].").
+func (f factInput) fact(c *timeCheck, prefix string) memory.Fact {
 	return memory.Fact{Subject: f.Subject, Predicate: f.Predicate, Object: f.Object,
-		ValidFrom: f.ValidFrom, ValidTo: f.ValidTo, Source: f.Source, Confidence: f.Confidence}
+		ValidFrom: c.get(prefix+"valid_from", f.ValidFrom), ValidTo: c.get(prefix+"valid_to", f.ValidTo),
+		Source: f.Source, Confidence: f.Confidence}
 }
 
 type factsResponse struct {
@@ -114,13 +121,13 @@ type factsResponse struct {
 
 // traverseRequest is graph.TraverseQuery with the direction spelt out.
 type traverseRequest struct {
-	From       []string  `json:"from"`
-	MaxHops    int       `json:"max_hops,omitempty"`
-	Direction  string    `json:"direction,omitempty"`
-	Predicates []string  `json:"predicates,omitempty"`
-	AsOf       time.Time `json:"as_of,omitzero"`
-	MaxFanout  int       `json:"max_fanout,omitempty"`
-	Limit      int       `json:"limit,omitempty"`
+	From       []string `json:"from"`
+	MaxHops    int      `json:"max_hops,omitempty"`
+	Direction  string   `json:"direction,omitempty"`
+	Predicates []string `json:"predicates,omitempty"`
+	AsOf       bodyTime `json:"as_of,omitzero"`
+	MaxFanout  int      `json:"max_fanout,omitempty"`
+	Limit      int      `json:"limit,omitempty"`
 }
 
 type traversalResponse struct {
@@ -209,21 +216,21 @@ type graphResponse struct {
 
 // recallRequest is memory.Query; the tenant comes from the token.
 type recallRequest struct {
-	User        string    `json:"user"`
-	Session     string    `json:"session,omitempty"`
-	Text        string    `json:"text"`
-	MaxMessages int       `json:"max_messages,omitempty"`
-	MaxTokens   int       `json:"max_tokens,omitempty"`
-	TopK        int       `json:"top_k,omitempty"`
-	Hops        int       `json:"hops,omitempty"`
-	Since       time.Time `json:"since,omitzero"`
-	Until       time.Time `json:"until,omitzero"`
+	User        string   `json:"user"`
+	Session     string   `json:"session,omitempty"`
+	Text        string   `json:"text"`
+	MaxMessages int      `json:"max_messages,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	TopK        int      `json:"top_k,omitempty"`
+	Hops        int      `json:"hops,omitempty"`
+	Since       bodyTime `json:"since,omitzero"`
+	Until       bodyTime `json:"until,omitzero"`
 	// HalfLife is a Go duration such as "720h" or "90m".
-	HalfLife  string    `json:"half_life,omitempty"`
-	Sources   []string  `json:"sources,omitempty"`
-	Retrieval string    `json:"retrieval,omitempty"`
-	MMR       float64   `json:"mmr,omitempty"`
-	Now       time.Time `json:"now,omitzero"`
+	HalfLife  string   `json:"half_life,omitempty"`
+	Sources   []string `json:"sources,omitempty"`
+	Retrieval string   `json:"retrieval,omitempty"`
+	MMR       float64  `json:"mmr,omitempty"`
+	Now       bodyTime `json:"now,omitzero"`
 }
 
 // recallResponse is the context for the next model call: the chat

@@ -15,7 +15,12 @@ func (h *Handler) relate(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	f, err := h.store.Relate(r.Context(), userScope(r), in.fact())
+	c := timeCheck{code: "invalid_fact"}
+	fact := in.fact(&c, "")
+	if c.err != nil {
+		return c.err
+	}
+	f, err := h.store.Relate(r.Context(), userScope(r), fact)
 	if err != nil {
 		return err
 	}
@@ -75,14 +80,18 @@ func (h *Handler) traverse(w http.ResponseWriter, r *http.Request) error {
 	case "in":
 		dir = graph.In
 	default:
-		return badRequest("invalid_query", "direction %q is not both, out or in", req.Direction)
+		return badRequest("invalid_query", "direction %s is not both, out or in", quote(req.Direction))
 	}
 	if req.Limit > maxTraverseLimit {
 		return badRequest("invalid_query", "limit %d is above the limit of %d", req.Limit, maxTraverseLimit)
 	}
+	c := timeCheck{code: "invalid_query"}
 	q := graph.TraverseQuery{
 		From: req.From, MaxHops: req.MaxHops, Direction: dir, Predicates: req.Predicates,
-		AsOf: req.AsOf, MaxFanout: req.MaxFanout, Limit: req.Limit,
+		AsOf: c.get("as_of", req.AsOf), MaxFanout: req.MaxFanout, Limit: req.Limit,
+	}
+	if c.err != nil {
+		return c.err
 	}
 	var t graph.Traversal
 	err := h.store.ViewGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,10 +91,11 @@ type Options struct {
 	// and process collectors added; the global registry is never used.
 	Registry *prometheus.Registry
 
-	// MCP, when set, is mounted at /mcp (POST, GET and DELETE, as the
-	// MCP streamable HTTP transport uses them) behind the same bearer
+	// MCP, when set, is mounted at /mcp (POST: a stateless streamable
+	// HTTP transport; GET and DELETE answer 405) behind the same bearer
 	// authentication and body limit; the request's context carries the
-	// token's tenant, read with [Tenant].
+	// token's tenant, read with [Tenant]. Its HTTP errors are answered in
+	// the API's JSON envelope; JSON-RPC answers pass through.
 	MCP http.Handler
 
 	// Router, when set, sends each request that names a partition to the
@@ -103,9 +105,10 @@ type Options struct {
 	// MCPScope. A request this node serves is served as without it.
 	Router *cluster.Router
 
-	// MCPScope, with Router and MCP, says whose memory an /mcp request
-	// works on (the scope function the MCP handler uses), to route it.
-	// Nil serves every /mcp request here.
+	// MCPScope, with MCP, says whose memory an /mcp request works on
+	// (the scope function the MCP handler uses): a request it refuses is
+	// answered 400 invalid_scope (403 for other errors), and with Router
+	// the request is routed by it. Nil serves every /mcp request here.
 	MCPScope func(*http.Request) (memory.Scope, error)
 
 	// FlushTimeout bounds the wait of POST /v1/admin/flush: past it the
@@ -226,6 +229,10 @@ type route struct {
 	// body says the route reads a JSON body, so its Content-Type is
 	// checked.
 	body bool
+	// query are the query parameters the route takes. Under /v1/ any
+	// other is refused (400 invalid_parameter), as an unknown JSON field
+	// is: a misspelt limit or as_of is not silently left out.
+	query []string
 	// serve answers the request; an error it returns becomes the JSON
 	// error response (see writeError).
 	serve func(w http.ResponseWriter, r *http.Request) error
@@ -243,23 +250,23 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 		{method: "GET", path: "/healthz", serve: h.healthz},
 		{method: "GET", path: "/openapi.json", serve: serveOpenAPI},
 
-		{method: "GET", path: "/v1/users", access: tenant, serve: h.listUsers},
-		{method: "GET", path: "/v1/users/{user}/sessions", access: tenant, serve: h.listSessions},
+		{method: "GET", path: "/v1/users", query: []string{"after", "limit"}, access: tenant, serve: h.listUsers},
+		{method: "GET", path: "/v1/users/{user}/sessions", query: []string{"after", "limit"}, access: tenant, serve: h.listSessions},
 		{method: "POST", path: "/v1/users/{user}/sessions/{session}/messages", access: tenant, body: true, serve: h.appendMessages},
-		{method: "GET", path: "/v1/users/{user}/sessions/{session}/messages", access: tenant, serve: h.listMessages},
-		{method: "GET", path: "/v1/users/{user}/sessions/{session}/window", access: tenant, serve: h.window},
+		{method: "GET", path: "/v1/users/{user}/sessions/{session}/messages", query: []string{"after", "before", "since", "until", "limit", "reverse"}, access: tenant, serve: h.listMessages},
+		{method: "GET", path: "/v1/users/{user}/sessions/{session}/window", query: []string{"max_messages", "max_tokens"}, access: tenant, serve: h.window},
 		{method: "DELETE", path: "/v1/users/{user}/sessions/{session}", access: tenant, serve: h.forgetSession},
 		{method: "DELETE", path: "/v1/users/{user}", access: tenant, serve: h.forgetUser},
 
 		{method: "POST", path: "/v1/users/{user}/memories", access: tenant, body: true, serve: h.remember},
-		{method: "GET", path: "/v1/users/{user}/memories", access: tenant, serve: h.listMemories},
+		{method: "GET", path: "/v1/users/{user}/memories", query: []string{"kind", "tag", "after", "limit"}, access: tenant, serve: h.listMemories},
 		{method: "GET", path: "/v1/users/{user}/memories/{id}", access: tenant, serve: h.getMemory},
 		{method: "PUT", path: "/v1/users/{user}/memories/{id}", access: tenant, body: true, serve: h.updateMemory},
 		{method: "DELETE", path: "/v1/users/{user}/memories/{id}", access: tenant, serve: h.deleteMemory},
 		{method: "GET", path: "/v1/users/{user}/memories/{id}/history", access: tenant, serve: h.memoryHistory},
 
 		{method: "POST", path: "/v1/users/{user}/facts", access: tenant, body: true, serve: h.relate},
-		{method: "GET", path: "/v1/users/{user}/facts", access: tenant, serve: h.listFacts},
+		{method: "GET", path: "/v1/users/{user}/facts", query: []string{"subject", "predicate", "object", "as_of", "history", "after", "limit"}, access: tenant, serve: h.listFacts},
 		{method: "DELETE", path: "/v1/users/{user}/facts/{id}", access: tenant, serve: h.deleteFact},
 		{method: "POST", path: "/v1/users/{user}/traverse", access: tenant, body: true, serve: h.traverse},
 
@@ -269,8 +276,8 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 		{method: "DELETE", path: "/v1/users/{user}/relations", access: tenant, body: true, serve: h.deleteRelations},
 		{method: "POST", path: "/v1/users/{user}/observations", access: tenant, body: true, serve: h.addObservations},
 		{method: "DELETE", path: "/v1/users/{user}/observations", access: tenant, body: true, serve: h.deleteObservations},
-		{method: "GET", path: "/v1/users/{user}/graph", access: tenant, serve: h.readGraph},
-		{method: "GET", path: "/v1/users/{user}/graph/search", access: tenant, serve: h.searchNodes},
+		{method: "GET", path: "/v1/users/{user}/graph", query: []string{"cursor", "limit"}, access: tenant, serve: h.readGraph},
+		{method: "GET", path: "/v1/users/{user}/graph/search", query: []string{"q", "limit"}, access: tenant, serve: h.searchNodes},
 		{method: "POST", path: "/v1/users/{user}/graph/open", access: tenant, body: true, serve: h.openNodes},
 
 		{method: "POST", path: "/v1/recall", access: tenant, body: true, serve: h.recall},
@@ -284,16 +291,17 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 		rs = append(rs, route{method: "GET", path: "/metrics", access: tenant, serve: h.serveMetrics})
 	}
 	if h.mcp != nil {
-		for _, m := range []string{"POST", "GET", "DELETE"} {
-			rs = append(rs, route{method: m, path: "/mcp", access: tenant, serve: h.serveMCP})
-		}
+		// POST only: the stateless transport has no stream to GET or
+		// session to DELETE, so those answer 405 with Allow: POST.
+		rs = append(rs, route{method: "POST", path: "/mcp", access: tenant, serve: h.serveMCP})
 	}
 	return rs
 }
 
 // ServeHTTP serves the request with the route that matches it, or answers
-// a JSON 404 (no such path) or 405 (the path exists, with other methods), or
-// redirects a path with empty or dot segments to its clean form. Under /v1/
+// a JSON 404 (no such path) or 405 (the path exists, with other methods). A
+// path with empty or dot segments is answered 400 unclean_path under /v1/
+// and /mcp, and redirected to its clean form elsewhere. Under /v1/
 // and /mcp a request needs a valid bearer token before any of that: without
 // one the answer is 401 whatever the path, so an unknown or odd path tells
 // an unauthenticated caller nothing.
@@ -338,7 +346,8 @@ func protected(r *http.Request) bool {
 func (h *Handler) unmatched(w http.ResponseWriter, r *http.Request, hd http.Handler) {
 	rt := route{method: r.Method, path: "unmatched"}
 	h.instrument(rt, w, r, func(w http.ResponseWriter, r *http.Request) error {
-		if protected(r) {
+		api := protected(r)
+		if api {
 			var ok bool
 			if r, ok = h.authenticate(w, r); !ok {
 				return nil
@@ -347,6 +356,13 @@ func (h *Handler) unmatched(w http.ResponseWriter, r *http.Request, hd http.Hand
 		rec := &headerRecorder{header: http.Header{}}
 		hd.ServeHTTP(rec, r)
 		switch {
+		case rec.status >= 300 && rec.status < 400 && api:
+			// An API client would follow the redirect with a body
+			// dropped or a method changed, or to a path it did not
+			// name (/v1/users/../sessions is /v1/sessions): it gets
+			// the clean path to send itself, never a redirect.
+			return &apiError{status: http.StatusBadRequest, code: "unclean_path",
+				message: fmt.Sprintf("the path has empty or dot segments; send it as %s", quote(rec.header.Get("Location")))}
 		case rec.status >= 300 && rec.status < 400:
 			w.Header().Set("Location", rec.header.Get("Location"))
 			w.WriteHeader(rec.status)
@@ -399,6 +415,9 @@ func (rh *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return nil
 			}
 		}
+		if err := unknownParameter(rt, r); err != nil {
+			return err
+		}
 		if r.ContentLength > h.maxBody {
 			return errBodyTooLarge(h.maxBody)
 		}
@@ -407,7 +426,7 @@ func (rh *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if ct := r.Header.Get("Content-Type"); ct != "" {
 				if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 					return &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type",
-						message: fmt.Sprintf("the body must be application/json, not %q (curl: -H 'Content-Type: application/json', or --json)", ct)}
+						message: fmt.Sprintf("the body must be application/json, not %s (curl: -H 'Content-Type: application/json', or --json)", quote(ct))}
 				}
 			}
 		}
@@ -546,7 +565,20 @@ func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) error {
-	h.mcp.ServeHTTP(w, r)
+// unknownParameter returns a 400 for a query parameter the route does not
+// take, on the routes under /v1/.
+func unknownParameter(rt route, r *http.Request) error {
+	if !strings.HasPrefix(rt.path, "/v1/") || r.URL.RawQuery == "" {
+		return nil
+	}
+	for name := range r.URL.Query() {
+		if !slices.Contains(rt.query, name) {
+			takes := "none"
+			if len(rt.query) > 0 {
+				takes = strings.Join(rt.query, ", ")
+			}
+			return badRequest("invalid_parameter", "unknown query parameter %s; this route takes %s", quote(name), takes)
+		}
+	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -141,4 +142,101 @@ func TestTenantIsolation(t *testing.T) {
 			t.Fatalf("acme sees %d memories, want its 1", len(ms.Memories))
 		}
 	}
+}
+
+// TestTenantFromTokenOnly: a tenant named in the request, in a header, the
+// query or the body, never moves a call to that tenant. Headers are ignored
+// (globex's token writes and reads globex's alice whatever it sends); a
+// tenant in the query or the body is refused as an unknown parameter or
+// field. The acme user whose id the requests carry has nothing written.
+func TestTenantFromTokenOnly(t *testing.T) {
+	s := newTestServer(t, nil, nil)
+	const u = "/v1/users/alice"
+	headers := []string{"X-Engram-Tenant", "Tenant", "X-Tenant", "X-Tenant-Id"}
+	send := func(method, path, body string) response {
+		req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tokenGlobex)
+		req.Header.Set("Content-Type", "application/json")
+		for _, h := range headers {
+			req.Header.Set(h, "acme")
+		}
+		return s.do(req)
+	}
+	writes := []struct{ method, path, body string }{
+		{"POST", u + "/sessions/s/messages", `{"messages":[{"role":"user","content":"from globex"}]}`},
+		{"POST", u + "/memories", `{"text":"globex memory"}`},
+		{"POST", u + "/facts", `{"subject":"Globex","predicate":"p","object":"o"}`},
+	}
+	for _, w := range writes {
+		if r := send(w.method, w.path, w.body); r.status != http.StatusCreated {
+			t.Fatalf("%s %s with tenant headers = %d %s", w.method, w.path, r.status, r.body)
+		}
+	}
+	var page memoriesResponse
+	if r := send("GET", u+"/memories", ""); r.status != 200 {
+		t.Fatalf("list = %d %s", r.status, r.body)
+	} else {
+		r.decode(t, &page)
+	}
+	if len(page.Memories) != 1 || page.Memories[0].Text != "globex memory" {
+		t.Errorf("globex's list with tenant headers = %v", page.Memories)
+	}
+	refused := []struct{ method, path, body string }{
+		{"GET", u + "/memories?tenant=acme", ""},
+		{"GET", u + "/sessions/s/messages?tenant=acme", ""},
+		{"DELETE", u + "?tenant=acme", ""},
+		{"POST", u + "/memories", `{"text":"planted","tenant":"acme"}`},
+		{"POST", u + "/sessions/s/messages", `{"tenant":"acme","messages":[{"role":"user","content":"planted"}]}`},
+		{"POST", "/v1/recall", `{"tenant":"acme","user":"alice","text":"x"}`},
+	}
+	for _, rq := range refused {
+		if r := send(rq.method, rq.path, rq.body); r.status != http.StatusBadRequest {
+			t.Errorf("%s %s %s = %d %s, want 400", rq.method, rq.path, rq.body, r.status, r.body)
+		}
+	}
+	for _, sc := range []memory.Scope{{Tenant: "acme", User: "alice"}, {Tenant: "acme"}} {
+		users, err := s.store.Users(t.Context(), sc, memory.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(users) != 0 {
+			t.Errorf("acme has users %q after globex's requests naming acme", users)
+		}
+	}
+	users, err := s.store.Users(t.Context(), memory.Scope{Tenant: "globex"}, memory.ListOptions{})
+	if err != nil || len(users) != 1 {
+		t.Errorf("globex users = %q, %v", users, err)
+	}
+}
+
+// TestUnknownQueryParameters: a query parameter a route does not take is
+// 400 invalid_parameter, as an unknown JSON field is, not ignored: a
+// misspelt limit= or as_of= would otherwise answer as if left out.
+func TestUnknownQueryParameters(t *testing.T) {
+	s := newTestServer(t, nil, nil)
+	s.must(201, "POST", "/v1/users/alice/memories", tokenAcme, `{"text":"x"}`)
+	for _, p := range []string{
+		"/v1/users?limt=5",
+		"/v1/users/alice/memories?limit=5&kinds=fact",
+		"/v1/users/alice/facts?asof=2026-01-01T00:00:00Z",
+		"/v1/users/alice/sessions/s/messages?revers=true",
+		"/v1/users/alice/sessions/s/window?max_token=10",
+		"/v1/users/alice/graph/search?query=x",
+		"/v1/users/alice/memories/01ARZ3NDEKTSV4RRFFQ69G5FAV?x=1",
+	} {
+		r := s.call("GET", p, tokenAcme, nil)
+		if r.status != http.StatusBadRequest || r.errorCode() != "invalid_parameter" {
+			t.Errorf("GET %s = %d %s, want 400 invalid_parameter", p, r.status, r.body)
+		}
+	}
+	s.must(400, "POST", "/v1/users/alice/memories?agent=x", tokenAcme, `{"text":"y"}`)
+	s.must(400, "POST", "/v1/recall?user=alice", tokenAcme, `{"user":"alice","text":"y"}`)
+	// The parameters a route takes still work, and public routes are
+	// left alone.
+	s.must(200, "GET", "/v1/users/alice/memories?limit=5&kind=fact&tag=&after=", tokenAcme, nil)
+	s.must(200, "GET", "/v1/users/alice/graph/search?q=x&limit=3", tokenAcme, nil)
+	s.must(200, "GET", "/healthz?verbose=1", "", nil)
 }

@@ -15,7 +15,11 @@ func (h *Handler) remember(w http.ResponseWriter, r *http.Request) error {
 	}
 	scope := userScope(r)
 	scope.Agent = in.Agent
-	id, err := h.store.Remember(r.Context(), scope, in.memory())
+	mem, err := in.memory()
+	if err != nil {
+		return err
+	}
+	id, err := h.store.Remember(r.Context(), scope, mem)
 	if err != nil {
 		return err
 	}
@@ -39,7 +43,7 @@ func (h *Handler) listMemories(w http.ResponseWriter, r *http.Request) error {
 		return q.err
 	}
 	if opts.Kind != "" && !opts.Kind.Valid() {
-		return badRequest("invalid_parameter", "kind %q is not fact, preference, episode, summary or observation", opts.Kind)
+		return badRequest("invalid_parameter", "kind %s is not fact, preference, episode, summary or observation", quote(string(opts.Kind)))
 	}
 	ms, err := h.store.Memories(r.Context(), userScope(r), opts)
 	if err != nil {
@@ -71,7 +75,11 @@ func (h *Handler) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	}
 	scope := userScope(r)
 	scope.Agent = in.Agent
-	id, err := h.store.UpdateMemory(r.Context(), scope, r.PathValue("id"), in.memory())
+	mem, err := in.memory()
+	if err != nil {
+		return err
+	}
+	id, err := h.store.UpdateMemory(r.Context(), scope, r.PathValue("id"), mem)
 	if err != nil {
 		return err
 	}

@@ -84,10 +84,12 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 
 	var registered, documented []string
 	routeAccess := map[string]access{}
+	routeQuery := map[string][]string{}
 	for _, rt := range h.routes {
 		key := rt.method + " " + rt.path
 		registered = append(registered, key)
 		routeAccess[key] = rt.access
+		routeQuery[key] = slices.Sorted(slices.Values(rt.query))
 	}
 	for path, ops := range doc.Paths {
 		for method := range ops {
@@ -119,7 +121,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			}
 			// Every wildcard of the path is a required path parameter, and
 			// there are no others.
-			var want, got []string
+			var want, got, query []string
 			for _, m := range wildcard.FindAllStringSubmatch(path, -1) {
 				want = append(want, m[1])
 			}
@@ -138,6 +140,14 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 					}
 					got = append(got, p.Name)
 				}
+				if p.In == "query" {
+					query = append(query, p.Name)
+				}
+			}
+			// The query parameters documented are the ones the route
+			// takes; the handler refuses others.
+			if slices.Sort(query); !slices.Equal(query, routeQuery[key]) {
+				t.Errorf("%s: query parameters %v documented, %v taken", key, query, routeQuery[key])
 			}
 			sort.Strings(want)
 			sort.Strings(got)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/engramdb/engram/engine"
 )
 
 // decode reads the request's JSON body into v. Unknown fields, a second
@@ -33,6 +35,7 @@ func decodeError(err error) error {
 	var maxErr *http.MaxBytesError
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
+	var timeErr *time.ParseError
 	switch {
 	case errors.As(err, &maxErr):
 		return errBodyTooLarge(maxErr.Limit)
@@ -48,6 +51,8 @@ func decodeError(err error) error {
 			field = "the body"
 		}
 		return badRequest("invalid_json", "%s must be %s, not JSON %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	case errors.As(err, &timeErr):
+		return badRequest("invalid_json", "%s is not an RFC 3339 time such as 2026-03-01T12:00:00Z", quote(timeErr.Value))
 	}
 	// DisallowUnknownFields and time parsing report plain errors:
 	// `json: unknown field "x"`, `parsing time ...`.
@@ -105,7 +110,7 @@ func (q *query) int(name string, max int) int {
 	n, err := strconv.Atoi(s)
 	switch {
 	case err != nil:
-		q.err = badRequest("invalid_parameter", "query parameter %s=%q is not an integer", name, s)
+		q.err = badRequest("invalid_parameter", "query parameter %s=%s is not an integer", name, quote(s))
 	case n < 0:
 		q.err = badRequest("invalid_parameter", "query parameter %s=%d is negative", name, n)
 	case n > max:
@@ -121,12 +126,13 @@ func (q *query) bool(name string) bool {
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		q.err = badRequest("invalid_parameter", "query parameter %s=%q is not true or false", name, s)
+		q.err = badRequest("invalid_parameter", "query parameter %s=%s is not true or false", name, quote(s))
 	}
 	return b
 }
 
-// time reads an RFC 3339 time; absent is the zero time.
+// time reads an RFC 3339 time the store can keep; absent is the zero time,
+// which given explicitly is an error (the store would read it as absent).
 func (q *query) time(name string) time.Time {
 	s, ok := q.get(name)
 	if !ok || q.err != nil {
@@ -134,8 +140,13 @@ func (q *query) time(name string) time.Time {
 	}
 	// An unescaped "+" of an offset arrives as a space.
 	t, err := time.Parse(time.RFC3339Nano, strings.ReplaceAll(s, " ", "+"))
-	if err != nil {
-		q.err = badRequest("invalid_parameter", "query parameter %s=%q is not an RFC 3339 time such as 2026-03-01T12:00:00Z", name, s)
+	switch {
+	case err != nil:
+		q.err = badRequest("invalid_parameter", "query parameter %s=%s is not an RFC 3339 time such as 2026-03-01T12:00:00Z", name, quote(s))
+	case t.IsZero():
+		q.err = badRequest("invalid_parameter", "query parameter %s=%s is the zero time; leave the parameter out for none", name, quote(s))
+	case engine.ValidateTime(t) != nil:
+		q.err = badRequest("invalid_parameter", "query parameter %s=%s is outside the times the store keeps, 1677-09-21 to 2262-04-11", name, quote(s))
 	}
 	return t
 }

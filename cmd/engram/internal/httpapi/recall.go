@@ -15,6 +15,7 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
+	c := timeCheck{code: "invalid_options"}
 	q := memory.Query{
 		Scope:       memory.Scope{Tenant: Tenant(r.Context()), User: req.User, Session: req.Session},
 		Text:        req.Text,
@@ -22,10 +23,13 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 		MaxTokens:   req.MaxTokens,
 		TopK:        req.TopK,
 		Hops:        req.Hops,
-		Since:       req.Since,
-		Until:       req.Until,
+		Since:       c.get("since", req.Since),
+		Until:       c.get("until", req.Until),
 		MMR:         req.MMR,
-		Now:         req.Now,
+		Now:         c.get("now", req.Now),
+	}
+	if c.err != nil {
+		return c.err
 	}
 	if req.User == "" {
 		// Without a user the store would recall the tenant's shared
@@ -35,14 +39,14 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 	if req.HalfLife != "" {
 		d, err := time.ParseDuration(req.HalfLife)
 		if err != nil || d < 0 {
-			return badRequest("invalid_options", "half_life %q is not a non-negative duration such as 720h or 90m", req.HalfLife)
+			return badRequest("invalid_options", "half_life %s is not a non-negative duration such as 720h or 90m", quote(req.HalfLife))
 		}
 		q.HalfLife = d
 	}
 	for _, s := range req.Sources {
 		src := memory.Source(s)
 		if !slices.Contains(memory.Sources(), src) {
-			return badRequest("invalid_options", "source %q is not memories, shared, episodes or graph", s)
+			return badRequest("invalid_options", "source %s is not memories, shared, episodes or graph", quote(s))
 		}
 		q.Sources = append(q.Sources, src)
 	}
@@ -54,7 +58,7 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 	case "lexical":
 		q.Retrieval = memory.RetrievalLexical
 	default:
-		return badRequest("invalid_options", "retrieval %q is not hybrid, vector or lexical", req.Retrieval)
+		return badRequest("invalid_options", "retrieval %s is not hybrid, vector or lexical", quote(req.Retrieval))
 	}
 	start := time.Now()
 	rec, err := h.store.Recall(r.Context(), q)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -151,5 +152,52 @@ func TestEveryRouteOneHandler(t *testing.T) {
 				t.Errorf("%s %s = %d, access log %v", rt.method, p, r.status, lines)
 			}
 		}
+	}
+}
+
+// TestUncleanPathNoRedirect: under /v1/ (and /mcp) a path with dot
+// segments or doubled slashes answers 400 JSON, never the mux's redirect to
+// its clean form (issue 26: GET /v1/users/../sessions answered 307 to
+// /v1/sessions with an empty body), and the access log has the 400.
+// Outside the API the mux's redirect stays.
+func TestUncleanPathNoRedirect(t *testing.T) {
+	s := newTestServer(t, nil, nil)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	send := func(method, path, token string) (*http.Response, []byte) {
+		req, err := http.NewRequest(method, s.url+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL.Opaque = path // sent as written
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := tr.RoundTrip(req) // a client would follow a redirect
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, body
+	}
+	for _, p := range []string{
+		"/v1/users/../sessions",
+		"/v1/users/alice/sessions/s1/../s1/messages",
+		"/v1//users/alice/sessions",
+		"/v1/users/alice/./sessions",
+		"/mcp/../mcp",
+	} {
+		resp, body := send("GET", p, tokenAcme)
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" ||
+			resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), `"code":"unclean_path"`) {
+			t.Errorf("GET %s = %d, Location %q, %s", p, resp.StatusCode, resp.Header.Get("Location"), body)
+		}
+	}
+	if !strings.Contains(s.log.String(), `"route":"unmatched","status":400`) {
+		t.Errorf("the refusal is not logged:\n%s", s.log.String())
+	}
+	if resp, _ := send("GET", "/./healthz", ""); resp.StatusCode != http.StatusTemporaryRedirect && resp.StatusCode != http.StatusMovedPermanently {
+		t.Errorf("GET /./healthz = %d, want the mux's redirect", resp.StatusCode)
 	}
 }

@@ -38,13 +38,21 @@ func (h *Handler) appendMessages(w http.ResponseWriter, r *http.Request) error {
 	}
 	scope := sessionScope(r)
 	msgs := make([]memory.Message, len(req.Messages))
+	c := timeCheck{code: "invalid_message"}
 	for i, m := range req.Messages {
-		msgs[i] = m.message()
+		msgs[i] = m.message(&c, i)
+	}
+	if c.err != nil {
+		return c.err
 	}
 	var b memory.Batch
 	b.Append(scope, msgs...)
-	for _, f := range req.Facts {
-		b.Relate(scope, f.fact())
+	c.code = "invalid_fact"
+	for i, f := range req.Facts {
+		b.Relate(scope, f.fact(&c, indexed("facts", i, "")))
+	}
+	if c.err != nil {
+		return c.err
 	}
 	res, err := h.store.Write(r.Context(), &b)
 	if err != nil {

@@ -143,6 +143,13 @@
 //     store, serve it with engram serve and connect clients to /mcp.
 //   - The HTTP handler is stateless: it sends no notifications, makes no
 //     requests of the client, and answers GET and DELETE with 405.
+//   - Both transports take a JSON-RPC batch only from a client that
+//     declared a protocol version with batches (2024-11-05, 2025-03-26):
+//     over stdio in initialize, over HTTP in the MCP-Protocol-Version
+//     header. Both refuse an id the SDK cannot echo exactly (it reads a
+//     number as a float64, then an int64: 1e30 came back as
+//     -9223372036854775808, 2^53+1 as 2^53): an id is a string, null, or
+//     an integer of at most 2^53 in magnitude, else -32600.
 //   - A client that closes stdin with calls still running abandons them;
 //     each call's writes are atomic, so a call is stored whole or not at
 //     all.

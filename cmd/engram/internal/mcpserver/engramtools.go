@@ -186,10 +186,14 @@ func (h *handlers) addEngramTools(s *mcp.Server) {
 	mcp.AddTool(s, t.forget, h.forget)
 }
 
-func (h *handlers) remember(ctx context.Context, _ *mcp.CallToolRequest, in rememberIn) (*mcp.CallToolResult, rememberOut, error) {
+func (h *handlers) remember(ctx context.Context, req *mcp.CallToolRequest, in rememberIn) (*mcp.CallToolResult, rememberOut, error) {
 	sc, err := h.scopeOf(ctx)
 	if err != nil {
 		return nil, rememberOut{}, err
+	}
+	if in.ExpiresAt.IsZero() && givenTime(req, "expires_at") {
+		// The store reads the zero time as "no expiry" (issue 26).
+		return nil, rememberOut{}, errors.New("remember: expires_at 0001-01-01T00:00:00Z is the zero time; leave it out for no expiry")
 	}
 	id, err := h.store.Remember(ctx, sc, memory.Memory{
 		Kind:       memory.Kind(in.Kind),
@@ -312,4 +316,19 @@ func (h *handlers) forget(ctx context.Context, _ *mcp.CallToolRequest, in forget
 		return nil, forgetOut{}, fmt.Errorf("forget: %w", err)
 	}
 	return nil, out, nil
+}
+
+// givenTime reports whether the call's arguments hold field with a value
+// other than null: a time.Time argument cannot tell the zero time given
+// from one left out.
+func givenTime(req *mcp.CallToolRequest, field string) bool {
+	if req == nil || req.Params == nil {
+		return false
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(req.Params.Arguments, &args) != nil {
+		return false
+	}
+	v, ok := args[field]
+	return ok && string(v) != "null"
 }

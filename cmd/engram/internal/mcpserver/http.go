@@ -1,12 +1,16 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engramdb/engram/engine"
@@ -37,7 +41,11 @@ const (
 // no MCP session outlives it. So a session id can never carry one tenant's
 // scope into another tenant's request, and the server keeps no state per
 // client. Responses are application/json; GET and DELETE answer 405, as
-// there is nothing to stream or end. The handler is safe for concurrent
+// there is nothing to stream or end. A POST is checked as a stdio line is
+// (see [NewStdioTransport]): a JSON-RPC batch is taken only with an
+// MCP-Protocol-Version header of a version that has batches (2024-11-05,
+// 2025-03-26), and an id the SDK would not echo exactly is refused; both
+// answer 400 with a JSON-RPC error. The handler is safe for concurrent
 // use.
 func NewHTTPHandler(store *memory.Store, scope func(*http.Request) (memory.Scope, error)) http.Handler {
 	if store == nil || scope == nil {
@@ -58,8 +66,28 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, memory.ErrInvalidScope) {
 			code = http.StatusBadRequest
 		}
-		writeRPCError(w, code, fmt.Sprintf("no scope for this request: %v", err)) // err carries the one "engine: "
+		writeRPCError(w, code, jsonrpc.CodeInvalidRequest, fmt.Sprintf("no scope for this request: %v", err)) // err carries the one "engine: "
 		return
+	}
+	if r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the body is larger than %d bytes", mbe.Limit))
+				return
+			}
+			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "the body could not be read")
+			return
+		}
+		// The rules of the stdio transport: batches only under a
+		// protocol version that has them, ids echoed exactly or
+		// refused.
+		if code, msg := checkPayload(body, batchVersions[r.Header.Get("Mcp-Protocol-Version")]); code != 0 {
+			writeRPCError(w, http.StatusBadRequest, code, msg)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	// One server per request, bound to the request's scope. Building it
 	// registers fourteen tools whose schemas schemaCache already holds.
@@ -70,16 +98,23 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}).ServeHTTP(w, r)
 }
 
-// writeRPCError answers with a JSON-RPC error that has no id: the request
-// was refused before its body was read.
-func writeRPCError(w http.ResponseWriter, code int, msg string) {
+// writeRPCError answers status with a JSON-RPC error of code that has no
+// id: the request was refused before the SDK read it.
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
+	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"jsonrpc": "2.0",
 		"id":      nil,
-		"error":   map[string]any{"code": -32600, "message": msg}, // invalid request
+		"error":   map[string]any{"code": code, "message": msg},
 	})
+}
+
+// isJSON reports whether a Content-Type is application/json, as the SDK
+// requires of a POST.
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 // ScopeFromHeaders returns a scope function for [NewHTTPHandler]: the

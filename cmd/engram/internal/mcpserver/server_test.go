@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -287,6 +288,11 @@ func TestRemember(t *testing.T) {
 	fails(t, cs, "remember", raw(`{"text": ""}`), "invalid memory")
 	fails(t, cs, "remember", raw(`{"text": "x", "kind": "rumour"}`), "validating")
 	fails(t, cs, "remember", raw(`{"text": "x", "expires_at": "tomorrow"}`), "")
+	// The zero time is refused, not read as "no expiry" (issue 26), and
+	// so are years the store cannot keep.
+	fails(t, cs, "remember", raw(`{"text": "zero", "expires_at": "0001-01-01T00:00:00Z"}`), "expires_at")
+	fails(t, cs, "remember", raw(`{"text": "far", "expires_at": "9999-12-31T00:00:00Z"}`), "ExpiresAt")
+	fails(t, cs, "remember", raw(`{"text": "early", "expires_at": "0000-01-01T00:00:00Z"}`), "ExpiresAt")
 }
 
 func TestAppendMessageAndGetWindow(t *testing.T) {
@@ -441,4 +447,26 @@ func TestScope(t *testing.T) {
 	fails(t, broken, "read_graph", nil, "no scope for this call: no user signed in")
 	invalid := connect(t, NewServer(st, fixed(memory.Scope{User: "alice"})))
 	fails(t, invalid, "remember", raw(`{"text": "x"}`), "invalid scope")
+}
+
+// TestErrorsQuoteBounded: a tool error names the bad value by its first
+// bytes, never whole (issue 26: errors echoed a 3 MiB value whole). The
+// SDK's schema validation quotes the value it refuses, as do protocol
+// errors such as an unknown tool's name.
+func TestErrorsQuoteBounded(t *testing.T) {
+	cs := connect(t, NewServer(openStore(t), fixed(testScope)))
+	big := strings.Repeat("x", 1<<20)
+	for _, c := range []struct{ tool, args string }{
+		{"remember", `{"text": "x", "kind": "` + big + `"}`},
+		{"append_message", `{"role": "` + big + `", "content": "x"}`},
+		{"remember", `{"text": "x", "expires_at": "` + big + `"}`},
+	} {
+		if msg := fails(t, cs, c.tool, raw(c.args), ""); len(msg) > 600 {
+			t.Errorf("%s: a %d-byte error: %.200s", c.tool, len(msg), msg)
+		}
+	}
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: big, Arguments: raw(`{}`)})
+	if err == nil || len(err.Error()) > 600 {
+		t.Errorf("an unknown tool of 1 MiB: %d bytes: %.200v", len(fmt.Sprint(err)), err)
+	}
 }

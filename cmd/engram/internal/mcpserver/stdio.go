@@ -21,7 +21,10 @@ import (
 // id is null (-32700 parse error for a line that is not JSON, or longer
 // than [mcp.DefaultMaxLineLength]; -32600 invalid request for JSON that is
 // no JSON-RPC message, or a batch where the protocol has none) and reads
-// on. The transport neither closes in nor out.
+// on. A batch is taken only after an initialize asking for a protocol
+// version with batches, and a line whose id the SDK would not echo exactly
+// (1e30, 2^53+1, 1.5) is refused with -32600, as over HTTP (see
+// checkPayload). The transport neither closes in nor out.
 func NewStdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 	w := &lockedWriter{w: out}
 	return &mcp.IOTransport{
@@ -55,9 +58,11 @@ type lineFilter struct {
 	// pending is what is left of the current good line.
 	pending []byte
 	line    []byte
-	// batchesRefused is set once the client has asked for a protocol
-	// version without JSON-RPC batches (2025-06-18 and later).
-	batchesRefused bool
+	// batchesAllowed is set once the client has asked, in initialize,
+	// for a protocol version with JSON-RPC batches (2024-11-05 or
+	// 2025-03-26). Before that batches are refused, as over HTTP without
+	// such an MCP-Protocol-Version header.
+	batchesAllowed bool
 }
 
 func (f *lineFilter) Read(p []byte) (int, error) {
@@ -128,55 +133,25 @@ func (f *lineFilter) next() ([]byte, error) {
 	}
 }
 
-// check returns the JSON-RPC error code and message for a line the SDK
-// would fail on, or 0.
+// check returns the JSON-RPC error code and message for a line the server
+// refuses (see checkPayload), or 0. An initialize line sets whether
+// batches are taken from then on.
 func (f *lineFilter) check(line []byte) (int, string) {
-	if !json.Valid(line) {
-		return jsonrpc.CodeParseError, "parse error: the line is not JSON"
+	code, msg := checkPayload(line, f.batchesAllowed)
+	if code != 0 || line[0] == '[' {
+		return code, msg
 	}
-	if nestedDeeperThan(line, maxNesting) {
-		// The SDK's batch decoder stops at 1000 levels and then fails
-		// the connection; encoding/json allows 10000.
-		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: nested more than %d levels deep", maxNesting)
-	}
-	if line[0] != '[' {
-		msg, err := jsonrpc.DecodeMessage(line)
-		if err != nil {
-			return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: %v", err)
-		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
+	if req, err := jsonrpc.DecodeMessage(line); err == nil {
+		if req, ok := req.(*jsonrpc.Request); ok && req.Method == "initialize" {
 			var params struct {
 				ProtocolVersion string `json:"protocolVersion"`
 			}
 			_ = json.Unmarshal(req.Params, &params)
 			// Batches went away in 2025-06-18; the SDK fails the
-			// connection on one from a client that asked for it, or for
-			// a version it does not know (it answers with its latest).
-			f.batchesRefused = params.ProtocolVersion != "2024-11-05" && params.ProtocolVersion != "2025-03-26"
-		}
-		return 0, ""
-	}
-	if f.batchesRefused {
-		return jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not part of this protocol version"
-	}
-	var batch []json.RawMessage
-	if err := json.Unmarshal(line, &batch); err != nil || len(batch) == 0 {
-		return jsonrpc.CodeInvalidRequest, "invalid request: an empty or malformed batch"
-	}
-	ids := map[any]bool{}
-	for _, raw := range batch {
-		msg, err := jsonrpc.DecodeMessage(raw)
-		if err != nil {
-			return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request in a batch: %v", err)
-		}
-		// The SDK keys every request of a batch by its id, a
-		// notification's being the zero one, and fails the connection on
-		// a repeat: two notifications in one batch repeat it too.
-		if req, ok := msg.(*jsonrpc.Request); ok {
-			if ids[req.ID.Raw()] {
-				return jsonrpc.CodeInvalidRequest, "invalid request: a batch repeats an id, or holds more than one notification"
-			}
-			ids[req.ID.Raw()] = true
+			// connection on one from a client that asked for a later
+			// version, or for a version it does not know (it answers
+			// with its latest).
+			f.batchesAllowed = batchVersions[params.ProtocolVersion]
 		}
 	}
 	return 0, ""

@@ -121,7 +121,7 @@ func TestStdioLongLine(t *testing.T) {
 // them with -32600 instead of passing them on. Ordinary batches pass.
 func TestStdioBatchesThatEndedTheServer(t *testing.T) {
 	deep := strings.Repeat("[", 998) + strings.Repeat("]", 998)
-	f := &lineFilter{} // batches allowed, as under 2025-03-26
+	f := &lineFilter{batchesAllowed: true} // as under 2025-03-26
 	for _, tc := range []struct {
 		line string
 		code int
@@ -134,6 +134,46 @@ func TestStdioBatchesThatEndedTheServer(t *testing.T) {
 	} {
 		if code, msg := f.check([]byte(tc.line)); code != tc.code {
 			t.Errorf("check(%.80q) = %d %q, want %d", tc.line, code, msg, tc.code)
+		}
+	}
+}
+
+// TestStdioBatchesAndIDs: the same rule as over HTTP (issue 26). A batch
+// is taken only after an initialize that asked for a protocol version with
+// batches (2024-11-05 or 2025-03-26), never before one; an id the SDK
+// would not echo exactly (it reads numbers as float64 and then int64: 1e30
+// came back as -9223372036854775808) is refused with -32600, and the others
+// come back as sent.
+func TestStdioBatchesAndIDs(t *testing.T) {
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`
+	f := &lineFilter{}
+	if code, _ := f.check([]byte(batch)); code != -32600 {
+		t.Errorf("a batch before initialize = %d, want -32600", code)
+	}
+	for _, v := range []struct {
+		version string
+		code    int
+	}{{"2024-11-05", 0}, {"2025-03-26", 0}, {"2025-06-18", -32600}, {"2099-01-01", -32600}} {
+		f := &lineFilter{}
+		f.check([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + v.version + `"}}`))
+		if code, msg := f.check([]byte(batch)); code != v.code {
+			t.Errorf("a batch after initialize %s = %d %q, want %d", v.version, code, msg, v.code)
+		}
+	}
+	f = &lineFilter{batchesAllowed: true}
+	for _, id := range []string{`1e30`, `9007199254740993`, `-9007199254740993`, `1.5`, `-0`, `1E2`, `true`, `{}`, `[]`} {
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`,
+			`[{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}]`,
+		} {
+			if code, msg := f.check([]byte(line)); code != -32600 || !strings.Contains(msg, "id") {
+				t.Errorf("check(%s) = %d %q, want -32600 naming the id", line, code, msg)
+			}
+		}
+	}
+	for _, id := range []string{`0`, `42`, `-7`, `9007199254740992`, `-9007199254740992`, `"1e30"`, `null`} {
+		if code, msg := f.check([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)); code != 0 {
+			t.Errorf("id %s = %d %q, want it taken", id, code, msg)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -71,9 +72,12 @@ type Options struct {
 	// MaxSessions bounds the sessions kept at once; zero means
 	// DefaultMaxSessions.
 	MaxSessions int
-	// Hosts, when set, are the only Host headers (host:port) the
-	// inspector answers; others get 421. It stops a DNS-rebinding page,
-	// which reaches a loopback server under a name of its own.
+	// Hosts, when set, are the only Host headers the server answers,
+	// on every path, the API's included; others get 421. An entry is
+	// host:port, or a host name alone, which allows it on any port. It
+	// stops a DNS-rebinding page, which reaches a loopback server under
+	// a name of its own, from reading the inspector or the routes that
+	// need no token (/metrics, /healthz, /openapi.json).
 	Hosts []string
 	// SecureCookie marks the session cookie Secure (sent over HTTPS
 	// only) even when the request did not come over TLS here: for a
@@ -185,6 +189,13 @@ func loadFiles(fsys fs.FS) (map[string]file, error) {
 
 // ServeHTTP serves the inspector's paths and passes the rest to the API.
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !u.allowedHost(r.Host) {
+		// Every path: a rebinding page could otherwise read /metrics,
+		// /healthz and /openapi.json, which need no token (issue 26).
+		setHeaders(w)
+		jsonError(w, http.StatusMisdirectedRequest, "wrong_host", "this server does not answer for that host name")
+		return
+	}
 	p := r.URL.Path
 	if p == "/ui" {
 		setHeaders(w)
@@ -196,10 +207,6 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setHeaders(w)
-	if u.hosts != nil && !u.hosts[strings.ToLower(r.Host)] {
-		jsonError(w, http.StatusMisdirectedRequest, "wrong_host", "this server does not answer for that host name")
-		return
-	}
 	// One spelling per resource: a path with dot segments, doubled
 	// slashes or escaped slashes (or backslashes) is refused, not
 	// cleaned, so no check below can be walked around. Other escapes
@@ -229,6 +236,21 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		jsonError(w, http.StatusNotFound, "not_found", "no such page")
 	}
+}
+
+// allowedHost reports whether the server answers for host, a request's
+// Host header: any host when Options.Hosts is empty; else one named there,
+// as host:port, or as a name alone, which allows it on any port.
+func (u *UI) allowedHost(host string) bool {
+	if u.hosts == nil {
+		return true
+	}
+	host = strings.ToLower(host)
+	if u.hosts[host] {
+		return true
+	}
+	name, _, err := net.SplitHostPort(host)
+	return err == nil && u.hosts[name]
 }
 
 // clean is path.Clean keeping a trailing slash.

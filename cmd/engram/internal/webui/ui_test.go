@@ -497,6 +497,25 @@ func TestAllowedHosts(t *testing.T) {
 	if r := s.do("GET", "/ui/login", nil, nil, nil); r.StatusCode != http.StatusOK {
 		t.Errorf("the allowed host = %d", r.StatusCode)
 	}
+	// Every path, not only the inspector's: a rebinding page could read
+	// /metrics, /healthz and /openapi.json, which need no token (issue 26).
+	for _, p := range []string{"/metrics", "/healthz", "/openapi.json", "/v1/users", "/ui", "/nothing"} {
+		r := s.do("GET", p, nil, map[string]string{"Host": "evil.example:80", "Authorization": "Bearer " + tokenAcme}, nil)
+		if r.StatusCode != http.StatusMisdirectedRequest || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("GET %s for another host = %d %s, want 421 JSON", p, r.StatusCode, r.Header.Get("Content-Type"))
+		}
+		if r := s.do("GET", p, nil, map[string]string{"Authorization": "Bearer " + tokenAcme}, nil); r.StatusCode == http.StatusMisdirectedRequest {
+			t.Errorf("GET %s for the allowed host = 421", p)
+		}
+	}
+	// A name without a port allows that name on any port.
+	s.ui.hosts = map[string]bool{"memory.example": true}
+	if r := s.do("GET", "/healthz", nil, map[string]string{"Host": "memory.example:8443"}, nil); r.StatusCode != http.StatusOK {
+		t.Errorf("memory.example:8443 with memory.example allowed = %d", r.StatusCode)
+	}
+	if r := s.do("GET", "/healthz", nil, map[string]string{"Host": "memory.example.evil:8443"}, nil); r.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("memory.example.evil:8443 with memory.example allowed = %d", r.StatusCode)
+	}
 }
 
 // TestProxyHeaders: what reaches the API is the session's token, not
