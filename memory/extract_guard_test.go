@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/graph"
 )
 
 // TestExtractionJobGone: a job whose queue entry is gone by the time its
@@ -176,5 +179,55 @@ func TestExtractionRetryParkedRuns(t *testing.T) {
 	}
 	if q, err := st.ExtractionQueue(bg); err != nil || q.Pending+q.ParkedTotal != 0 {
 		t.Errorf("queue %+v, %v: want it empty", q, err)
+	}
+}
+
+// aliasExtractor gives, for "alias NAME ALIAS", the entity NAME with ALIAS
+// as an alias, and nothing else.
+type aliasExtractor struct{}
+
+func (aliasExtractor) Extract(ctx context.Context, in *ExtractInput) (*Extraction, error) {
+	w := strings.Fields(in.Message.Content)
+	if len(w) != 3 || w[0] != "alias" {
+		return &Extraction{}, nil
+	}
+	return &Extraction{Entities: []graph.Entity{{Name: w[1], Type: "person", Aliases: []string{w[2]}}}}, nil
+}
+
+// TestExtractionForgetAliases: forgetting a session takes out the aliases
+// extraction added from its messages to an entity that stays (made by
+// hand), and keeps the aliases another session gave.
+func TestExtractionForgetAliases(t *testing.T) {
+	st := openMem(t, &Options{Extractor: aliasExtractor{}})
+	if _, err := updated(bg, st, testUser, (*graph.Tx).CreateEntities, []graph.Entity{{Name: "Robert", Type: "person", Aliases: []string{"Rob"}}}); err != nil {
+		t.Fatal(err)
+	}
+	other := Scope{Tenant: "acme", User: "alice", Session: "s2"}
+	mustAppend(t, st.Session(testScope), user("alias Robert Bob"))
+	mustAppend(t, st.Session(other), user("alias Robert Bobby"))
+	if err := st.Flush(bg); err != nil {
+		t.Fatal(err)
+	}
+	e, err := viewed(bg, st, testUser, (*graph.Tx).Entity, "Robert")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(e.Aliases)
+	if want := []string{"Bob", "Bobby", "Rob"}; !slices.Equal(e.Aliases, want) {
+		t.Fatalf("aliases %q before forgetting, want %q", e.Aliases, want)
+	}
+	if err := st.Forget(bg, testScope); err != nil {
+		t.Fatal(err)
+	}
+	e, err = viewed(bg, st, testUser, (*graph.Tx).Entity, "Robert")
+	if err != nil {
+		t.Fatalf("the entity made by hand went with the session: %v", err)
+	}
+	slices.Sort(e.Aliases)
+	if want := []string{"Bobby", "Rob"}; !slices.Equal(e.Aliases, want) {
+		t.Errorf("aliases %q after forgetting the session that gave Bob, want %q", e.Aliases, want)
+	}
+	if e, err := viewed(bg, st, testUser, (*graph.Tx).Entity, "Bob"); err == nil {
+		t.Errorf("the forgotten alias Bob still finds %s", e.Name)
 	}
 }
