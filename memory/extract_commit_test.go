@@ -126,7 +126,7 @@ func TestExtractionCommitsEachModelCall(t *testing.T) {
 
 const extractRepeatEnv = "ENGRAM_MEMORY_EXTRACT_REPEAT_DIR"
 
-// runExtractRepeatChild is the child of TestExtractionKill9RepeatsInFlight:
+// runExtractRepeatChild is the child of TestFaultExtractionRepeatsInFlight:
 // it opens the store with a model extractor, appends the messages when
 // told to, and prints "call CONTENT" as each call starts, until it is
 // killed.
@@ -162,14 +162,14 @@ func runExtractRepeatChild() bool {
 	select {} // until killed
 }
 
-// TestExtractionKill9RepeatsInFlight kills a process with SIGKILL four
+// TestFaultExtractionRepeatsInFlight kills a process with SIGKILL four
 // times while its worker sends a batch of queued messages to a model, each
 // time a few calls after it (re)started, then drains the queue: each kill
 // may send the message in flight to the model again, and nothing else.
 // When a batch committed only after all its calls, each kill sent every
 // message the batch had done so far again (a message went to the model
 // five times across four kills).
-func TestExtractionKill9RepeatsInFlight(t *testing.T) {
+func TestFaultExtractionRepeatsInFlight(t *testing.T) {
 	const messages, kills, callsPerRound = 24, 4, 4
 	dir := t.TempDir()
 	calls := map[string]int{}
