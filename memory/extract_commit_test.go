@@ -14,7 +14,8 @@ import (
 )
 
 // modelExtractor stands for a model behind an API: each call takes
-// latency (a model's answer takes far longer than a commit), and it counts
+// latency (as long as the worker lets jobs run before it commits; a
+// model's answer takes longer still), and it counts
 // the calls it was given per message text. When hold is set and says so,
 // the call waits for its context to end, as a call in flight when the
 // process stops.
@@ -29,7 +30,7 @@ type modelExtractor struct {
 }
 
 func newModelExtractor() *modelExtractor {
-	return &modelExtractor{latency: 2 * extractCommitAfter, calls: map[string]int{}}
+	return &modelExtractor{latency: extractCommitMax, calls: map[string]int{}}
 }
 
 func (f *modelExtractor) Extract(ctx context.Context, in *ExtractInput) (*Extraction, error) {

@@ -25,7 +25,7 @@ import (
 // worker reads the queue in key order, so each session's messages come in
 // append order, and runs the Extractor over a batch of them, one at a
 // time, outside any transaction. Then, in one transaction for each job or
-// for a run of fast ones (see extractCommitAfter), it writes what each
+// for a run of fast ones (see extractCommitMax), it writes what each
 // produced, records it in the session's ledger (NSExtracted, for erasure)
 // and deletes the entries. A job whose entry is gone when that
 // transaction runs (done already, or its session forgotten) writes
@@ -39,12 +39,17 @@ const (
 	// most how many one transaction completes: with Sync durability each
 	// commit is an fsync, so fast jobs share one.
 	extractBatch = 64
-	// extractCommitAfter is how long the jobs of a batch may run before
-	// what they gave is committed: a crash repeats at most this much
-	// extraction and the job in flight. A model call takes longer, so
-	// each is committed as it returns; an fsync takes a few ms, so a
-	// local extractor's jobs (µs each) still share one commit.
+	// extractCommitAfter and extractCommitMax bound how long the jobs of
+	// a batch run before what they gave is committed: at least the
+	// first, and four times the batch's last commit, so that commits take
+	// at most a fifth of the time; at most the second, so a crash repeats
+	// no more than that much extraction and the job in flight. A model
+	// call takes longer than extractCommitMax, so each is committed as it
+	// returns; a local extractor's jobs (well under a ms each) share one
+	// commit (one fsync, with Sync durability) as they did when a batch
+	// was one commit.
 	extractCommitAfter = 10 * time.Millisecond
+	extractCommitMax   = 100 * time.Millisecond
 	// ExtractMaxAttempts is how many times a job is tried before it is
 	// parked (see [Store.ExtractionQueue]).
 	ExtractMaxAttempts = 5
@@ -614,32 +619,32 @@ func (o *outcome) texts() []string {
 	return out
 }
 
-// runJobs extracts a batch of jobs and completes them, in order. What a
-// job gave is committed once the jobs since the last commit have run for
-// extractCommitAfter, and at the end of the batch: a model's calls take
-// longer than that, so each is committed as it returns and a crash sends
-// only the call in flight to the model again, while the fast calls of a
-// local extractor still share one commit (one fsync, with Sync
-// durability). It returns the jobs that failed and were left queued for
-// a retry.
+// runJobs extracts a batch of jobs and completes them, in order. What the
+// jobs since the last commit gave is committed once they have run long
+// enough (see extractCommitMax), and at the end of the batch: a model's
+// calls are each committed as they return, so a crash sends only the call
+// in flight to the model again, while the fast calls of a local extractor
+// still share a commit. It returns the jobs that failed and were left
+// queued for a retry.
 func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, error) {
 	outs := make([]outcome, len(jobs))
 	failedSession := map[string]bool{}
 	var failed []job
-	from, since := 0, time.Now()
+	from, since, commit := 0, time.Now(), time.Duration(0)
 	for i := range jobs {
 		if err := s.runJob(ctx, x, &jobs[i], &outs[i], failedSession); err != nil {
 			return nil, err
 		}
-		if i+1 < len(jobs) && time.Since(since) < extractCommitAfter {
+		if i+1 < len(jobs) && time.Since(since) < min(extractCommitMax, max(extractCommitAfter, 4*commit)) {
 			continue
 		}
+		began := time.Now()
 		f, err := s.completeJobs(ctx, jobs[from:i+1], outs[from:i+1])
 		if err != nil {
 			return nil, err
 		}
 		failed = append(failed, f...)
-		from, since = i+1, time.Now()
+		from, since, commit = i+1, time.Now(), time.Since(began)
 	}
 	for i := range jobs {
 		if o := &outs[i]; o.err != nil && !errors.Is(o.err, errSkipped) {
