@@ -555,3 +555,84 @@ func ExampleNewStatic() {
 	// 2 dimensions
 	// car~automobile 0.99, car~banana 0.10
 }
+
+// TestStaticF16Table: an F16 table decodes to the values it holds
+// (normal, subnormal, negative, the largest half), weights scale its rows
+// as they scale an F32 table's, and its vectors match an F32 copy of the
+// same table.
+func TestStaticF16Table(t *testing.T) {
+	const sub, minNormal = 1.0 / (1 << 24), 1.0 / (1 << 14)
+	rows := make([][]float32, len(tinyRows))
+	copy(rows, tinyRows)
+	rows[5] = []float32{1023 * sub, -minNormal, 512 * sub, 3 * minNormal / 2}           // cafe: subnormals and normals
+	rows[6] = []float32{65504, -0.5, 1024, 3}                                           // the: the largest half
+	rows[7] = []float32{0.333251953125, -2.5, 1.5, 0.0999755859375}                     // cat
+	rows[8] = []float32{-0.0009765625, 4.5, 0.25, -1}                                   // ##s
+	rows[9] = []float32{-minNormal, 3 * minNormal / 2, 7 * minNormal, minNormal * 1023} // play: small normals
+	rows[13] = []float32{-1.75, 0.5, 2.25, -0.125}                                      // dog
+	weights := make([]float64, len(tinyVocab))
+	for i := range weights {
+		weights[i] = 1
+	}
+	weights[2] = 10 // [CLS]: catches weights indexed by row instead of token
+	// Some with the low bits of a half's mantissa set.
+	weights[5], weights[6], weights[7], weights[8], weights[9], weights[13] = 0.5, 0.75, 1281.0/1024, 3, 2, 683.0/1024
+
+	// expect is the normalised weighted sum of the rows of the tokens.
+	expect := func(weighted bool, ids ...int) []float32 {
+		sum := make([]float64, 4)
+		for _, id := range ids {
+			w := 1.0
+			if weighted {
+				w = weights[id]
+			}
+			for j, x := range rows[id] {
+				sum[j] += w * float64(x)
+			}
+		}
+		return unit(sum...)
+	}
+	texts := []struct {
+		text string
+		ids  []int
+	}{
+		{"cafe", []int{5}},
+		{"the", []int{6}},
+		{"cat", []int{7}},
+		{"play", []int{9}},
+		{"cat dog", []int{7, 13}},
+		{"cats", []int{7, 8}},
+		{"dog cats dog", []int{13, 7, 8, 13}},
+	}
+	for _, weighted := range []bool{false, true} {
+		for _, wd := range []string{"F16", "F32", "F64"} {
+			if !weighted && wd != "F16" {
+				continue
+			}
+			name := "unweighted"
+			if weighted {
+				name = wd + " weights"
+			}
+			t.Run(name, func(t *testing.T) {
+				m := tinyModel()
+				m.Rows, m.DType = rows, "F16"
+				f32 := tinyModel()
+				f32.Rows = rows
+				if weighted {
+					m.Weights, m.WeightsDType = weights, wd
+					f32.Weights, f32.WeightsDType = weights, "F32"
+				}
+				s16, s32 := newStatic(t, writeModel(t, m), nil), newStatic(t, writeModel(t, f32), nil)
+				for _, c := range texts {
+					got := embedOne(t, s16, c.text)
+					if want := expect(weighted, c.ids...); !near(got, want) {
+						t.Errorf("F16 Embed(%q) = %v, want %v", c.text, got, want)
+					}
+					if want := embedOne(t, s32, c.text); !near(got, want) {
+						t.Errorf("F16 Embed(%q) = %v, the F32 copy gives %v", c.text, got, want)
+					}
+				}
+			})
+		}
+	}
+}

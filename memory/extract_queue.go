@@ -23,19 +23,33 @@ import (
 // Append writes, in the transaction that stores a message, a queue entry
 // under the system key NSExtractQueue + session prefix + message id. The
 // worker reads the queue in key order, so each session's messages come in
-// append order, runs the Extractor over a batch of them outside any
-// transaction, and then, in one transaction, writes what each produced,
-// records it in the session's ledger (NSExtracted, for erasure) and
-// deletes the entries. A job whose entry is gone when that transaction
-// runs (done already, or its session forgotten) writes nothing, so
-// running a job twice writes nothing new. A crash before the commit
-// leaves every entry in place; a reopen resumes.
+// append order, and runs the Extractor over a batch of them, one at a
+// time, outside any transaction. Then, in one transaction for each job or
+// for a run of fast ones (see extractCommitMax), it writes what each
+// produced, records it in the session's ledger (NSExtracted, for erasure)
+// and deletes the entries. A job whose entry is gone when that
+// transaction runs (done already, or its session forgotten) writes
+// nothing, so running a job twice writes nothing new. A crash before a
+// commit leaves its entries in place; a reopen resumes, calling the
+// Extractor again only for the jobs not committed.
 
 // Limits of the extraction worker.
 const (
-	// extractBatch is how many jobs one transaction completes: with Sync
-	// durability each commit is an fsync, so a batch amortizes it.
+	// extractBatch is how many jobs the worker reads at a time, and at
+	// most how many one transaction completes: with Sync durability each
+	// commit is an fsync, so fast jobs share one.
 	extractBatch = 64
+	// extractCommitAfter and extractCommitMax bound how long the jobs of
+	// a batch run before what they gave is committed: at least the
+	// first, and four times the batch's last commit, so that commits take
+	// at most a fifth of the time; at most the second, so a crash repeats
+	// no more than that much extraction and the job in flight. A model
+	// call takes longer than extractCommitMax, so each is committed as it
+	// returns; a local extractor's jobs (well under a ms each) share one
+	// commit (one fsync, with Sync durability) as they did when a batch
+	// was one commit.
+	extractCommitAfter = 10 * time.Millisecond
+	extractCommitMax   = 100 * time.Millisecond
 	// ExtractMaxAttempts is how many times a job is tried before it is
 	// parked (see [Store.ExtractionQueue]).
 	ExtractMaxAttempts = 5
@@ -623,65 +637,92 @@ func (o *outcome) texts() []string {
 	return out
 }
 
-// runJobs extracts a batch of jobs and completes them in one transaction.
-// It returns the jobs that failed and were left queued for a retry.
+// runJobs extracts a batch of jobs and completes them, in order. What the
+// jobs since the last commit gave is committed once they have run long
+// enough (see extractCommitMax), and at the end of the batch: a model's
+// calls are each committed as they return, so a crash sends only the call
+// in flight to the model again, while the fast calls of a local extractor
+// still share a commit. It returns the jobs that failed and were left
+// queued for a retry.
 func (s *Store) runJobs(ctx context.Context, x Extractor, jobs []job) ([]job, error) {
 	outs := make([]outcome, len(jobs))
 	failedSession := map[string]bool{}
+	var failed []job
+	from, since, commit := 0, time.Now(), time.Duration(0)
 	for i := range jobs {
-		j := &jobs[i]
-		if failedSession[string(j.prefix)] {
-			outs[i].err = errSkipped
+		if err := s.runJob(ctx, x, &jobs[i], &outs[i], failedSession); err != nil {
+			return nil, err
+		}
+		if i+1 < len(jobs) && time.Since(since) < min(extractCommitMax, max(extractCommitAfter, 4*commit)) {
 			continue
 		}
-		o := &outs[i]
-		in, err := s.jobInput(ctx, j)
+		began := time.Now()
+		f, err := s.completeJobs(ctx, jobs[from:i+1], outs[from:i+1])
 		if err != nil {
 			return nil, err
 		}
-		if in == nil {
-			continue // the message is gone: the job is dropped
-		}
-		o.in = in
-		o.x, o.err = callExtractor(ctx, x, in)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if o.err != nil {
-			failedSession[string(j.prefix)] = true
-			continue
-		}
-		s.checkExtraction(j, o)
-		if err := s.prepareExtraction(ctx, j, o); err != nil {
-			return nil, err
-		}
-	}
-	failed, err := s.commitJobs(ctx, jobs, outs)
-	if err != nil && len(jobs) > 1 && ctx.Err() == nil {
-		// One job the store cannot write must not hold up the others:
-		// commit them one by one, and park the one that fails.
-		failed = failed[:0]
-		for i := range jobs {
-			f, err := s.commitJobs(ctx, jobs[i:i+1], outs[i:i+1])
-			if err != nil && ctx.Err() == nil {
-				s.warn("memory: extraction job cannot be written; parking it", "tenant", jobs[i].scope.Tenant, "user", jobs[i].scope.User,
-					"message", jobs[i].id.String(), "err", err)
-				outs[i] = outcome{err: fmt.Errorf("memory: write extraction: %w", err), permanent: true}
-				f, err = s.commitJobs(ctx, jobs[i:i+1], outs[i:i+1])
-			}
-			if err != nil {
-				return nil, err
-			}
-			failed = append(failed, f...)
-		}
-	} else if err != nil {
-		return nil, err
+		failed = append(failed, f...)
+		from, since, commit = i+1, time.Now(), time.Since(began)
 	}
 	for i := range jobs {
 		if o := &outs[i]; o.err != nil && !errors.Is(o.err, errSkipped) {
 			s.warn("memory: extraction failed", "tenant", jobs[i].scope.Tenant, "user", jobs[i].scope.User,
 				"session", jobs[i].scope.Session, "message", jobs[i].id.String(), "attempt", jobs[i].state.Attempts+1, "err", o.err)
 		}
+	}
+	return failed, nil
+}
+
+// runJob extracts one job into o, outside any transaction. A job whose
+// session failed earlier in the batch (in failedSession) is skipped, and
+// a failure adds the job's session.
+func (s *Store) runJob(ctx context.Context, x Extractor, j *job, o *outcome, failedSession map[string]bool) error {
+	if failedSession[string(j.prefix)] {
+		o.err = errSkipped
+		return nil
+	}
+	in, err := s.jobInput(ctx, j)
+	if err != nil {
+		return err
+	}
+	if in == nil {
+		return nil // the message is gone: the job is dropped
+	}
+	o.in = in
+	o.x, o.err = callExtractor(ctx, x, in)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if o.err != nil {
+		failedSession[string(j.prefix)] = true
+		return nil
+	}
+	s.checkExtraction(j, o)
+	return s.prepareExtraction(ctx, j, o)
+}
+
+// completeJobs commits extracted jobs in one transaction. One job the
+// store cannot write must not hold up the others: when the transaction
+// fails, they are committed one by one, and the one that fails is
+// parked.
+func (s *Store) completeJobs(ctx context.Context, jobs []job, outs []outcome) ([]job, error) {
+	failed, err := s.commitJobs(ctx, jobs, outs)
+	if err == nil || len(jobs) == 1 || ctx.Err() != nil {
+		return failed, err
+	}
+	failed = failed[:0]
+	for i := range jobs {
+		f, err := s.commitJobs(ctx, jobs[i:i+1], outs[i:i+1])
+		if err != nil && ctx.Err() == nil {
+			s.warn("memory: extraction job cannot be written; parking it", "tenant", jobs[i].scope.Tenant, "user", jobs[i].scope.User,
+				"message", jobs[i].id.String(), "err", err)
+			outs[i] = outcome{err: fmt.Errorf("memory: write extraction: %w", err), permanent: true}
+			f, err = s.commitJobs(ctx, jobs[i:i+1], outs[i:i+1])
+		}
+		if err != nil {
+			return nil, err
+		}
+		failed = append(failed, f...)
 	}
 	return failed, nil
 }

@@ -221,26 +221,7 @@ func (s *Store) mmr(ctx context.Context, h *hydrator, cands []*Candidate, q *Que
 	if len(live) == 0 {
 		return nil
 	}
-	best := live[0].Fused
-	picked := make([]*Candidate, 0, len(live))
-	rest := slices.Clone(live)
-	for len(rest) > 0 {
-		bi, bs := 0, math.Inf(-1)
-		for i, c := range rest {
-			sim := 0.0
-			for _, p := range picked {
-				if d, err := index.Dot(c.vector, p.vector); err == nil {
-					sim = max(sim, float64(d)/(norm(c.vector)*norm(p.vector)+1e-12))
-				}
-			}
-			score := q.MMR*c.Fused/best - (1-q.MMR)*sim
-			if score > bs {
-				bi, bs = i, score
-			}
-		}
-		picked = append(picked, rest[bi])
-		rest = slices.Delete(rest, bi, bi+1)
-	}
+	picked := mmrPick(live, q.MMR)
 	// Give the picks the first ranks, in pick order; the others follow.
 	rank := 1
 	for _, c := range picked {
@@ -255,6 +236,32 @@ func (s *Store) mmr(ctx context.Context, h *hydrator, cands []*Candidate, q *Que
 	}
 	slices.SortStableFunc(cands, func(a, b *Candidate) int { return a.Rank - b.Rank })
 	return nil
+}
+
+// mmrPick returns live (best fused score first, each with its vector) in
+// the order maximal marginal relevance with λ = lambda picks them.
+func mmrPick(live []*Candidate, lambda float64) []*Candidate {
+	best := live[0].Fused
+	picked := make([]*Candidate, 0, len(live))
+	rest := slices.Clone(live)
+	for len(rest) > 0 {
+		bi, bs := 0, math.Inf(-1)
+		for i, c := range rest {
+			sim := 0.0
+			for _, p := range picked {
+				if d, err := index.Dot(c.vector, p.vector); err == nil {
+					sim = max(sim, float64(d)/(norm(c.vector)*norm(p.vector)+1e-12))
+				}
+			}
+			score := lambda*c.Fused/best - (1-lambda)*sim
+			if score > bs {
+				bi, bs = i, score
+			}
+		}
+		picked = append(picked, rest[bi])
+		rest = slices.Delete(rest, bi, bi+1)
+	}
+	return picked
 }
 
 func norm(v []float32) float64 {

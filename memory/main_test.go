@@ -7,7 +7,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if runCrashChild() || runExtractCrashChild() {
+	if runCrashChild() || runExtractCrashChild() || runExtractRepeatChild() {
 		return
 	}
 	goleak.VerifyTestMain(m)
