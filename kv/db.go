@@ -81,7 +81,9 @@ type DB struct {
 // bad options, [ErrCorrupt] naming the file when a file of the store is
 // damaged (Open verifies every table's checksums and replays the logs
 // first; see the package's Caveats), and [ErrDiskFull] when the disk has
-// less free space than the store keeps in reserve.
+// less free space than the store keeps in reserve. A damaged DISCARD, the
+// file where Badger keeps value-log GC hints and no data, is removed and
+// started anew rather than refused (see repairDiscard).
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
@@ -105,6 +107,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	if err := checkFiles(dir, o.EncryptionKey); err != nil {
+		_ = lock.release()
+		return nil, err
+	}
+	if err := repairDiscard(dir, o.Logger); err != nil { // discard.go
 		_ = lock.release()
 		return nil, err
 	}
