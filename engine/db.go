@@ -193,7 +193,7 @@ func (db *DB) Close() error {
 // short, a snapshot is written by the next Close (the log it covers
 // stays), and a compaction is run again by the next Open (the erasure's
 // mark stays).
-const closeWorkTimeout = 20 * time.Second
+const closeWorkTimeout = 10 * time.Second
 
 // closeWorkLocked snapshots the partitions that changed and finishes a
 // pending erasure's compaction, each within db.closeWork; Close runs it

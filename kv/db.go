@@ -202,7 +202,7 @@ func openError(dir string, err error) error {
 
 // Close flushes and closes the store and releases the directory lock. It
 // waits for running transactions, and for a compaction's call into Badger
-// for at most 30 s: past that it returns [ErrStalled], with the store
+// for at most 20 s: past that it returns [ErrStalled], with the store
 // closed to new calls and synced but Badger left open. Calling it again
 // closes what is left, and returns nil once everything is closed.
 func (db *DB) Close() error {
@@ -243,9 +243,10 @@ func (db *DB) Close() error {
 
 // stalledAfter is how long Close waits for a compaction's call into
 // Badger: long enough for a Flatten or a value-log rewrite of a store of
-// some GiB, short of the 90 s a service manager gives a stopping process
-// before SIGKILL.
-const stalledAfter = 30 * time.Second
+// some GiB to end cleanly, and short enough that serve's shutdown (30 s
+// for requests, 10 s for Close's compaction, then this) stays within the
+// 90 s a service manager gives a stopping process before SIGKILL.
+const stalledAfter = 20 * time.Second
 
 // stopCompaction takes the compaction slot for good, so that Badger is not
 // closed under a compaction's call, waiting for a running one for at most
@@ -275,7 +276,7 @@ func (db *DB) stopCompaction() error {
 		bdb = db.bdb
 		db.mu.Unlock()
 	}
-	synced := "not synced (the stalled call holds the store)"
+	synced := "not synced (calls still running hold the store)"
 	if bdb != nil {
 		done := make(chan error, 1)
 		go func() { done <- bdb.Sync() }()

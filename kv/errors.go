@@ -89,9 +89,11 @@ var (
 
 	// ErrStalled is returned by [DB.Close] when a compaction's (or a
 	// [DB.BulkLoad]'s) call into Badger, which takes no context, has not
-	// returned within 30 s
+	// returned within 20 s
 	// (issue 26: a damaged value-log GC file made one spin for ever).
-	// The store is closed to new calls and synced, but Badger is left
+	// The store is closed to new calls and synced (unless calls wedged in
+	// Badger still run: a GC that never returns holds Badger's value-log
+	// lock, which an iterator's Close may wait for), but Badger is left
 	// open and the directory locked: exit the process (the store then
 	// opens as after a crash, which loses no synced write), or call
 	// Close again once the call has returned.

@@ -60,10 +60,11 @@ func TestFaultDamagedDiscardCompactProcess(t *testing.T) {
 		select {
 		case <-exited:
 			t.Fatalf("engram compact ran 60 s (and stopped on SIGTERM)\n%s", out.String())
-		case <-time.After(10 * time.Second):
+		case <-time.After(40 * time.Second):
+			// Close waits 20 s for a stalled call into Badger.
 			cmd.Process.Kill()
 			<-exited
-			t.Fatalf("engram compact ran 60 s and ignored SIGTERM\n%s", out.String())
+			t.Fatalf("engram compact ran 60 s and ignored SIGTERM for 40 s\n%s", out.String())
 		}
 	}
 	if !strings.Contains(out.String(), "compacted") {
