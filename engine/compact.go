@@ -23,7 +23,11 @@ func (db *DB) Compact(ctx context.Context) error {
 		// written hold the records' terms: write them again first.
 		db.snapshotAll(ctx, 1)
 	}
-	err := convert(db.kv.Compact(ctx))
+	compact := db.kv.Compact
+	if db.compactKV != nil {
+		compact = db.compactKV
+	}
+	err := convert(compact(ctx))
 	if err != nil {
 		db.ScheduleCompact() // the erasures still wait
 		return err
@@ -168,12 +172,25 @@ func (c *compactor) start(db *DB, delay time.Duration) {
 			if !c.pending() {
 				continue // a forced Compact covered it
 			}
-			if err := db.Compact(ctx); err != nil && ctx.Err() == nil {
+			if err := c.run(ctx, db); err != nil && ctx.Err() == nil {
 				db.logger.Warn("engram: background compaction failed; retrying after the delay", "err", err)
 				c.schedule()
 			}
 		}
 	})
+}
+
+// compactTimeout bounds one background compaction: Badger's calls take
+// no context, and one that never returns (issue 26) must not keep the
+// compactor, or the erasures after it, waiting. The call itself goes on
+// (see [kv.DB.Compact]); the next try waits for it, within its own bound.
+const compactTimeout = 10 * time.Minute
+
+// run runs one background compaction within compactTimeout.
+func (c *compactor) run(ctx context.Context, db *DB) error {
+	ctx, cancel := context.WithTimeout(ctx, compactTimeout)
+	defer cancel()
+	return db.Compact(ctx)
 }
 
 func (c *compactor) schedule() {

@@ -81,6 +81,11 @@ type DB struct {
 
 	// compactions runs the background compaction erasures need.
 	compactions compactor
+	// compactKV is kv's Compact when nil; a test seam.
+	compactKV func(context.Context) error
+	// closeWork bounds the snapshots and the compaction Close runs
+	// (closeWorkTimeout, unless a test sets less).
+	closeWork time.Duration
 
 	// source is the [VectorSource] of this DB's writes (want, zero for
 	// none) and the one the store recorded (nil until one is).
@@ -130,6 +135,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		snapshotInterval: o.SnapshotInterval,
 		snapshotAfter:    o.SnapshotAfter,
 		stop:             make(chan struct{}),
+		closeWork:        closeWorkTimeout,
 	}
 	hooks.db.Store(db)
 	if db.logger == nil {
@@ -175,18 +181,36 @@ func (db *DB) Close() error {
 		db.compactions.stop()
 		db.bg.Wait()
 		if (db.kv.Dir() != "" || db.kv.Postgres()) && !db.skipFinalSnapshot {
-			db.snapshotAll(context.Background(), 1)
-			// An erasure still waiting for the background compaction is
-			// finished now: the process may not run again soon.
-			if db.compactions.wake != nil && db.compactions.pending() {
-				if err := db.Compact(context.Background()); err != nil {
-					db.logger.Warn("engram: compaction at close failed; the next open retries", "err", err)
-				}
-			}
+			db.closeWorkLocked()
 		}
 		db.closeErr = convert(db.kv.Close())
 	})
 	return db.closeErr
+}
+
+// closeWorkTimeout bounds each of Close's snapshots and compaction, so
+// that a stalled one (issue 26) cannot keep Close from finishing: cut
+// short, a snapshot is written by the next Close (the log it covers
+// stays), and a compaction is run again by the next Open (the erasure's
+// mark stays).
+const closeWorkTimeout = 10 * time.Second
+
+// closeWorkLocked snapshots the partitions that changed and finishes a
+// pending erasure's compaction, each within db.closeWork; Close runs it
+// once, with the background goroutines stopped.
+func (db *DB) closeWorkLocked() {
+	ctx, cancel := context.WithTimeout(context.Background(), db.closeWork)
+	db.snapshotAll(ctx, 1)
+	cancel()
+	// An erasure still waiting for the background compaction is
+	// finished now: the process may not run again soon.
+	if db.compactions.wake != nil && db.compactions.pending() {
+		ctx, cancel := context.WithTimeout(context.Background(), db.closeWork)
+		defer cancel()
+		if err := db.Compact(ctx); err != nil {
+			db.logger.Warn("engram: compaction at close failed; the next open retries", "err", err)
+		}
+	}
 }
 
 // KV returns the underlying store, for packages of this module that keep

@@ -751,19 +751,36 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 // snapshotLoop writes snapshots of changed partitions in the background
-// until stop is closed.
+// until stop is closed, which cancels a round in progress. A round ends
+// within snapshotRoundTimeout: what it did not reach waits for the next.
 func (db *DB) snapshotLoop(stop <-chan struct{}) {
 	t := time.NewTicker(db.snapshotInterval)
 	defer t.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
-			db.snapshotAll(context.Background(), db.snapshotAfter)
+			rctx, rcancel := context.WithTimeout(ctx, snapshotRoundTimeout)
+			db.snapshotAll(rctx, db.snapshotAfter)
+			rcancel()
 		}
 	}
 }
+
+// snapshotRoundTimeout bounds one round of background snapshots, so that
+// a store that stalls (issue 26) cannot keep the loop, and Close waiting
+// for it, for ever.
+const snapshotRoundTimeout = 5 * time.Minute
 
 // snapshotAll snapshots every loaded HNSW partition with at least minDirty
 // changes since its last snapshot.
@@ -775,6 +792,9 @@ func (db *DB) snapshotAll(ctx context.Context, minDirty int) {
 	}
 	db.parts.Unlock()
 	for _, p := range parts {
+		if ctx.Err() != nil {
+			return // the rest waits for the next round
+		}
 		if !p.loaded.Load() {
 			continue // still loading, or failed to
 		}

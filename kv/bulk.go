@@ -80,8 +80,11 @@ func (db *DB) BulkLoad(ctx context.Context, pairs iter.Seq2[[]byte, []byte]) err
 	if err := db.checkSpace(); err != nil {
 		return err
 	}
-	db.compactMu.Lock()
-	defer db.compactMu.Unlock()
+	release, err := db.acquireCompaction(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := db.lockAll(ctx); err != nil {
 		return err
 	}

@@ -41,6 +41,15 @@ var flushMarker = []byte("\xff\xffengram-compact")
 // (those above the value threshold, about 800 KiB) Compact first closes
 // and reopens Badger, which starts a new file.
 //
+// Badger's calls take no context, and one that never returns (issue 26:
+// a damaged DISCARD file made the value-log GC spin) must not hold the
+// store. So they run on a goroutine of the DB, and Compact returns when
+// ctx ends or Close starts, with ctx's error (or [ErrClosed]), while the
+// call goes on: the next Compact waits for it (as long as its own ctx
+// lets it), and so does Close, for at most closeWait (see [ErrStalled]).
+// Transactions go on meanwhile; only the flush holds them off, and only
+// for its own calls.
+//
 // It is slow on a large store: run it after erasing data, not on every
 // write. An in-memory store has no files; Compact does nothing there.
 func (db *DB) Compact(ctx context.Context) error {
@@ -56,26 +65,51 @@ func (db *DB) Compact(ctx context.Context) error {
 	if db.dir == "" {
 		return db.checkOpen()
 	}
+	if err := db.checkOpen(); err != nil {
+		return err
+	}
 	// A compaction writes new tables before it drops the old ones.
 	if err := db.checkSpace(); err != nil {
 		return err
 	}
 	// Badger's Flatten and value-log GC must not overlap themselves.
-	db.compactMu.Lock()
-	defer db.compactMu.Unlock()
+	release, err := db.acquireCompaction(ctx)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer release()
+		done <- db.compact(ctx)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("kv: compact: %w (Badger's call goes on in the background)", ctx.Err())
+	case <-db.closing:
+		return ErrClosed
+	}
+}
+
+// compact runs a compaction's calls into Badger; the caller holds the
+// compaction slot, so Close leaves db.bdb open until it returns.
+func (db *DB) compact(ctx context.Context) error {
 	if err := db.flush(ctx); err != nil {
 		return err
 	}
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	if db.mu.closed {
-		return ErrClosed
+	if err := db.checkOpen(); err != nil {
+		return err
 	}
 	if err := db.bdb.Flatten(1); err != nil {
 		return fmt.Errorf("kv: compact: flatten: %w", err)
 	}
+	gc := db.valueLogGC
+	if gc == nil {
+		gc = func(bdb *badger.DB) error { return bdb.RunValueLogGC(0.01) }
+	}
 	for ctx.Err() == nil {
-		err := db.bdb.RunValueLogGC(0.01)
+		err := gc(db.bdb)
 		if errors.Is(err, badger.ErrNoRewrite) || errors.Is(err, badger.ErrGCInMemoryMode) {
 			return nil
 		}
@@ -84,6 +118,28 @@ func (db *DB) Compact(ctx context.Context) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// acquireCompaction takes the compaction slot, waiting while another
+// compaction (or a BulkLoad) holds it, for as long as ctx lets it and
+// until Close starts. The returned func gives it back.
+func (db *DB) acquireCompaction(ctx context.Context) (release func(), err error) {
+	if db.compactSem == nil {
+		return func() {}, nil
+	}
+	select {
+	case <-db.closing:
+		return nil, ErrClosed
+	default:
+	}
+	select {
+	case db.compactSem <- struct{}{}:
+		return func() { <-db.compactSem }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("kv: waiting for a running compaction: %w", ctx.Err())
+	case <-db.closing:
+		return nil, ErrClosed
+	}
 }
 
 // flush moves every memtable into the tables and compacts level 0, with
@@ -199,13 +255,13 @@ func valueLogHolds(dir string) bool {
 // db.mu for writing; if Badger does not open again, the store is closed.
 func (db *DB) reopenLocked() error {
 	if err := db.bdb.Close(); err != nil {
-		db.mu.closed = true
+		db.mu.closed, db.mu.released = true, true
 		_ = db.lock.release()
 		return fmt.Errorf("kv: compact: close to start a new value log: %w", err)
 	}
 	bdb, err := openBadger(db.dir, db.opts.badger(db.dir, db.log))
 	if err != nil {
-		db.mu.closed = true
+		db.mu.closed, db.mu.released = true, true
 		_ = db.lock.release()
 		return fmt.Errorf("kv: compact: reopen to start a new value log: %w", err)
 	}

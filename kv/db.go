@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -44,6 +45,9 @@ type DB struct {
 		// what it wrote: its marker stays, so the next Open deletes the
 		// tables, and nothing may be written (or read) until then.
 		bulkFailed bool
+		// released is set once Close closed Badger (or the PostgreSQL
+		// pool) and released the directory: Close has nothing left to do.
+		released bool
 	}
 	// dropAll is Badger's DropAll; a test seam.
 	dropAll func() error
@@ -57,8 +61,24 @@ type DB struct {
 	free    func(dir string) (int64, bool)
 	reserve int64
 
-	// compactMu runs one Compact at a time (compact.go).
-	compactMu sync.Mutex
+	// compactSem is the compaction slot (compact.go): held by the
+	// goroutine that runs a compaction's calls into Badger until they
+	// return, by a BulkLoad, and by Close from when it closes Badger.
+	// Nil for PostgreSQL.
+	compactSem chan struct{}
+	// closeMu serializes Close's wait for the compaction slot; slotTaken
+	// says it has it.
+	closeMu   sync.Mutex
+	slotTaken bool
+	// closing is closed when Close starts, so that a Compact waiting for
+	// Badger returns; closeOnce closes it.
+	closing   chan struct{}
+	closeOnce sync.Once
+	// closeWait bounds how long Close waits for a compaction's call into
+	// Badger (see ErrStalled); stalledAfter unless a test sets less.
+	closeWait time.Duration
+	// valueLogGC is Badger's RunValueLogGC(0.01) when nil; a test seam.
+	valueLogGC func(*badger.DB) error
 	// gate is non-nil while Compact waits for running transactions: new
 	// ones wait on it, for at most gateWait (see lockAll).
 	gate atomic.Pointer[chan struct{}]
@@ -81,7 +101,9 @@ type DB struct {
 // bad options, [ErrCorrupt] naming the file when a file of the store is
 // damaged (Open verifies every table's checksums and replays the logs
 // first; see the package's Caveats), and [ErrDiskFull] when the disk has
-// less free space than the store keeps in reserve.
+// less free space than the store keeps in reserve. A damaged DISCARD, the
+// file where Badger keeps value-log GC hints and no data, is removed and
+// started anew rather than refused (see repairDiscard).
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
@@ -105,6 +127,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	if err := checkFiles(dir, o.EncryptionKey); err != nil {
+		_ = lock.release()
+		return nil, err
+	}
+	if err := repairDiscard(dir, o.Logger); err != nil { // discard.go
 		_ = lock.release()
 		return nil, err
 	}
@@ -134,7 +160,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 		}
 	}
 	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, free: free, reserve: need,
-		bigValue: int(bdb.Opts().ValueThreshold / 2)}
+		bigValue:   int(bdb.Opts().ValueThreshold / 2),
+		compactSem: make(chan struct{}, 1), closing: make(chan struct{}), closeWait: stalledAfter}
 	if dir != "" && o.Durability == Sync && !o.perCommitSync {
 		db.syncer = newSyncer(dir, liveSync(func() error { return db.bdb.Sync() }))
 	}
@@ -174,14 +201,23 @@ func openError(dir string, err error) error {
 }
 
 // Close flushes and closes the store and releases the directory lock. It
-// waits for running transactions. Calling it again returns nil.
+// waits for running transactions, and for a compaction's call into Badger
+// for at most 20 s: past that it returns [ErrStalled], with the store
+// closed to new calls and synced but Badger left open. Calling it again
+// closes what is left, and returns nil once everything is closed.
 func (db *DB) Close() error {
+	if db.closing != nil {
+		db.closeOnce.Do(func() { close(db.closing) })
+		if err := db.stopCompaction(); err != nil {
+			return err
+		}
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	if db.mu.closed {
+	if db.mu.released {
 		return nil
 	}
-	db.mu.closed = true
+	db.mu.closed, db.mu.released = true, true
 	if db.pg != nil {
 		err := db.pg.close()
 		if db.closeHook != nil {
@@ -203,6 +239,58 @@ func (db *DB) Close() error {
 		return fmt.Errorf("kv: close: %w", err)
 	}
 	return nil
+}
+
+// stalledAfter is how long Close waits for a compaction's call into
+// Badger: long enough for a Flatten or a value-log rewrite of a store of
+// some GiB to end cleanly, and short enough that serve's shutdown (30 s
+// for requests, 10 s for Close's compaction, then this) stays within the
+// 90 s a service manager gives a stopping process before SIGKILL.
+const stalledAfter = 20 * time.Second
+
+// stopCompaction takes the compaction slot for good, so that Badger is not
+// closed under a compaction's call, waiting for a running one for at most
+// db.closeWait. Past that it closes the store to new calls, syncs it, and
+// returns ErrStalled.
+func (db *DB) stopCompaction() error {
+	db.closeMu.Lock()
+	defer db.closeMu.Unlock()
+	if db.slotTaken {
+		return nil
+	}
+	t := time.NewTimer(db.closeWait)
+	defer t.Stop()
+	select {
+	case db.compactSem <- struct{}{}:
+		db.slotTaken = true
+		return nil
+	case <-t.C:
+	}
+	// Transactions are refused from now on, unless the stalled call is
+	// the flush, which holds them off itself.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var bdb *badger.DB
+	if db.lockAll(ctx) == nil {
+		db.mu.closed = true
+		bdb = db.bdb
+		db.mu.Unlock()
+	}
+	synced := "not synced (calls still running hold the store)"
+	if bdb != nil {
+		done := make(chan error, 1)
+		go func() { done <- bdb.Sync() }()
+		select {
+		case err := <-done:
+			synced = "synced"
+			if err != nil {
+				synced = fmt.Sprintf("not synced (%v)", err)
+			}
+		case <-time.After(time.Second):
+			synced = "not synced (the sync did not return)"
+		}
+	}
+	return fmt.Errorf("%w: a compaction's call into Badger has not returned after %v; the store is closed to new calls and %s, Badger stays open and %s stays locked until the process exits or Close is called again", ErrStalled, db.closeWait, synced, db.dir)
 }
 
 // Dir returns the directory the store was opened in; "" for in-memory and

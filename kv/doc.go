@@ -58,14 +58,20 @@
 //   - Deleted and expired bytes leave the files only after [DB.Compact]
 //     (a memtable flush, a full compaction and value-log garbage
 //     collection). Transactions wait while it flushes, and while it
-//     reopens Badger when the value log holds large values.
+//     reopens Badger when the value log holds large values. Badger's
+//     calls take no context: Compact returns when its context ends, the
+//     call goes on, and [DB.Close] waits for it at most 20 s
+//     ([ErrStalled]).
 //   - [Open] verifies every file Badger would trust blindly: each table's
 //     checksums, the manifest against the tables on disk, a replay of the
 //     write-ahead logs. Damage is [ErrCorrupt] naming the file, never a
 //     panic and never data silently dropped; the price is a read of every
 //     table at open (about 100 ms per 33 MiB of tables on a 2-core VM).
 //     Value-log entries are verified at each read. A file damaged while
-//     the store is open is found at the next Open.
+//     the store is open is found at the next Open. The exception is
+//     DISCARD, Badger's value-log GC hints: a damaged one (which made the
+//     GC spin for ever, wedging the store) holds no data, and is removed
+//     and started anew, with a warning on the logger.
 //   - [DB.BulkLoad] fills an empty store without transactions (sorted keys
 //     straight into tables, no log, memtable or compaction), all or
 //     nothing, but holds every other transaction off while it runs.

@@ -86,4 +86,16 @@ var (
 	// fsync the kernel may have dropped the pages it could not write, so
 	// every later write is refused until the store is reopened.
 	ErrNotDurable = errors.New("kv: committed, but not synced to disk")
+
+	// ErrStalled is returned by [DB.Close] when a compaction's (or a
+	// [DB.BulkLoad]'s) call into Badger, which takes no context, has not
+	// returned within 20 s
+	// (issue 26: a damaged value-log GC file made one spin for ever).
+	// The store is closed to new calls and synced (unless calls wedged in
+	// Badger still run: a GC that never returns holds Badger's value-log
+	// lock, which an iterator's Close may wait for), but Badger is left
+	// open and the directory locked: exit the process (the store then
+	// opens as after a crash, which loses no synced write), or call
+	// Close again once the call has returned.
+	ErrStalled = errors.New("kv: a background call into Badger has stalled")
 )

@@ -23,10 +23,12 @@ type sweeper struct {
 	scopes map[string]Scope // partition prefix → its scope
 	// notes counts the notes of each listed partition, so a sweep that
 	// found it done does not drop it over a write noted meanwhile.
-	notes  map[string]uint64
-	stopCh chan struct{}
-	done   chan struct{}
-	once   sync.Once
+	notes map[string]uint64
+	// sweepOne is Store.Sweep when nil; a test seam, set under mu.
+	sweepOne func(context.Context, Scope) (int, error)
+	stopCh   chan struct{}
+	done     chan struct{}
+	once     sync.Once
 }
 
 // start loads the listed partitions and runs the sweep loop every interval
@@ -79,8 +81,14 @@ func (w *sweeper) run(s *Store) {
 	for _, sc := range w.scopes {
 		scopes = append(scopes, sc)
 	}
+	sweep := w.sweepOne
 	w.mu.Unlock()
-	ctx, cancel := context.WithCancel(context.Background())
+	if sweep == nil {
+		sweep = s.Sweep
+	}
+	// A round ends at sweepRunTimeout even if the store stalls (issue
+	// 26); the partitions it did not reach stay listed for the next.
+	ctx, cancel := context.WithTimeout(context.Background(), sweepRunTimeout)
 	defer cancel()
 	go func() {
 		select {
@@ -94,7 +102,7 @@ func (w *sweeper) run(s *Store) {
 		if !s.owns(Partition(sc)) {
 			continue // another process's partition (PostgreSQL)
 		}
-		n, err := s.Sweep(ctx, sc)
+		n, err := sweep(ctx, sc)
 		swept += n
 		if err != nil {
 			if ctx.Err() != nil {
@@ -113,6 +121,9 @@ func (w *sweeper) run(s *Store) {
 		s.opts.Logger.Warn("memory: retention pass failed", "err", err)
 	}
 }
+
+// sweepRunTimeout bounds one round of the background sweep.
+const sweepRunTimeout = 5 * time.Minute
 
 // note records that the partition of scope may hold expiring data.
 func (w *sweeper) note(scope Scope) {
