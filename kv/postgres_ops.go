@@ -258,12 +258,26 @@ func (s *pgStore) load(ctx context.Context, rows iter.Seq2[pgRow, error]) error 
 		if src.err != nil {
 			return src.err
 		}
-		return pgError(err)
+		return ctxError(ctx, err)
 	}
 	if src.err != nil {
 		return src.err
 	}
-	return pgError(tx.Commit(ctx))
+	if err := tx.Commit(ctx); err != nil {
+		return ctxError(ctx, err)
+	}
+	return nil
+}
+
+// ctxError converts err, an error of a call made with ctx, keeping ctx's
+// error, and only it, in the chain when ctx has ended: pgx answers a cancelled call
+// by closing its connection, and the error it returns then ("use of closed
+// network connection") says nothing of the cancellation.
+func ctxError(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	return pgError(err)
 }
 
 // copySource feeds rows to COPY, sealing values.
