@@ -62,8 +62,13 @@ import (
 // after lives_in, "organization" after works_at, and "email", "url" and
 // "identifier" for those mentions.
 //
-// Limits: English only; one clause pattern at a time, so "I live in
-// Boston and work at Acme" yields only lives_in; lists are taken only
+// A sentence is split into clauses before the patterns run (at ";",
+// "but", and at "and" or a comma that a new subject, a request or a
+// refusal follows), so "I work at Globex and I live in Berlin" and "I
+// live in Boston and work at Acme" yield both relations, and "Please
+// email me, no phone calls." is a standing instruction.
+//
+// Limits: English only; lists are taken only
 // after a plural relation ("my kids are Tom and Jerry"); "we" and "our"
 // make no facts (only events, as "alice and others"); pronouns other
 // than "it" / "the X" in corrections are not resolved, and Previous is
@@ -156,6 +161,7 @@ type ruleRun struct {
 
 	entities map[string]int // folded name → index in out.Entities
 	seen     map[string]bool
+	clauses  []ruleClause // the clauses of the current sentence
 }
 
 // once reports whether key is new, and marks it seen.
@@ -261,7 +267,9 @@ func ruleValidName(s string) bool {
 	return true
 }
 
-// sentence runs every pattern over one sentence.
+// sentence runs every pattern over one sentence: the mentions and the
+// events over the whole of it, the other patterns over each of its
+// clauses.
 func (r *ruleRun) sentence(s *ruleSentence) {
 	toks := s.toks
 	if r.user {
@@ -270,12 +278,27 @@ func (r *ruleRun) sentence(s *ruleSentence) {
 	if s.question || len(toks) == 0 || inSet(ruleQuestionStart, toks[0].l) {
 		return
 	}
+	r.clauses = ruleSplitClauses(r.clauses[:0], toks)
 	// Appositions hold in reported speech too ("she said my sister Jane
 	// called"), so they run before the guard.
-	r.appositions(toks)
+	for _, c := range r.clauses {
+		r.appositions(c.toks)
+	}
 	if s.guarded {
 		return
 	}
+	for i := range r.clauses {
+		r.clause(r.clauses[i].toks)
+		if r.err != nil {
+			return
+		}
+	}
+	r.requests(r.clauses)
+	r.episode(s)
+}
+
+// clause runs the clause patterns over one clause.
+func (r *ruleRun) clause(toks []ruleTok) {
 	neg := -1
 	for i, t := range toks {
 		if t.k == rtWord && inSet(ruleNeg, t.l) {
@@ -290,7 +313,6 @@ func (r *ruleRun) sentence(s *ruleSentence) {
 		return
 	}
 	r.preferences(toks)
-	r.episode(s)
 }
 
 // ruleHypothetical reports whether toks hold a word that makes a clause

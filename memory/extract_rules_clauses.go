@@ -464,6 +464,36 @@ func (r *ruleRun) instruction(toks []ruleTok, i int) {
 	r.memory(KindPreference, b.String(), 0.7)
 }
 
+// requests handles a request beside a refusal in one sentence, in either
+// order: "Please email me, no phone calls." The request alone is one-off
+// ("please send me the report"); with the refusal it is a standing
+// instruction.
+func (r *ruleRun) requests(clauses []ruleClause) {
+	if !r.user || r.speaker == "" || len(clauses) < 2 {
+		return
+	}
+	var ask, refuse []ruleTok
+	for _, c := range clauses {
+		switch t := c.toks; {
+		case ruleWord(t, 0) == "please" && ruleBaseVerb(ruleWord(t, 1)) && !inSet(ruleOneOff, ruleWord(t, 1)) && ruleWord(t, 1) != "do":
+			ask = t[1:]
+		case ruleWord(t, 0) == "no" && len(t) > 1 && t[1].k == rtWord && !inSet(ruleNoInterjections, t[1].l):
+			refuse = t
+		}
+	}
+	if ask == nil || refuse == nil || len(ask)+len(refuse) > 20 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(r.speaker)
+	b.WriteString(" asks to")
+	r.say(&b, ask)
+	b.WriteByte(',')
+	no := append([]ruleTok{{s: "no", l: "no", k: rtWord, sp: true}}, refuse[1:]...)
+	r.say(&b, no)
+	r.memory(KindPreference, b.String(), 0.7)
+}
+
 // ruleOneOff are verbs of requests that are not standing instructions
 // ("please don't forget the file").
 var ruleOneOff = ruleWords("forget worry hesitate mind panic bother stop be")
