@@ -16,20 +16,54 @@ often sometimes kind sort of all both already once even then first honestly lite
 // ruleParticiples follow "have" in the verb relations: "I've moved to".
 var ruleParticiples = ruleWords("moved relocated")
 
-// ruleVerbRel describes a relation verb: its predicate, the form after
-// "I" and after a name, the preposition it needs, and its object's type.
+// ruleVerbRel is a verb frame: a relation verb, its forms after "I" and
+// after a name, the preposition it needs, its predicate and its object's
+// type. A new relation verb is a row of ruleVerbRels.
 type ruleVerbRel struct {
 	pred, base, third, prep, objType string
 	role                             string // the noun of its subject: owns → owner
+	// forms are more surface forms ("working"); with firstOnly they are
+	// the only ones, and the frame holds only with "I" as the subject and
+	// no negation ("I moved to Berlin").
+	forms     []string
+	firstOnly bool
+	// orgFor: after "for" the object must be an organization ("I work for
+	// Dana" names a boss, not an employer).
+	orgFor bool
 }
 
 var ruleVerbRels = []ruleVerbRel{
-	{pred: "owns", base: "own", third: "owns", role: "owner"},
+	{pred: "owns", base: "own", third: "owns", role: "owner", forms: []string{"owning"}},
 	{pred: "manages", base: "manage", third: "manages", role: "manager"},
-	{pred: "leads", base: "lead", third: "leads", role: "lead"},
-	{pred: "heads", base: "head", third: "heads", role: "head"},
-	{pred: "works_at", base: "work", third: "works", prep: "at for", objType: "organization"},
-	{pred: "lives_in", base: "live", third: "lives", prep: "in", objType: "place"},
+	{pred: "leads", base: "lead", third: "leads", role: "lead", forms: []string{"leading"}},
+	{pred: "heads", base: "head", third: "heads", role: "head", forms: []string{"heading"}},
+	{pred: "works_at", base: "work", third: "works", prep: "at for", objType: "organization", forms: []string{"working"}, orgFor: true},
+	{pred: "lives_in", base: "live", third: "lives", prep: "in", objType: "place", forms: []string{"living"}},
+	{pred: "lives_in", prep: "to", objType: "place", forms: []string{"moved", "relocated"}, firstOnly: true},
+	{pred: "lives_in", prep: "in", objType: "place", forms: []string{"based"}, firstOnly: true},
+}
+
+// matches reports whether the verb at toks[at] is this frame's, in the
+// form its subject (first: "I") and a negation before it call for.
+func (vr *ruleVerbRel) matches(toks []ruleTok, at int, first, negated bool) bool {
+	v := toks[at].l
+	if vr.firstOnly && (!first || negated) {
+		return false
+	}
+	for _, f := range vr.forms {
+		if v == f {
+			return true
+		}
+	}
+	if vr.firstOnly {
+		return false
+	}
+	prev := ruleWord(toks, at-1)
+	form := vr.third
+	if first || (negated && prev == "not") {
+		form = vr.base
+	}
+	return v == form
 }
 
 // verbs finds "X owns Y", "I work at Y", "I live in Y", "I moved to Y",
@@ -37,71 +71,90 @@ var ruleVerbRels = []ruleVerbRel{
 // "Dana doesn't own it anymore").
 func (r *ruleRun) verbs(toks []ruleTok, neg int) {
 	for i := 0; i < len(toks) && r.err == nil; i++ {
-		var subj, subjType string
-		var at int
-		first := false
-		switch {
-		case ruleWord(toks, i) == "i":
-			if r.speaker == "" {
-				continue
-			}
-			subj, subjType, at, first = r.speaker, r.speakerType(), i+1, true
-		case r.user && toks[i].k == rtWord && toks[i].cap && (i == 0 || toks[i-1].k == rtPunct || inSet(ruleGreetings, toks[i-1].l)):
-			if i == 0 && inSet(ruleCommonStart, toks[0].l) {
-				continue
-			}
-			e, ok := ruleNameSpan(toks, i, 4)
-			if !ok {
-				continue
-			}
-			subj, at = r.canon(ruleJoin(toks[i:e])), e
-			i = e - 1
-		default:
+		subj, subjType, at, first, ok := r.verbSubject(toks, i)
+		if !ok {
 			continue
+		}
+		if !first {
+			i = at - 1
 		}
 		r.verbClause(toks, subj, subjType, at, first, neg)
 	}
 }
 
-// verbClause reads the verb phrase after a subject at toks[at].
-func (r *ruleRun) verbClause(toks []ruleTok, subj, subjType string, at int, first bool, neg int) {
+// verbSubject reads the subject of a verb relation at toks[i]: "I" (the
+// speaker), or in a user message a capitalised name that starts a clause.
+// It returns where the verb phrase starts.
+func (r *ruleRun) verbSubject(toks []ruleTok, i int) (subj, subjType string, at int, first, ok bool) {
+	if ruleWord(toks, i) == "i" {
+		return r.speaker, r.speakerType(), i + 1, true, r.speaker != ""
+	}
+	if !r.user || toks[i].k != rtWord || !toks[i].cap || !ruleClauseStart(toks, i) {
+		return "", "", 0, false, false
+	}
+	if i == 0 && inSet(ruleCommonStart, toks[0].l) {
+		return "", "", 0, false, false
+	}
+	e, ok := ruleNameSpan(toks, i, 4)
+	if !ok {
+		return "", "", 0, false, false
+	}
+	return r.canon(ruleJoin(toks[i:e])), "", e, false, true
+}
+
+// ruleVerbLead skips what may stand between a subject and its verb ("no
+// longer", "do not", "am", "have" before "moved", adverbs), returning the
+// verb's index and whether the verb is negated.
+func ruleVerbLead(toks []ruleTok, at int) (int, bool) {
 	negated := false
 	for at < len(toks) && toks[at].k == rtWord {
-		switch w := toks[at].l; {
-		case w == "no" && ruleWord(toks, at+1) == "longer":
-			negated = true
-			at += 2
-			continue
-		case (w == "do" || w == "does" || w == "am" || w == "is") && ruleWord(toks, at+1) == "not":
-			negated = true
-			at += 2
-			continue
-		case w == "am" || w == "is":
-			at++
-			continue
-		case (w == "have" || w == "has") && inSet(ruleParticiples, ruleWord(toks, at+1)):
-			at++
-			continue
-		case inSet(ruleAdverbs, w) && w != "never":
-			at++
-			continue
+		skip, neg := ruleVerbLeadStep(toks, at)
+		if skip == 0 {
+			break
 		}
-		break
+		at += skip
+		negated = negated || neg
 	}
+	return at, negated
+}
+
+// ruleVerbLeadStep returns how many words at toks[at] come before the
+// verb (0: the verb is there), and whether they negate it.
+func ruleVerbLeadStep(toks []ruleTok, at int) (int, bool) {
+	w, next := toks[at].l, ruleWord(toks, at+1)
+	switch {
+	case w == "no" && next == "longer":
+		return 2, true
+	case (w == "do" || w == "does" || w == "am" || w == "is") && next == "not":
+		return 2, true
+	case w == "am" || w == "is":
+		return 1, false
+	case (w == "have" || w == "has") && inSet(ruleParticiples, next):
+		return 1, false
+	case inSet(ruleAdverbs, w) && w != "never":
+		return 1, false
+	}
+	return 0, false
+}
+
+// ruleInList reports whether w is one of the space-separated words of
+// list.
+func ruleInList(list, w string) bool {
+	for list != "" && w != "" {
+		var f string
+		f, list, _ = strings.Cut(list, " ")
+		if f == w {
+			return true
+		}
+	}
+	return false
+}
+
+// verbClause reads the verb phrase after a subject at toks[at].
+func (r *ruleRun) verbClause(toks []ruleTok, subj, subjType string, at int, first bool, neg int) {
+	at, negated := ruleVerbLead(toks, at)
 	v := ruleWord(toks, at)
-	if v == "" {
-		return
-	}
-	if !negated && neg >= 0 && neg < at {
-		return
-	}
-	// "I moved to Berlin", "I relocated to Berlin", "I'm based in Berlin".
-	if !negated && first && ((v == "moved" || v == "relocated") && ruleWord(toks, at+1) == "to" ||
-		v == "based" && ruleWord(toks, at+1) == "in") {
-		vals := r.values(toks, at+2, false)
-		if len(vals) == 1 && vals[0].typ == "" {
-			r.fact(subj, "lives_in", vals[0].name, subjType, "place", 0.9, true)
-		}
+	if v == "" || (!negated && neg >= 0 && neg < at) {
 		return
 	}
 	// "I have a dog named Max", "I've got a cat called Luna".
@@ -112,45 +165,42 @@ func (r *ruleRun) verbClause(toks []ruleTok, subj, subjType string, at int, firs
 		r.hasNamed(toks, subj, subjType, at+1)
 		return
 	}
-	for _, vr := range ruleVerbRels {
-		form := vr.third
-		if first || (negated && (ruleWord(toks, at-1) == "not" || ruleWord(toks, at-1) == "longer")) {
-			form = vr.base
-		}
-		if negated && !first && ruleWord(toks, at-1) == "longer" {
-			form = vr.third
-		}
-		if v != form && v != vr.base+"ing" && !(vr.base == "live" && v == "living") {
-			continue
-		}
-		obj := at + 1
-		if vr.prep != "" {
-			if !strings.Contains(vr.prep, ruleWord(toks, obj)) || ruleWord(toks, obj) == "" {
-				return
-			}
-			obj++
-		}
-		if negated {
-			r.negatedRelation(toks, subj, vr, obj)
+	for k := range ruleVerbRels {
+		if vr := &ruleVerbRels[k]; vr.matches(toks, at, first, negated) {
+			r.verbRel(toks, subj, subjType, vr, at+1, negated)
 			return
 		}
-		vals := r.values(toks, obj, false)
-		if len(vals) != 1 || (vals[0].typ != "" && vals[0].typ != "identifier") {
+	}
+}
+
+// verbRel reads the object of a verb frame at toks[obj]: its preposition,
+// then a value, or with negated the value or "it" to invalidate.
+func (r *ruleRun) verbRel(toks []ruleTok, subj, subjType string, vr *ruleVerbRel, obj int, negated bool) {
+	if vr.prep != "" {
+		if !ruleInList(vr.prep, ruleWord(toks, obj)) {
 			return
 		}
-		if vr.prep != "" && vals[0].typ != "" {
-			return // "I work at 9"
-		}
-		if vr.pred == "works_at" && ruleWord(toks, obj-1) == "for" && !r.organization(toks[obj:vals[0].end], vals[0]) {
-			return // "I work for Dana": a boss, not an employer
-		}
-		typ := vr.objType
-		if vals[0].typ != "" {
-			typ = vals[0].typ
-		}
-		r.fact(subj, vr.pred, vals[0].name, subjType, typ, 0.9, vr.prep != "")
+		obj++
+	}
+	if negated {
+		r.negatedRelation(toks, subj, *vr, obj)
 		return
 	}
+	vals := r.values(toks, obj, false)
+	if len(vals) != 1 || (vals[0].typ != "" && vals[0].typ != "identifier") {
+		return
+	}
+	if vr.prep != "" && vals[0].typ != "" {
+		return // "I work at 9"
+	}
+	if vr.orgFor && ruleWord(toks, obj-1) == "for" && !r.organization(toks[obj:vals[0].end], vals[0]) {
+		return // "I work for Dana": a boss, not an employer
+	}
+	typ := vr.objType
+	if vals[0].typ != "" {
+		typ = vals[0].typ
+	}
+	r.fact(subj, vr.pred, vals[0].name, subjType, typ, 0.9, vr.prep != "")
 }
 
 // organization reports whether the object of "work for" names an
@@ -197,21 +247,8 @@ func (r *ruleRun) negatedRelation(toks []ruleTok, subj string, vr ruleVerbRel, a
 	if vr.role == "" {
 		return
 	}
-	noun := ""
-	switch w := ruleWord(toks, at); w {
-	case "it", "that", "this":
-		if e := ruleWord(toks, at+1); e != "" && e != "anymore" && e != "any" && e != "now" && e != "and" && e != "but" {
-			if w == "it" {
-				return
-			}
-			noun = e // "that account"
-		}
-	case "the", "my", "our":
-		noun = ruleWord(toks, at+1)
-		if noun == "" || inSet(ruleFunctionWords, noun) {
-			return
-		}
-	default:
+	noun, ok := ruleNegatedNoun(toks, at)
+	if !ok {
 		return
 	}
 	facts, err := r.known.Facts(r.ctx, []string{subj}, 32)
@@ -219,6 +256,38 @@ func (r *ruleRun) negatedRelation(toks []ruleTok, subj string, vr ruleVerbRel, a
 		r.err = err
 		return
 	}
+	found, n := ruleNegatedFact(facts, subj, vr, noun)
+	if n > 1 && noun == "" {
+		// "it": the thing the last messages talked about, if only one of
+		// the candidates was named there.
+		found, n = r.recent(facts, subj, vr)
+	}
+	if n == 1 {
+		r.invalidate(Fact{ID: found.ID, Subject: found.Subject, Predicate: found.Predicate, Object: found.Object})
+	}
+}
+
+// ruleNegatedNoun reads what a negated relation refers to at toks[at]:
+// "it" (noun ""), or the noun of "that account", "the renewal", "my
+// account".
+func ruleNegatedNoun(toks []ruleTok, at int) (string, bool) {
+	switch w := ruleWord(toks, at); w {
+	case "it", "that", "this":
+		e := ruleWord(toks, at+1)
+		if e == "" || e == "anymore" || e == "any" || e == "now" || e == "and" || e == "but" {
+			return "", true
+		}
+		return e, w != "it" // "that account"; "it" before a word is something else
+	case "the", "my", "our":
+		noun := ruleWord(toks, at+1)
+		return noun, noun != "" && !inSet(ruleFunctionWords, noun)
+	}
+	return "", false
+}
+
+// ruleNegatedFact returns the fact of facts a negated relation of subj
+// names (noun "" for "it"), and how many fit.
+func ruleNegatedFact(facts []Fact, subj string, vr ruleVerbRel, noun string) (*Fact, int) {
 	var found *Fact
 	n := 0
 	for k := range facts {
@@ -235,14 +304,7 @@ func (r *ruleRun) negatedRelation(toks []ruleTok, subj string, vr ruleVerbRel, a
 			n++
 		}
 	}
-	if n > 1 && noun == "" {
-		// "it": the thing the last messages talked about, if only one of
-		// the candidates was named there.
-		found, n = r.recent(facts, subj, vr)
-	}
-	if n == 1 {
-		r.invalidate(Fact{ID: found.ID, Subject: found.Subject, Predicate: found.Predicate, Object: found.Object})
-	}
+	return found, n
 }
 
 // recent returns the one fact among the subj-vr candidates of facts whose
