@@ -428,55 +428,22 @@ func (r *ruleRun) preferences(toks []ruleTok) {
 
 // preference handles "I prefer / love / don't like / always / never ...".
 func (r *ruleRun) preference(toks []ruleTok, i int) {
-	for k := 0; k < i; k++ {
-		if toks[k].k == rtWord && inSet(ruleNeg, toks[k].l) {
-			return
-		}
+	if ruleHasNeg(toks[:i]) {
+		return
 	}
-	j := i + 1
-	var adv []string
-	habit := ""
-	for j < len(toks) && toks[j].k == rtWord && inSet(ruleAdverbs, toks[j].l) && len(adv) < 3 {
-		if inSet(ruleHabits, toks[j].l) {
-			habit = toks[j].l
-		}
-		adv = append(adv, toks[j].l)
-		j++
-	}
+	adv, habit, j := rulePrefAdverbs(toks, i+1)
 	negated := false
 	if ruleWord(toks, j) == "do" && ruleWord(toks, j+1) == "not" {
 		negated, j = true, j+2
 	}
 	v := ruleWord(toks, j)
-	var verb string
-	importance := 0.5
-	switch {
-	case rulePrefVerbs[v] != "" && !(habit != "" && !negated):
-		verb = rulePrefVerbs[v]
-		if negated {
-			verb = "does not " + v
-		}
-		if v == "prefer" {
-			importance = 0.6
-		}
-	case v == "can" && ruleWord(toks, j+1) == "not" && ruleWord(toks, j+2) == "stand" && !negated:
-		verb, j = "cannot stand", j+2
-	case habit != "" && !negated && ruleBaseVerb(v):
-		verb, importance = ruleThird(v), 0.6
-	default:
+	verb, j, importance, ok := rulePrefVerb(toks, j, habit, negated)
+	if !ok {
 		return
 	}
 	rest, end := ruleRest(toks, j+1)
-	if len(rest) == 0 || inSet(rulePrefBlock, rest[0].l) || end-j > 20 {
+	if !rulePrefObject(rest, v, negated) || end-j > 20 {
 		return
-	}
-	if (v == "love" || v == "like") && !negated && (rest[0].l == "the" || rest[0].l == "all") {
-		// "I love the colors": a reaction to something shown, more
-		// often than a standing preference.
-		return
-	}
-	if rest[0].l == "to" && (len(rest) < 2 || inSet(ruleToBlock, rest[1].l)) {
-		return // "I hate to say it"
 	}
 	var b strings.Builder
 	b.WriteString(r.speaker)
@@ -488,6 +455,58 @@ func (r *ruleRun) preference(toks []ruleTok, i int) {
 	b.WriteString(verb)
 	r.say(&b, rest)
 	r.memory(KindPreference, b.String(), importance)
+}
+
+// rulePrefAdverbs reads up to 3 adverbs at toks[j] ("I really enjoy",
+// "I never drink"): them, the last habit among them, and where the verb
+// starts.
+func rulePrefAdverbs(toks []ruleTok, j int) (adv []string, habit string, next int) {
+	for j < len(toks) && toks[j].k == rtWord && inSet(ruleAdverbs, toks[j].l) && len(adv) < 3 {
+		if inSet(ruleHabits, toks[j].l) {
+			habit = toks[j].l
+		}
+		adv = append(adv, toks[j].l)
+		j++
+	}
+	return adv, habit, j
+}
+
+// rulePrefVerb reads the verb of a preference at toks[j]: its words in
+// the third person, the index of its last word, and the memory's
+// importance.
+func rulePrefVerb(toks []ruleTok, j int, habit string, negated bool) (verb string, last int, importance float64, ok bool) {
+	v := ruleWord(toks, j)
+	switch {
+	case rulePrefVerbs[v] != "" && !(habit != "" && !negated):
+		importance = 0.5
+		if v == "prefer" {
+			importance = 0.6
+		}
+		if negated {
+			return "does not " + v, j, importance, true
+		}
+		return rulePrefVerbs[v], j, importance, true
+	case v == "can" && ruleWord(toks, j+1) == "not" && ruleWord(toks, j+2) == "stand" && !negated:
+		return "cannot stand", j + 2, 0.5, true
+	case habit != "" && !negated && ruleBaseVerb(v):
+		return ruleThird(v), j, 0.6, true
+	}
+	return "", j, 0, false
+}
+
+// rulePrefObject reports whether rest, the object of the preference verb
+// v, says something about the speaker rather than the conversation.
+func rulePrefObject(rest []ruleTok, v string, negated bool) bool {
+	if len(rest) == 0 || inSet(rulePrefBlock, rest[0].l) {
+		return false
+	}
+	if (v == "love" || v == "like") && !negated && (rest[0].l == "the" || rest[0].l == "all") {
+		// "I love the colors": a reaction to something shown, more
+		// often than a standing preference.
+		return false
+	}
+	// "I hate to say it".
+	return rest[0].l != "to" || (len(rest) >= 2 && !inSet(ruleToBlock, rest[1].l))
 }
 
 // instruction handles "please don't ...", "please always ...", "never
@@ -748,95 +767,156 @@ planted fixed repaired sold rented upgraded switched renewed cancelled canceled 
 got gave made taught studied passed failed entered left found saw watched read visited tried hired fired
 recorded released launched raised saved donated`)
 
-// episode turns a first-person past-tense sentence into an event memory.
+// episode turns a first-person past-tense sentence into an event memory:
+// the first clause whose subject is "I" or "we" with a past-tense verb.
 func (r *ruleRun) episode(s *ruleSentence) {
 	if r.speaker == "" {
 		return
 	}
 	toks := s.toks
+	var when ruleWhen
+	looked, dated := false, false
 	for si := 0; si < len(toks); si++ {
-		w := ruleWord(toks, si)
-		if w != "i" && w != "we" {
+		if w := ruleWord(toks, si); w != "i" && w != "we" {
 			continue
 		}
-		when, future, dated := ruleFindWhen(s, r.in.Message.Time)
-		if future {
-			return
+		if !looked {
+			var future bool
+			when, future, dated = ruleFindWhen(s, r.in.Message.Time)
+			if future {
+				return
+			}
+			looked = true
 		}
 		// The subject must start a clause: "Yesterday I went", "so I
 		// went", not the relative clause of "the book I read".
 		if si > 0 && toks[si-1].k != rtPunct && !inSet(ruleEpisodeLead, toks[si-1].l) && !(dated && when.end == si) {
 			continue
 		}
-		vi := si + 1
-		for vi < len(toks) && toks[vi].k == rtWord && inSet(ruleAdverbs, toks[vi].l) {
-			vi++
-		}
-		perfect := false
-		if v := ruleWord(toks, vi); v == "have" || v == "had" {
-			vi++
-			perfect = true
-			for vi < len(toks) && toks[vi].k == rtWord && inSet(ruleAdverbs, toks[vi].l) {
-				vi++
-			}
-		}
-		v := ruleWord(toks, vi)
-		past := inSet(ruleIrregularPast, v) || v == "was" || v == "were" || v == "been" ||
-			(strings.HasSuffix(v, "ed") && len(v) > 4 && !inSet(ruleNotPastEd, v))
-		if !past || inSet(ruleNotEvents, v) || (perfect && v == "been" && ruleWord(toks, vi+1) != "to") {
-			continue
-		}
-		end := vi + 1
-		for end < len(toks) && !(toks[end].k == rtPunct && strings.Contains(";:()—–", toks[end].s)) && !(toks[end].k == rtWord && inSet(ruleRestStop, toks[end].l)) {
-			end++
-		}
-		for k := si; k < end; k++ {
-			if toks[k].k == rtWord && inSet(ruleNeg, toks[k].l) {
-				return
-			}
-		}
-		if end-vi < 2 || end-si > 40 {
+		if vi, perfect, ok := ruleEpisodeVerb(toks, si); ok {
+			r.episodeAt(toks, ruleEpisodeSpan{si: si, vi: vi, perfect: perfect}, when, dated)
 			return
 		}
-		if v == "was" || v == "were" {
-			// "I was at the concert last night": an event only with a time
-			// and a place.
-			if p := ruleWord(toks, vi+1); !dated || (p != "at" && p != "in" && p != "on" && p != "with") {
-				return
-			}
+	}
+}
+
+// ruleEpisodeSpan is the clause of an event: its subject at si, its verb
+// at vi (after "have" when perfect), its end.
+type ruleEpisodeSpan struct {
+	si, vi, end int
+	perfect     bool
+}
+
+// ruleEpisodeVerb reads the past-tense verb after the subject at toks[si]:
+// its index and whether it follows "have" or "had".
+func ruleEpisodeVerb(toks []ruleTok, si int) (vi int, perfect, ok bool) {
+	vi = ruleSkipAdverbs(toks, si+1)
+	if v := ruleWord(toks, vi); v == "have" || v == "had" {
+		vi, perfect = ruleSkipAdverbs(toks, vi+1), true
+	}
+	v := ruleWord(toks, vi)
+	past := inSet(ruleIrregularPast, v) || v == "was" || v == "were" || v == "been" ||
+		(strings.HasSuffix(v, "ed") && len(v) > 4 && !inSet(ruleNotPastEd, v))
+	if !past || inSet(ruleNotEvents, v) || (perfect && v == "been" && ruleWord(toks, vi+1) != "to") {
+		return 0, false, false
+	}
+	return vi, perfect, true
+}
+
+// ruleSkipAdverbs returns the index of the first word at or after i that
+// is not an adverb.
+func ruleSkipAdverbs(toks []ruleTok, i int) int {
+	for i < len(toks) && toks[i].k == rtWord && inSet(ruleAdverbs, toks[i].l) {
+		i++
+	}
+	return i
+}
+
+// ruleEpisodeEnd returns the end of an event's clause whose verb is at
+// toks[vi]: a mark that ends a clause, or "but", "because", ...
+func ruleEpisodeEnd(toks []ruleTok, vi int) int {
+	end := vi + 1
+	for end < len(toks) && !(toks[end].k == rtPunct && strings.Contains(";:()—–", toks[end].s)) && !(toks[end].k == rtWord && inSet(ruleRestStop, toks[end].l)) {
+		end++
+	}
+	return end
+}
+
+// ruleHasNeg reports whether toks hold a negation.
+func ruleHasNeg(toks []ruleTok) bool {
+	for _, t := range toks {
+		if t.k == rtWord && inSet(ruleNeg, t.l) {
+			return true
 		}
-		clause := make([]ruleTok, 0, end-si)
-		for k := si; k < end; k++ {
-			if dated && k >= when.start && k < when.end {
-				continue
-			}
-			clause = append(clause, toks[k])
-		}
-		for len(clause) > 0 && (clause[len(clause)-1].k == rtPunct || inSet(ruleApprox, clause[len(clause)-1].l)) {
-			clause = clause[:len(clause)-1]
-		}
-		if len(clause) < 3 || inSet(rulePreps, clause[len(clause)-1].l) {
-			return // "the parade I went to ...": the object is elsewhere
-		}
-		if obj := ruleWord(toks, vi+1); !dated && (end-si > 25 || inSet(rulePronouns, obj) && (ruleEndsClause(toks, vi+2) || inSet(rulePreps, ruleWord(toks, vi+2)) || inSet(ruleRestStop, ruleWord(toks, vi+2)) || ruleWord(toks, vi+2) == "after")) {
-			return // "I painted it": nothing to remember without the context
-		}
-		var b strings.Builder
-		r.say(&b, clause)
-		text := strings.TrimSpace(b.String())
-		switch {
-		case dated && when.resolved != "":
-			r.memory(KindEpisode, text+" ("+when.resolved+")", 0.5)
-		case dated:
-			r.memory(KindEpisode, text+" ("+when.phrase+")", 0.5)
-		case inSet(ruleEventVerbs, v) && !perfect:
-			if t := r.in.Message.Time; !t.IsZero() {
-				text += " (mentioned on " + t.Format(ruleDateFormat) + ")"
-			}
-			r.memory(KindEpisode, text, 0.4)
-		}
+	}
+	return false
+}
+
+// episodeAt makes the event memory of the clause at sp, if it says
+// enough.
+func (r *ruleRun) episodeAt(toks []ruleTok, sp ruleEpisodeSpan, when ruleWhen, dated bool) {
+	sp.end = ruleEpisodeEnd(toks, sp.vi)
+	if ruleHasNeg(toks[sp.si:sp.end]) || sp.end-sp.vi < 2 || sp.end-sp.si > 40 {
 		return
 	}
+	v := toks[sp.vi].l
+	if v == "was" || v == "were" {
+		// "I was at the concert last night": an event only with a time
+		// and a place.
+		if p := ruleWord(toks, sp.vi+1); !dated || (p != "at" && p != "in" && p != "on" && p != "with") {
+			return
+		}
+	}
+	clause := ruleEpisodeClause(toks, sp, when, dated)
+	if len(clause) < 3 || inSet(rulePreps, clause[len(clause)-1].l) {
+		return // "the parade I went to ...": the object is elsewhere
+	}
+	if !dated && ruleEpisodeVague(toks, sp) {
+		return // "I painted it": nothing to remember without the context
+	}
+	var b strings.Builder
+	r.say(&b, clause)
+	text := strings.TrimSpace(b.String())
+	switch {
+	case dated && when.resolved != "":
+		r.memory(KindEpisode, text+" ("+when.resolved+")", 0.5)
+	case dated:
+		r.memory(KindEpisode, text+" ("+when.phrase+")", 0.5)
+	case inSet(ruleEventVerbs, v) && !sp.perfect:
+		if t := r.in.Message.Time; !t.IsZero() {
+			text += " (mentioned on " + t.Format(ruleDateFormat) + ")"
+		}
+		r.memory(KindEpisode, text, 0.4)
+	}
+}
+
+// ruleEpisodeClause returns the words of an event's clause without its
+// time expression and what that leaves dangling ("about", a mark).
+func ruleEpisodeClause(toks []ruleTok, sp ruleEpisodeSpan, when ruleWhen, dated bool) []ruleTok {
+	clause := make([]ruleTok, 0, sp.end-sp.si)
+	for k := sp.si; k < sp.end; k++ {
+		if dated && k >= when.start && k < when.end {
+			continue
+		}
+		clause = append(clause, toks[k])
+	}
+	for len(clause) > 0 && (clause[len(clause)-1].k == rtPunct || inSet(ruleApprox, clause[len(clause)-1].l)) {
+		clause = clause[:len(clause)-1]
+	}
+	return clause
+}
+
+// ruleEpisodeVague reports whether an undated event's clause is too long
+// or its object a bare pronoun ("I painted it").
+func ruleEpisodeVague(toks []ruleTok, sp ruleEpisodeSpan) bool {
+	if sp.end-sp.si > 25 {
+		return true
+	}
+	if !inSet(rulePronouns, ruleWord(toks, sp.vi+1)) {
+		return false
+	}
+	next := ruleWord(toks, sp.vi+2)
+	return ruleEndsClause(toks, sp.vi+2) || inSet(rulePreps, next) || inSet(ruleRestStop, next) || next == "after"
 }
 
 // ruleEpisodeLead may come before the subject of an event.
