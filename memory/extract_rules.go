@@ -845,22 +845,27 @@ func ruleNameSpan(toks []ruleTok, i, max int) (int, bool) {
 	if l := toks[i].l; inSet(ruleFunctionWords, l) && strings.ToUpper(toks[i].s) != toks[i].s {
 		return i, false // "The CEO", "My Mom"
 	}
-	if words == 1 {
-		l := toks[i].l
-		if ruleNationality(l) {
-			return i, false // "my boss is Canadian"
-		}
-		if _, ok := ruleWeekdays[l]; ok {
-			return i, false
-		}
-		if _, ok := ruleMonths[l]; ok {
-			return i, false
-		}
-		if inSet(ruleNotNames, l) || (inSet(ruleFunctionWords, l) && (len(l) < 2 || strings.ToUpper(toks[i].s) != toks[i].s)) {
-			return i, false
-		}
+	if words == 1 && !ruleOneWordName(toks[i]) {
+		return i, false
 	}
 	return j, true
+}
+
+// ruleOneWordName reports whether the capitalised word t can be a name on
+// its own: not a nationality ("my boss is Canadian"), a weekday, a month,
+// a word that is not a name, or a function word unless an acronym.
+func ruleOneWordName(t ruleTok) bool {
+	l := t.l
+	if ruleNationality(l) || inSet(ruleNotNames, l) {
+		return false
+	}
+	if _, ok := ruleWeekdays[l]; ok {
+		return false
+	}
+	if _, ok := ruleMonths[l]; ok {
+		return false
+	}
+	return !inSet(ruleFunctionWords, l) || (len(l) >= 2 && strings.ToUpper(t.s) == t.s)
 }
 
 var ruleNameJoins = ruleWords("of de da van von del la le")
