@@ -161,7 +161,6 @@ type ruleRun struct {
 
 	entities map[string]int // folded name → index in out.Entities
 	seen     map[string]bool
-	clauses  []ruleClause // the clauses of the current sentence
 }
 
 // once reports whether key is new, and marks it seen.
@@ -278,22 +277,23 @@ func (r *ruleRun) sentence(s *ruleSentence) {
 	if s.question || len(toks) == 0 || inSet(ruleQuestionStart, toks[0].l) {
 		return
 	}
-	r.clauses = ruleSplitClauses(r.clauses[:0], toks)
+	var buf [8]ruleClause // most sentences have fewer clauses: no allocation
+	clauses := ruleSplitClauses(buf[:0], toks)
 	// Appositions hold in reported speech too ("she said my sister Jane
 	// called"), so they run before the guard.
-	for _, c := range r.clauses {
+	for _, c := range clauses {
 		r.appositions(c.toks)
 	}
 	if s.guarded {
 		return
 	}
-	for i := range r.clauses {
-		r.clause(r.clauses[i].toks)
+	for i := range clauses {
+		r.clause(clauses[i].toks)
 		if r.err != nil {
 			return
 		}
 	}
-	r.requests(r.clauses)
+	r.requests(clauses)
 	r.episode(s)
 }
 
