@@ -99,20 +99,53 @@ func ruleFindWhen(s *ruleSentence, t time.Time) (w ruleWhen, future, ok bool) {
 }
 
 // ruleWhenAt reads a time expression at toks[i]: its end and what it
-// resolves to.
+// resolves to. Only the rows that start with toks[i]'s word are tried.
 func ruleWhenAt(toks []ruleTok, i int, t time.Time) (end int, res string, ok bool) {
-	for _, rd := range ruleDateReaders {
+	rows := ruleDateIndex[ruleDateWord(toks, i)]
+	if toks[i].k == rtNum {
+		rows = ruleDateIndex[ruleDateNumber]
+	}
+	for _, rd := range rows.readers {
 		if end, res, ok := rd(toks, i, t); ok {
 			return end, res, true
 		}
 	}
-	for _, p := range ruleDatePhrases {
+	for _, p := range rows.phrases {
 		if ruleWordsAt(toks, i, p.words) {
 			return i + len(p.words), p.resolve(t), true
 		}
 	}
 	return 0, "", false
 }
+
+// ruleDateRows are the rows of the date tables that start with one word.
+type ruleDateRows struct {
+	readers []ruleDateRead
+	phrases []ruleDatePhrase
+}
+
+// ruleDateNumber is the key of ruleDateIndex for a number token.
+const ruleDateNumber = "0"
+
+// ruleDateIndex holds the rows of ruleDateReaders and ruleDatePhrases by
+// their first word, in table order, so that a sentence's words are not
+// each tried against every row.
+var ruleDateIndex = func() map[string]ruleDateRows {
+	idx := map[string]ruleDateRows{}
+	for _, rd := range ruleDateReaders {
+		for _, w := range rd.first {
+			e := idx[w]
+			e.readers = append(e.readers, rd.read)
+			idx[w] = e
+		}
+	}
+	for _, p := range ruleDatePhrases {
+		e := idx[p.words[0]]
+		e.phrases = append(e.phrases, p)
+		idx[p.words[0]] = e
+	}
+	return idx
+}()
 
 // ruleFutureAt reports whether toks[i] opens a future expression:
 // "tomorrow", "tonight", "next <word>".
@@ -208,18 +241,35 @@ func ruleLastSeason(season string) func(time.Time) string {
 	return func(t time.Time) string { return "last " + season + " (before " + t.Format(ruleDateFormat) + ")" }
 }
 
-// ruleDateReader reads a time expression at toks[i] that is not fixed
+// ruleDateRead reads a time expression at toks[i] that is not fixed
 // words: its end and what it resolves to against t.
-type ruleDateReader func(toks []ruleTok, i int, t time.Time) (end int, res string, ok bool)
+type ruleDateRead func(toks []ruleTok, i int, t time.Time) (end int, res string, ok bool)
+
+// ruleDateReader is a reader of time expressions and the words they may
+// start with (ruleDateNumber for a number).
+type ruleDateReader struct {
+	first []string
+	read  ruleDateRead
+}
 
 // ruleDateReaders are the time expressions around a weekday, a month, a
 // date, a year or a count. A new one is a row.
 var ruleDateReaders = []ruleDateReader{
-	ruleWhenLastWeekday, // "last Saturday", "past Friday night", "this past Monday"
-	ruleWhenLastMonth,   // "last March"
-	ruleWhenOn,          // "on Friday", "on May 3"
-	ruleWhenIn,          // "in June", "in June 2021", "in 2019"
-	ruleWhenAgo,         // "two weeks ago", "a few days ago", "a couple of months ago"
+	{[]string{"last", "past", "this"}, ruleWhenLastWeekday}, // "last Saturday", "past Friday night", "this past Monday"
+	{[]string{"last"}, ruleWhenLastMonth},                   // "last March"
+	{[]string{"on"}, ruleWhenOn},                            // "on Friday", "on May 3"
+	{[]string{"in"}, ruleWhenIn},                            // "in June", "in June 2021", "in 2019"
+	// "two weeks ago", "3 days ago", "a few days ago", "a couple of months ago"
+	{append([]string{ruleDateNumber}, ruleCountWords()...), ruleWhenAgo},
+}
+
+// ruleCountWords are the words of ruleCounts.
+func ruleCountWords() []string {
+	out := make([]string, 0, len(ruleCounts))
+	for w := range ruleCounts {
+		out = append(out, w)
+	}
+	return out
 }
 
 // ruleWhenLastWeekday reads "last Saturday", "past Friday night" and "this
