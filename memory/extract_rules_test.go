@@ -591,3 +591,29 @@ func FuzzRuleExtractor(f *testing.F) {
 		checkRuleInvariants(t, x)
 	})
 }
+
+// TestRuleExtractorVerbFrames has a case for each row of ruleVerbRels,
+// with "I" and with a name as the subject where the row allows it.
+func TestRuleExtractorVerbFrames(t *testing.T) {
+	runRuleCases(t, []ruleCase{
+		{"I own Globex.", []string{"F alice|owns|Globex"}},
+		{"Bob owns Globex.", []string{"F Bob|owns|Globex"}},
+		{"I manage Apollo.", []string{"F alice|manages|Apollo"}},
+		{"Carol manages Apollo.", []string{"F Carol|manages|Apollo"}},
+		{"Bob leads Apollo.", []string{"F Bob|leads|Apollo"}},
+		{"Bob is leading Apollo.", []string{"F Bob|leads|Apollo"}},
+		{"Eve heads Initech.", []string{"F Eve|heads|Initech"}},
+		{"I work at Globex.", []string{"F alice|works_at|Globex", "S works_at"}},
+		{"Bob works at Globex.", []string{"F Bob|works_at|Globex", "S works_at"}},
+		{"I'm working for Globex Corp now.", []string{"F alice|works_at|Globex Corp", "S works_at"}},
+		{"I live in Porto.", []string{"F alice|lives_in|Porto", "S lives_in"}},
+		{"I'm living in Porto.", []string{"F alice|lives_in|Porto", "S lives_in"}},
+		{"I relocated to Lisbon.", []string{"F alice|lives_in|Lisbon", "S lives_in"}},
+		{"I'm based in Berlin.", []string{"F alice|lives_in|Berlin", "S lives_in"}},
+		{"Bob moved to Berlin.", nil}, // only the speaker's move is a home
+		{"I work a lot.", nil},
+		{"I'm based on Berlin.", nil},
+		{"Bob no longer works at Acme.", []string{"X Bob|works_at|Acme"}},
+		{"Bob doesn't live in Boston anymore.", []string{"X Bob|lives_in|Boston"}},
+	})
+}
