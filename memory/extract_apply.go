@@ -53,84 +53,132 @@ func isItemError(err error) bool {
 // checkExtraction drops the items of o.x that cannot be written, with a
 // log line each, and fills in what the store owns: sources, times.
 func (s *Store) checkExtraction(j *job, o *outcome) {
-	x, msg := o.x, &o.in.Message
-	now := time.Now()
-	if capItems(x) {
-		s.warn("memory: extraction cut to its first items", "message", msg.ID, "limit", maxExtractionItems)
+	c := &extractionCheck{s: s, j: j, o: o, msg: &o.in.Message, now: time.Now()}
+	if capItems(o.x) {
+		s.warn("memory: extraction cut to its first items", "message", c.msg.ID, "limit", maxExtractionItems)
 	}
-	drop := func(ref itemRef, why string) {
-		if o.skip == nil {
-			o.skip = map[itemRef]bool{}
-		}
-		o.skip[ref] = true
-		s.warn("memory: extracted item not written", "tenant", j.scope.Tenant, "user", j.scope.User,
-			"message", msg.ID, "item", ref.String(), "err", why)
+	c.memories()
+	c.entities()
+	c.facts()
+	c.invalidations()
+	c.updates()
+	c.deletes()
+}
+
+// extractionCheck is the state of one checkExtraction.
+type extractionCheck struct {
+	s   *Store
+	j   *job
+	o   *outcome
+	msg *Message
+	now time.Time
+}
+
+// drop marks the item ref not to be written, and logs why.
+func (c *extractionCheck) drop(ref itemRef, why string) {
+	if c.o.skip == nil {
+		c.o.skip = map[itemRef]bool{}
 	}
-	for i := range x.Memories {
-		m := &x.Memories[i]
+	c.o.skip[ref] = true
+	c.s.warn("memory: extracted item not written", "tenant", c.j.scope.Tenant, "user", c.j.scope.User,
+		"message", c.msg.ID, "item", ref.String(), "err", why)
+}
+
+func (c *extractionCheck) memories() {
+	for i := range c.o.x.Memories {
+		m := &c.o.x.Memories[i]
 		m.ID, m.Agent, m.Supersedes, m.SupersededBy, m.CreatedAt = "", "", "", "", time.Time{}
-		m.Source = []string{msg.ID}
-		if err := m.normalize("", now); err != nil {
-			drop(itemRef{'m', i}, err.Error())
+		m.Source = []string{c.msg.ID}
+		if err := m.normalize("", c.now); err != nil {
+			c.drop(itemRef{'m', i}, err.Error())
 		}
 	}
-	for i := range x.Entities {
-		e := &x.Entities[i]
-		ok := graph.ValidName(e.Name) && len(e.Type) <= graph.MaxNameLength && utf8.ValidString(e.Type) &&
-			len(e.Aliases) <= graph.MaxAliases && len(e.Observations) <= graph.MaxObservations
-		for _, a := range e.Aliases {
-			ok = ok && graph.ValidName(a)
-		}
-		for _, ob := range e.Observations {
-			ok = ok && ob != "" && len(ob) <= graph.MaxObservationLength && utf8.ValidString(ob)
-		}
-		if !ok {
-			drop(itemRef{'e', i}, "bad name, type, alias or observation")
+}
+
+func (c *extractionCheck) entities() {
+	for i := range c.o.x.Entities {
+		e := &c.o.x.Entities[i]
+		if !validExtractedEntity(e) {
+			c.drop(itemRef{'e', i}, "bad name, type, alias or observation")
 		}
 		e.CreatedAt = time.Time{}
 	}
-	for i := range x.Facts {
-		f := &x.Facts[i]
+}
+
+// validExtractedEntity reports whether e's name, type, aliases and
+// observations can be stored.
+func validExtractedEntity(e *graph.Entity) bool {
+	ok := graph.ValidName(e.Name) && len(e.Type) <= graph.MaxNameLength && utf8.ValidString(e.Type) &&
+		len(e.Aliases) <= graph.MaxAliases && len(e.Observations) <= graph.MaxObservations
+	for _, a := range e.Aliases {
+		ok = ok && graph.ValidName(a)
+	}
+	for _, ob := range e.Observations {
+		ok = ok && ob != "" && len(ob) <= graph.MaxObservationLength && utf8.ValidString(ob)
+	}
+	return ok
+}
+
+func (c *extractionCheck) facts() {
+	for i := range c.o.x.Facts {
+		f := &c.o.x.Facts[i]
 		f.ID, f.CreatedAt, f.ExpiredAt = "", time.Time{}, time.Time{}
-		f.Source = msg.ID
+		f.Source = c.msg.ID
 		if f.ValidFrom.IsZero() {
-			f.ValidFrom = msg.Time
+			f.ValidFrom = c.msg.Time
 		}
-		switch {
-		case !graph.ValidName(f.Subject) || !graph.ValidName(f.Predicate) || !graph.ValidName(f.Object):
-			drop(itemRef{'f', i}, "empty or bad subject, predicate or object")
-		case f.Confidence < 0 || f.Confidence > 1 || f.Confidence != f.Confidence:
-			drop(itemRef{'f', i}, "confidence outside [0, 1]")
-		case !f.ValidTo.IsZero() && !f.ValidTo.After(f.ValidFrom):
-			drop(itemRef{'f', i}, "ValidTo not after ValidFrom")
-		case engine.ValidateTime(f.ValidFrom) != nil || engine.ValidateTime(f.ValidTo) != nil:
-			drop(itemRef{'f', i}, "time outside the range the store keeps")
+		if why := extractedFactProblem(f); why != "" {
+			c.drop(itemRef{'f', i}, why)
 		}
 	}
-	for i := range x.Invalidate {
-		f := &x.Invalidate[i]
+}
+
+// extractedFactProblem says what makes f impossible to store, or "".
+func extractedFactProblem(f *Fact) string {
+	switch {
+	case !graph.ValidName(f.Subject) || !graph.ValidName(f.Predicate) || !graph.ValidName(f.Object):
+		return "empty or bad subject, predicate or object"
+	case f.Confidence < 0 || f.Confidence > 1 || f.Confidence != f.Confidence:
+		return "confidence outside [0, 1]"
+	case !f.ValidTo.IsZero() && !f.ValidTo.After(f.ValidFrom):
+		return "ValidTo not after ValidFrom"
+	case engine.ValidateTime(f.ValidFrom) != nil || engine.ValidateTime(f.ValidTo) != nil:
+		return "time outside the range the store keeps"
+	}
+	return ""
+}
+
+func (c *extractionCheck) invalidations() {
+	for i := range c.o.x.Invalidate {
+		f := &c.o.x.Invalidate[i]
 		if f.ID == "" && (!graph.ValidName(f.Subject) || !graph.ValidName(f.Predicate) || (f.Object != "" && !graph.ValidName(f.Object))) {
-			drop(itemRef{'i', i}, "neither an id nor a subject and predicate")
+			c.drop(itemRef{'i', i}, "neither an id nor a subject and predicate")
 		}
 	}
-	for i := range x.Updates {
-		m := &x.Updates[i]
+}
+
+func (c *extractionCheck) updates() {
+	for i := range c.o.x.Updates {
+		m := &c.o.x.Updates[i]
 		if _, err := ulid.ParseStrict(m.ID); err != nil {
-			drop(itemRef{'u', i}, "not a memory id")
+			c.drop(itemRef{'u', i}, "not a memory id")
 			continue
 		}
 		check := *m
-		check.Source = []string{msg.ID}
+		check.Source = []string{c.msg.ID}
 		if check.Kind == "" {
 			check.Kind = KindFact
 		}
-		if err := check.normalize("", now); err != nil {
-			drop(itemRef{'u', i}, err.Error())
+		if err := check.normalize("", c.now); err != nil {
+			c.drop(itemRef{'u', i}, err.Error())
 		}
 	}
-	for i, id := range x.Deletes {
+}
+
+func (c *extractionCheck) deletes() {
+	for i, id := range c.o.x.Deletes {
 		if _, err := ulid.ParseStrict(id); err != nil {
-			drop(itemRef{'d', i}, "not a memory id")
+			c.drop(itemRef{'d', i}, "not a memory id")
 		}
 	}
 }
@@ -249,173 +297,251 @@ func (a *applier) roots() [][]byte {
 // apply writes one job's extraction and its ledger. An item the store
 // refuses returns an *itemError.
 func (a *applier) apply(j *job, o *outcome) error {
-	x, msg := o.x, &o.in.Message
-	user := Scope{Tenant: j.scope.Tenant, User: j.scope.User}
-	prefix, err := user.PartitionPrefix()
-	if err != nil {
+	r := &applyRun{a: a, j: j, o: o, x: o.x, msg: &o.in.Message, now: time.Now()}
+	r.user = Scope{Tenant: j.scope.Tenant, User: j.scope.User}
+	var err error
+	if r.prefix, err = r.user.PartitionPrefix(); err != nil {
 		return err
 	}
-	var led ledger
-	fail := func(ref itemRef, err error) error {
-		if isItemError(err) {
-			return &itemError{ref: ref, err: err}
-		}
-		return err
-	}
-	now := time.Now()
-	for i := range x.Memories {
-		p := o.prepared[i]
-		if o.skip[itemRef{'m', i}] || p == nil {
-			continue
-		}
-		r, err := a.s.rememberTx(a.tx, user, prefix, p, now)
-		if err != nil {
-			return fail(itemRef{'m', i}, err)
-		}
-		if r.dropped {
-			a.unstored = append(a.unstored, p.m.Text)
-		}
-		led.Memories = append(led.Memories, ledgerMemory{ID: r.id, Created: r.created})
-	}
-	for i := range x.Updates {
-		p := o.prepared[len(x.Memories)+i]
-		if o.skip[itemRef{'u', i}] || p == nil {
-			continue
-		}
-		m := p.m
-		m.Source = []string{msg.ID}
-		old, _ := ulid.ParseStrict(m.ID)
-		m.ID = ""
-		id, err := a.s.updateMemoryTx(a.tx, user, prefix, old, m, p.vec, now)
-		if errors.Is(err, engine.ErrNotFound) {
-			// Gone (or never there): nothing was written for it.
-			a.s.warn("memory: extracted update of a missing memory skipped", "message", msg.ID, "memory", old.String())
-			continue
-		}
-		if err != nil {
-			return fail(itemRef{'u', i}, err)
-		}
-		led.Memories = append(led.Memories, ledgerMemory{ID: id, Created: true, Replaces: old.String()})
-	}
-	for i, id := range x.Deletes {
-		if o.skip[itemRef{'d', i}] {
-			continue
-		}
-		if _, err := deleteMemoryTx(a.tx, user, prefix, id); errors.Is(err, engine.ErrNotFound) {
-			a.s.warn("memory: extracted deletion of a missing memory skipped", "message", msg.ID, "memory", id)
-		} else if err != nil {
-			return fail(itemRef{'d', i}, err)
-		}
-	}
-	g, err := a.graph(user)
-	if err != nil {
-		return err
-	}
-	exists := func(name string) (bool, error) {
-		_, err := g.Entity(name)
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, graph.ErrEntityNotFound):
-			return false, nil
-		}
-		return false, err
-	}
-	for i := range x.Entities {
-		if o.skip[itemRef{'e', i}] {
-			continue
-		}
-		e := x.Entities[i]
-		before, err := g.Entity(e.Name)
-		found := err == nil
-		if err != nil && !errors.Is(err, graph.ErrEntityNotFound) {
+	// In this order: the graph after the memories, and invalidations
+	// after the facts they may close.
+	for _, step := range []func() error{r.memories, r.updates, r.deletes, r.openGraph, r.entities, r.facts, r.invalidations} {
+		if err := step(); err != nil {
 			return err
 		}
-		if _, err := g.CreateEntities([]graph.Entity{e}); err != nil {
-			return fail(itemRef{'e', i}, err)
-		}
-		after, err := g.Entity(e.Name)
-		if err != nil {
-			return err
-		}
-		if !found {
-			led.Entities = append(led.Entities, after.Name)
-			before = graph.Entity{} // so its observations and aliases are recorded too
-		}
-		if added := without(after.Observations, before.Observations); len(added) > 0 {
-			led.Observations = append(led.Observations, graph.ObservationSet{EntityName: after.Name, Observations: added})
-		}
-		if added := without(after.Aliases, before.Aliases); len(added) > 0 {
-			led.Aliases = append(led.Aliases, graph.ObservationSet{EntityName: after.Name, Observations: added})
-		}
 	}
-	single := map[string]bool{}
-	for _, p := range x.SingleValued {
-		single[graph.Fold(p)] = true
-	}
-	for i := range x.Facts {
-		if o.skip[itemRef{'f', i}] {
-			continue
-		}
-		f := x.Facts[i]
-		var created []string
-		for _, name := range []string{f.Subject, f.Object} {
-			ok, err := exists(name)
-			if err != nil {
-				return err
-			}
-			if !ok && !slices.Contains(created, name) {
-				created = append(created, name)
-			}
-		}
-		var stored Fact
-		if single[graph.Fold(f.Predicate)] {
-			stored, err = g.Replace(f)
-		} else {
-			stored, err = g.Relate(f)
-		}
-		if err != nil {
-			return fail(itemRef{'f', i}, err)
-		}
-		for _, name := range created {
-			if e, err := g.Entity(name); err == nil {
-				led.Entities = append(led.Entities, e.Name)
-			}
-		}
-		if stored.Source == msg.ID {
-			led.Facts = append(led.Facts, stored.ID)
-		}
-	}
-	for i, f := range x.Invalidate {
-		if o.skip[itemRef{'i', i}] {
-			continue
-		}
-		ids := []string{f.ID}
-		if f.ID == "" {
-			facts, err := g.Facts(graph.FactQuery{Subject: f.Subject, Predicate: f.Predicate, Object: f.Object, AsOf: msg.Time})
-			if err != nil {
-				return fail(itemRef{'i', i}, err)
-			}
-			ids = ids[:0]
-			for _, cur := range facts {
-				ids = append(ids, cur.ID)
-			}
-		}
-		for _, id := range ids {
-			if _, err := g.Invalidate(id, msg.Time); errors.Is(err, graph.ErrFactNotFound) {
-				a.s.warn("memory: extracted invalidation of a missing fact skipped", "message", msg.ID, "fact", id)
-			} else if err != nil {
-				return fail(itemRef{'i', i}, err)
-			}
-		}
-	}
-	if led.empty() {
+	if r.led.empty() {
 		return nil
 	}
-	b, _ := json.Marshal(&led) // strings and bools always marshal
+	b, _ := json.Marshal(&r.led) // strings and bools always marshal
 	// No TTL: the ledger outlives expired messages, so that forgetting
 	// their session still finds what was formed from them.
 	return a.tx.Set(sessionPrefix(j.prefix).extracted(j.id), append([]byte{recordVersion}, b...))
+}
+
+// applyRun is the state of one apply: the job, its user, the graph, and
+// the ledger being written.
+type applyRun struct {
+	a      *applier
+	j      *job
+	o      *outcome
+	x      *Extraction
+	msg    *Message
+	now    time.Time
+	user   Scope
+	prefix []byte
+	g      *graph.Tx
+	led    ledger
+}
+
+// fail returns err as an *itemError for ref when it refuses the item
+// rather than fails the store.
+func (r *applyRun) fail(ref itemRef, err error) error {
+	if isItemError(err) {
+		return &itemError{ref: ref, err: err}
+	}
+	return err
+}
+
+func (r *applyRun) memories() error {
+	for i := range r.x.Memories {
+		p := r.o.prepared[i]
+		if r.o.skip[itemRef{'m', i}] || p == nil {
+			continue
+		}
+		res, err := r.a.s.rememberTx(r.a.tx, r.user, r.prefix, p, r.now)
+		if err != nil {
+			return r.fail(itemRef{'m', i}, err)
+		}
+		if res.dropped {
+			r.a.unstored = append(r.a.unstored, p.m.Text)
+		}
+		r.led.Memories = append(r.led.Memories, ledgerMemory{ID: res.id, Created: res.created})
+	}
+	return nil
+}
+
+func (r *applyRun) updates() error {
+	for i := range r.x.Updates {
+		p := r.o.prepared[len(r.x.Memories)+i]
+		if r.o.skip[itemRef{'u', i}] || p == nil {
+			continue
+		}
+		m := p.m
+		m.Source = []string{r.msg.ID}
+		old, _ := ulid.ParseStrict(m.ID)
+		m.ID = ""
+		id, err := r.a.s.updateMemoryTx(r.a.tx, r.user, r.prefix, old, m, p.vec, r.now)
+		if errors.Is(err, engine.ErrNotFound) {
+			// Gone (or never there): nothing was written for it.
+			r.a.s.warn("memory: extracted update of a missing memory skipped", "message", r.msg.ID, "memory", old.String())
+			continue
+		}
+		if err != nil {
+			return r.fail(itemRef{'u', i}, err)
+		}
+		r.led.Memories = append(r.led.Memories, ledgerMemory{ID: id, Created: true, Replaces: old.String()})
+	}
+	return nil
+}
+
+func (r *applyRun) deletes() error {
+	for i, id := range r.x.Deletes {
+		if r.o.skip[itemRef{'d', i}] {
+			continue
+		}
+		if _, err := deleteMemoryTx(r.a.tx, r.user, r.prefix, id); errors.Is(err, engine.ErrNotFound) {
+			r.a.s.warn("memory: extracted deletion of a missing memory skipped", "message", r.msg.ID, "memory", id)
+		} else if err != nil {
+			return r.fail(itemRef{'d', i}, err)
+		}
+	}
+	return nil
+}
+
+func (r *applyRun) openGraph() error {
+	g, err := r.a.graph(r.user)
+	r.g = g
+	return err
+}
+
+// exists reports whether the graph holds an entity of that name.
+func (r *applyRun) exists(name string) (bool, error) {
+	_, err := r.g.Entity(name)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, graph.ErrEntityNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+func (r *applyRun) entities() error {
+	for i := range r.x.Entities {
+		if r.o.skip[itemRef{'e', i}] {
+			continue
+		}
+		if err := r.entity(i, r.x.Entities[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entity writes the i-th extracted entity and records in the ledger what
+// it created or added.
+func (r *applyRun) entity(i int, e graph.Entity) error {
+	before, err := r.g.Entity(e.Name)
+	found := err == nil
+	if err != nil && !errors.Is(err, graph.ErrEntityNotFound) {
+		return err
+	}
+	if _, err := r.g.CreateEntities([]graph.Entity{e}); err != nil {
+		return r.fail(itemRef{'e', i}, err)
+	}
+	after, err := r.g.Entity(e.Name)
+	if err != nil {
+		return err
+	}
+	if !found {
+		r.led.Entities = append(r.led.Entities, after.Name)
+		before = graph.Entity{} // so its observations and aliases are recorded too
+	}
+	if added := without(after.Observations, before.Observations); len(added) > 0 {
+		r.led.Observations = append(r.led.Observations, graph.ObservationSet{EntityName: after.Name, Observations: added})
+	}
+	if added := without(after.Aliases, before.Aliases); len(added) > 0 {
+		r.led.Aliases = append(r.led.Aliases, graph.ObservationSet{EntityName: after.Name, Observations: added})
+	}
+	return nil
+}
+
+func (r *applyRun) facts() error {
+	single := map[string]bool{}
+	for _, p := range r.x.SingleValued {
+		single[graph.Fold(p)] = true
+	}
+	for i := range r.x.Facts {
+		if r.o.skip[itemRef{'f', i}] {
+			continue
+		}
+		if err := r.fact(i, r.x.Facts[i], single[graph.Fold(r.x.Facts[i].Predicate)]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fact writes the i-th extracted fact (replacing the current value when
+// its predicate is single-valued) and records it and the entities it
+// created in the ledger.
+func (r *applyRun) fact(i int, f Fact, single bool) error {
+	var created []string
+	for _, name := range []string{f.Subject, f.Object} {
+		ok, err := r.exists(name)
+		if err != nil {
+			return err
+		}
+		if !ok && !slices.Contains(created, name) {
+			created = append(created, name)
+		}
+	}
+	var stored Fact
+	var err error
+	if single {
+		stored, err = r.g.Replace(f)
+	} else {
+		stored, err = r.g.Relate(f)
+	}
+	if err != nil {
+		return r.fail(itemRef{'f', i}, err)
+	}
+	for _, name := range created {
+		if e, err := r.g.Entity(name); err == nil {
+			r.led.Entities = append(r.led.Entities, e.Name)
+		}
+	}
+	if stored.Source == r.msg.ID {
+		r.led.Facts = append(r.led.Facts, stored.ID)
+	}
+	return nil
+}
+
+func (r *applyRun) invalidations() error {
+	for i, f := range r.x.Invalidate {
+		if r.o.skip[itemRef{'i', i}] {
+			continue
+		}
+		if err := r.invalidate(i, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// invalidate closes the fact f names by id, or every current fact that
+// matches its subject, predicate and object.
+func (r *applyRun) invalidate(i int, f Fact) error {
+	ids := []string{f.ID}
+	if f.ID == "" {
+		facts, err := r.g.Facts(graph.FactQuery{Subject: f.Subject, Predicate: f.Predicate, Object: f.Object, AsOf: r.msg.Time})
+		if err != nil {
+			return r.fail(itemRef{'i', i}, err)
+		}
+		ids = ids[:0]
+		for _, cur := range facts {
+			ids = append(ids, cur.ID)
+		}
+	}
+	for _, id := range ids {
+		if _, err := r.g.Invalidate(id, r.msg.Time); errors.Is(err, graph.ErrFactNotFound) {
+			r.a.s.warn("memory: extracted invalidation of a missing fact skipped", "message", r.msg.ID, "fact", id)
+		} else if err != nil {
+			return r.fail(itemRef{'i', i}, err)
+		}
+	}
+	return nil
 }
 
 // without returns the items of a not in b.
@@ -442,6 +568,38 @@ func (s *Store) forgetExtracted(ctx context.Context, scope Scope, prefix []byte)
 			return err
 		}
 	}
+	all, ids, err := s.readLedgers(ctx, prefix)
+	if err != nil || all.empty() {
+		return err
+	}
+	f := &extractedForget{s: s, all: all, ids: ids, user: Scope{Tenant: scope.Tenant, User: scope.User}}
+	if f.userPrefix, err = f.user.PartitionPrefix(); err != nil {
+		return err
+	}
+	// The versions that updates replaced come back: read and embed them
+	// outside the transaction.
+	if err := f.readReplaced(ctx); err != nil {
+		return err
+	}
+	err = s.db.Update(ctx, func(tx *engine.Tx) error {
+		f.texts = f.texts[:0]
+		if err := f.memoriesTx(tx); err != nil {
+			return err
+		}
+		return f.graphTx(tx)
+	})
+	if err != nil {
+		return err
+	}
+	if root, err := graphRoot(f.user); err == nil {
+		s.nameCache.invalidate(root)
+	}
+	return s.forgetTexts(ctx, f.texts)
+}
+
+// readLedgers returns the ledgers of the session with prefix merged into
+// one, and the ids of the messages they belong to.
+func (s *Store) readLedgers(ctx context.Context, prefix []byte) (ledger, map[string]bool, error) {
 	var all ledger
 	ids := map[string]bool{}
 	ledPrefix := sessionPrefix(prefix).extractions()
@@ -461,164 +619,195 @@ func (s *Store) forgetExtracted(ctx context.Context, scope Scope, prefix []byte)
 				s.warn("memory: forget skips an unreadable extraction record", "message", id.String())
 				continue
 			}
-			all.Memories = append(all.Memories, l.Memories...)
-			all.Facts = append(all.Facts, l.Facts...)
-			all.Entities = append(all.Entities, l.Entities...)
-			all.Observations = append(all.Observations, l.Observations...)
-			all.Aliases = append(all.Aliases, l.Aliases...)
+			all.add(&l)
 		}
 		return nil
 	})
-	if err != nil || all.empty() {
-		return err
-	}
-	user := Scope{Tenant: scope.Tenant, User: scope.User}
-	userPrefix, err := user.PartitionPrefix()
-	if err != nil {
-		return err
-	}
-	// The versions that updates replaced come back: read and embed them
-	// outside the transaction.
-	replaced := map[string]*preparedMemory{}
-	err = s.db.View(ctx, func(tx *engine.Tx) error {
-		for _, lm := range all.Memories {
-			old, err := ulid.ParseStrict(lm.Replaces)
-			if lm.Replaces == "" || err != nil {
-				continue
-			}
-			b, err := tx.Get(partitionPrefix(userPrefix).archive(old))
-			if errors.Is(err, engine.ErrNotFound) {
-				continue
-			}
-			if err != nil {
+	return all, ids, err
+}
+
+// add appends what o records to l.
+func (l *ledger) add(o *ledger) {
+	l.Memories = append(l.Memories, o.Memories...)
+	l.Facts = append(l.Facts, o.Facts...)
+	l.Entities = append(l.Entities, o.Entities...)
+	l.Observations = append(l.Observations, o.Observations...)
+	l.Aliases = append(l.Aliases, o.Aliases...)
+}
+
+// extractedForget is the state of one forgetExtracted.
+type extractedForget struct {
+	s          *Store
+	all        ledger
+	ids        map[string]bool // the session's messages
+	user       Scope
+	userPrefix []byte
+	// replaced are the archived versions that updates made from the
+	// session replaced, by the id of the update, embedded.
+	replaced map[string]*preparedMemory
+	texts    []string // of the memories deleted, whose embeddings go
+}
+
+// readReplaced reads and embeds the versions that updates made from the
+// session replaced.
+func (f *extractedForget) readReplaced(ctx context.Context) error {
+	f.replaced = map[string]*preparedMemory{}
+	err := f.s.db.View(ctx, func(tx *engine.Tx) error {
+		for _, lm := range f.all.Memories {
+			if err := f.readReplacedTx(tx, lm); err != nil {
 				return err
 			}
-			var m Memory
-			if err := json.Unmarshal(b, &m); err != nil {
-				return fmt.Errorf("%w: archived memory %s: %v", ErrCorrupt, lm.Replaces, err)
-			}
-			replaced[lm.ID] = &preparedMemory{m: m}
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for _, p := range replaced {
-		vecs, err := s.embed(ctx, []string{p.m.Text})
+	for _, p := range f.replaced {
+		vecs, err := f.s.embed(ctx, []string{p.m.Text})
 		if err != nil {
 			return err
 		}
 		p.vec = vecs[0]
 	}
-	var texts []string
-	err = s.db.Update(ctx, func(tx *engine.Tx) error {
-		texts = texts[:0]
-		for _, lm := range all.Memories {
-			m, err := getMemory(tx, user, userPrefix, lm.ID)
-			switch {
-			case errors.Is(err, engine.ErrNotFound):
-				continue
-			case err != nil:
-				return err
-			}
-			if m.SupersededBy != "" {
-				continue // only the history holds it; deleting the current version is the user's call
-			}
-			rest := slices.DeleteFunc(slices.Clone(m.Source), func(id string) bool { return ids[id] })
-			if len(rest) == len(m.Source) {
-				continue
-			}
-			if p := replaced[lm.ID]; p != nil && len(rest) == 0 {
-				// An update made from the session: drop the version it
-				// wrote and bring back the one it replaced.
-				if err := tx.DeleteRecord(user, spaceMemories, m.ID); err != nil {
-					return err
-				}
-				if err := deleteHash(tx, userPrefix, &m); err != nil {
-					return err
-				}
-				texts = append(texts, m.Text)
-				back := p.m
-				back.SupersededBy = ""
-				old, _ := ulid.ParseStrict(back.ID)
-				if err := tx.Delete(partitionPrefix(userPrefix).archive(old)); err != nil {
-					return err
-				}
-				if err := s.putMemory(tx, user, userPrefix, nil, &back, p.vec); err != nil {
-					return err
-				}
-				continue
-			}
-			if lm.Created && len(rest) == 0 {
-				t, err := deleteMemoryTx(tx, user, userPrefix, m.ID)
-				if err != nil {
-					return err
-				}
-				texts = append(texts, t...)
-				continue
-			}
-			rec, err := tx.GetRecord(user, spaceMemories, m.ID, nil)
-			if err != nil {
-				return err
-			}
-			nm := m
-			nm.Source = rest
-			if err := s.putMemory(tx, user, userPrefix, &m, &nm, rec.Vector); err != nil {
-				return err
-			}
-		}
-		g, err := newApplier(s, tx).graph(user)
-		if err != nil {
-			return err
-		}
-		for _, id := range all.Facts {
-			if err := g.Delete(id); err != nil && !errors.Is(err, graph.ErrFactNotFound) {
-				return err
-			}
-		}
-		if err := g.DeleteObservations(all.Observations); err != nil {
-			return err
-		}
-		for _, set := range all.Aliases {
-			if _, err := g.DeleteAliases(set.EntityName, set.Observations...); err != nil && !errors.Is(err, graph.ErrEntityNotFound) {
-				return err
-			}
-		}
-		for _, name := range all.Entities {
-			e, err := g.Entity(name)
-			switch {
-			case errors.Is(err, graph.ErrEntityNotFound):
-				continue
-			case err != nil:
-				return err
-			}
-			if len(e.Observations) > 0 {
-				continue
-			}
-			used := false
-			for _, q := range []graph.FactQuery{{Subject: e.Name, History: true, Limit: 1}, {Object: e.Name, History: true, Limit: 1}} {
-				fs, err := g.Facts(q)
-				if err != nil {
-					return err
-				}
-				used = used || len(fs) > 0
-			}
-			if !used {
-				if err := g.DeleteEntities([]string{e.Name}); err != nil {
-					return err
-				}
-			}
-		}
+	return nil
+}
+
+func (f *extractedForget) readReplacedTx(tx *engine.Tx, lm ledgerMemory) error {
+	old, err := ulid.ParseStrict(lm.Replaces)
+	if lm.Replaces == "" || err != nil {
 		return nil
-	})
+	}
+	b, err := tx.Get(partitionPrefix(f.userPrefix).archive(old))
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	if root, err := graphRoot(user); err == nil {
-		s.nameCache.invalidate(root)
+	var m Memory
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("%w: archived memory %s: %v", ErrCorrupt, lm.Replaces, err)
 	}
-	return s.forgetTexts(ctx, texts)
+	f.replaced[lm.ID] = &preparedMemory{m: m}
+	return nil
+}
+
+// memoriesTx takes the session's messages out of the sources of the
+// memories made from them, deleting those left with none and bringing
+// back what updates replaced.
+func (f *extractedForget) memoriesTx(tx *engine.Tx) error {
+	for _, lm := range f.all.Memories {
+		m, err := getMemory(tx, f.user, f.userPrefix, lm.ID)
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			continue
+		case err != nil:
+			return err
+		}
+		if m.SupersededBy != "" {
+			continue // only the history holds it; deleting the current version is the user's call
+		}
+		rest := slices.DeleteFunc(slices.Clone(m.Source), func(id string) bool { return f.ids[id] })
+		if len(rest) == len(m.Source) {
+			continue
+		}
+		if err := f.memoryTx(tx, lm, m, rest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// memoryTx forgets the session in m, whose sources without the session's
+// messages are rest.
+func (f *extractedForget) memoryTx(tx *engine.Tx, lm ledgerMemory, m Memory, rest []string) error {
+	if p := f.replaced[lm.ID]; p != nil && len(rest) == 0 {
+		// An update made from the session: drop the version it wrote and
+		// bring back the one it replaced.
+		return f.restoreTx(tx, m, p)
+	}
+	if lm.Created && len(rest) == 0 {
+		t, err := deleteMemoryTx(tx, f.user, f.userPrefix, m.ID)
+		f.texts = append(f.texts, t...)
+		return err
+	}
+	rec, err := tx.GetRecord(f.user, spaceMemories, m.ID, nil)
+	if err != nil {
+		return err
+	}
+	nm := m
+	nm.Source = rest
+	return f.s.putMemory(tx, f.user, f.userPrefix, &m, &nm, rec.Vector)
+}
+
+// restoreTx deletes m, written by an update, and puts back the version p
+// it replaced.
+func (f *extractedForget) restoreTx(tx *engine.Tx, m Memory, p *preparedMemory) error {
+	if err := tx.DeleteRecord(f.user, spaceMemories, m.ID); err != nil {
+		return err
+	}
+	if err := deleteHash(tx, f.userPrefix, &m); err != nil {
+		return err
+	}
+	f.texts = append(f.texts, m.Text)
+	back := p.m
+	back.SupersededBy = ""
+	old, _ := ulid.ParseStrict(back.ID)
+	if err := tx.Delete(partitionPrefix(f.userPrefix).archive(old)); err != nil {
+		return err
+	}
+	return f.s.putMemory(tx, f.user, f.userPrefix, nil, &back, p.vec)
+}
+
+// graphTx deletes the facts, observations and aliases the session's
+// extractions added, and the entities they created that nothing uses.
+func (f *extractedForget) graphTx(tx *engine.Tx) error {
+	g, err := newApplier(f.s, tx).graph(f.user)
+	if err != nil {
+		return err
+	}
+	for _, id := range f.all.Facts {
+		if err := g.Delete(id); err != nil && !errors.Is(err, graph.ErrFactNotFound) {
+			return err
+		}
+	}
+	if err := g.DeleteObservations(f.all.Observations); err != nil {
+		return err
+	}
+	for _, set := range f.all.Aliases {
+		if _, err := g.DeleteAliases(set.EntityName, set.Observations...); err != nil && !errors.Is(err, graph.ErrEntityNotFound) {
+			return err
+		}
+	}
+	for _, name := range f.all.Entities {
+		if err := forgetEntityTx(g, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forgetEntityTx deletes the entity name unless it has observations or a
+// fact, current or past, refers to it.
+func forgetEntityTx(g *graph.Tx, name string) error {
+	e, err := g.Entity(name)
+	switch {
+	case errors.Is(err, graph.ErrEntityNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	if len(e.Observations) > 0 {
+		return nil
+	}
+	for _, q := range []graph.FactQuery{{Subject: e.Name, History: true, Limit: 1}, {Object: e.Name, History: true, Limit: 1}} {
+		fs, err := g.Facts(q)
+		if err != nil || len(fs) > 0 {
+			return err
+		}
+	}
+	return g.DeleteEntities([]string{e.Name})
 }
 
 // known is the [Known] of one job: the user's memories and graph.

@@ -313,37 +313,49 @@ type (
 
 // extractReply is the content of a reply: the model's decisions.
 type extractReply struct {
-	Add []struct {
-		Kind       string   `json:"kind"`
-		Text       string   `json:"text"`
-		Tags       []string `json:"tags"`
-		Importance *float64 `json:"importance"`
-	} `json:"add"`
+	Add    []extractReplyAdd `json:"add"`
 	Update []struct {
 		ID   string `json:"id"`
 		Text string `json:"text"`
 	} `json:"update"`
-	Delete   []extractID `json:"delete"`
-	Entities []struct {
-		Name         string   `json:"name"`
-		Type         string   `json:"type"`
-		Aliases      []string `json:"aliases"`
-		Observations []string `json:"observations"`
-	} `json:"entities"`
-	Facts []struct {
-		Subject      string   `json:"subject"`
-		Predicate    string   `json:"predicate"`
-		Object       string   `json:"object"`
-		ValidFrom    *string  `json:"valid_from"`
-		Confidence   *float64 `json:"confidence"`
-		SingleValued bool     `json:"single_valued"`
-	} `json:"facts"`
-	Invalidate []struct {
-		ID        *string `json:"id"`
-		Subject   *string `json:"subject"`
-		Predicate *string `json:"predicate"`
-		Object    *string `json:"object"`
-	} `json:"invalidate"`
+	Delete     []extractID              `json:"delete"`
+	Entities   []extractReplyEntity     `json:"entities"`
+	Facts      []extractReplyFact       `json:"facts"`
+	Invalidate []extractReplyInvalidate `json:"invalidate"`
+}
+
+// extractReplyAdd is a memory the model adds.
+type extractReplyAdd struct {
+	Kind       string   `json:"kind"`
+	Text       string   `json:"text"`
+	Tags       []string `json:"tags"`
+	Importance *float64 `json:"importance"`
+}
+
+// extractReplyEntity is an entity the model names.
+type extractReplyEntity struct {
+	Name         string   `json:"name"`
+	Type         string   `json:"type"`
+	Aliases      []string `json:"aliases"`
+	Observations []string `json:"observations"`
+}
+
+// extractReplyFact is a fact the model states.
+type extractReplyFact struct {
+	Subject      string   `json:"subject"`
+	Predicate    string   `json:"predicate"`
+	Object       string   `json:"object"`
+	ValidFrom    *string  `json:"valid_from"`
+	Confidence   *float64 `json:"confidence"`
+	SingleValued bool     `json:"single_valued"`
+}
+
+// extractReplyInvalidate is a fact the model closes, by id or by triple.
+type extractReplyInvalidate struct {
+	ID        *string `json:"id"`
+	Subject   *string `json:"subject"`
+	Predicate *string `json:"predicate"`
+	Object    *string `json:"object"`
 }
 
 // extractReplyKeys are the keys of a reply; an object with none of them is
@@ -675,27 +687,14 @@ func extractSendText(s string, n int) string {
 // breaks a rule (see OpenAIExtractor).
 func (refs *extractRefs) check(r *extractReply, speaker string) *Extraction {
 	x := &Extraction{}
-	name := func(s string) (string, bool) { return extractName(s, speaker) }
-
 	for _, a := range r.Add {
 		if len(x.Memories) == maxExtractItems {
 			break
 		}
-		kind := Kind(strings.ToLower(strings.TrimSpace(a.Kind)))
-		text, ok := extractText(a.Text)
-		if !ok || !kind.Valid() {
-			continue
+		if m, ok := extractAdd(&a); ok {
+			x.Memories = append(x.Memories, m)
 		}
-		m := Memory{Kind: kind, Text: text, Tags: extractTags(a.Tags)}
-		if a.Importance != nil {
-			if *a.Importance < 0 || *a.Importance > 1 {
-				continue
-			}
-			m.Importance = *a.Importance
-		}
-		x.Memories = append(x.Memories, m)
 	}
-
 	for _, d := range r.Delete {
 		if id, ok := refs.memories[strings.TrimSpace(string(d))]; ok && !slices.Contains(x.Deletes, id) && len(x.Deletes) < maxExtractItems {
 			x.Deletes = append(x.Deletes, id)
@@ -710,88 +709,139 @@ func (refs *extractRefs) check(r *extractReply, speaker string) *Extraction {
 		}
 		x.Updates = append(x.Updates, Memory{ID: id, Text: text})
 	}
-
 	for _, e := range r.Entities {
 		if len(x.Entities) == maxExtractItems {
 			break
 		}
-		n, ok := name(e.Name)
-		if !ok {
-			continue
-		}
-		ent := graph.Entity{Name: n, Type: extractType(e.Type)}
-		for _, a := range e.Aliases {
-			if a, ok := extractName(a, ""); ok && graph.Fold(a) != graph.Fold(n) && len(ent.Aliases) < maxExtractAliases &&
-				!slices.ContainsFunc(ent.Aliases, func(b string) bool { return graph.Fold(a) == graph.Fold(b) }) {
-				ent.Aliases = append(ent.Aliases, a)
-			}
-		}
-		for _, o := range e.Observations {
-			if o, ok := extractObservation(o); ok && len(ent.Observations) < maxExtractObservations && !slices.Contains(ent.Observations, o) {
-				ent.Observations = append(ent.Observations, o)
-			}
-		}
-		x.Entities = append(x.Entities, ent)
-	}
-
-	for _, f := range r.Facts {
-		if len(x.Facts) == maxExtractItems {
-			break
-		}
-		subj, ok1 := name(f.Subject)
-		obj, ok2 := name(f.Object)
-		pred, ok3 := extractPredicate(f.Predicate)
-		if !ok1 || !ok2 || !ok3 {
-			continue
-		}
-		fact := Fact{Subject: subj, Predicate: pred, Object: obj}
-		if f.Confidence != nil {
-			if *f.Confidence <= 0 || *f.Confidence > 1 {
-				continue
-			}
-			fact.Confidence = *f.Confidence
-		}
-		if f.ValidFrom != nil {
-			fact.ValidFrom = extractValidFrom(*f.ValidFrom)
-		}
-		x.Facts = append(x.Facts, fact)
-		if f.SingleValued && !slices.Contains(x.SingleValued, pred) {
-			x.SingleValued = append(x.SingleValued, pred)
+		if ent, ok := extractEntity(&e, speaker); ok {
+			x.Entities = append(x.Entities, ent)
 		}
 	}
-
-	var ids []string
-	for _, inv := range r.Invalidate {
-		if inv.ID != nil && strings.TrimSpace(*inv.ID) != "" {
-			if id, ok := refs.facts[strings.TrimSpace(*inv.ID)]; ok && !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-			continue
-		}
-		// By triple: only the facts shown that it names.
-		subj, ok1 := name(deref(inv.Subject))
-		pred, ok2 := extractPredicate(deref(inv.Predicate))
-		if !ok1 || !ok2 {
-			continue
-		}
-		obj, hasObj := name(deref(inv.Object))
-		if !hasObj && strings.TrimSpace(deref(inv.Object)) != "" {
-			continue // an object it cannot name: not "any object"
-		}
-		for _, f := range refs.shown {
-			if graph.Fold(f.Subject) == graph.Fold(subj) && graph.Fold(f.Predicate) == graph.Fold(pred) &&
-				(!hasObj || graph.Fold(f.Object) == graph.Fold(obj)) && !slices.Contains(ids, f.ID) {
-				ids = append(ids, f.ID)
-			}
-		}
-	}
-	for _, id := range ids {
+	extractFacts(x, r.Facts, speaker)
+	for _, id := range refs.invalidated(r.Invalidate, speaker) {
 		if len(x.Invalidate) == maxExtractItems {
 			break
 		}
 		x.Invalidate = append(x.Invalidate, Fact{ID: id})
 	}
 	return x
+}
+
+// extractAdd checks a memory the model adds.
+func extractAdd(a *extractReplyAdd) (Memory, bool) {
+	kind := Kind(strings.ToLower(strings.TrimSpace(a.Kind)))
+	text, ok := extractText(a.Text)
+	if !ok || !kind.Valid() {
+		return Memory{}, false
+	}
+	m := Memory{Kind: kind, Text: text, Tags: extractTags(a.Tags)}
+	if a.Importance != nil {
+		if *a.Importance < 0 || *a.Importance > 1 {
+			return Memory{}, false
+		}
+		m.Importance = *a.Importance
+	}
+	return m, true
+}
+
+// extractEntity checks an entity the model names, keeping its valid
+// aliases and observations up to their bounds.
+func extractEntity(e *extractReplyEntity, speaker string) (graph.Entity, bool) {
+	n, ok := extractName(e.Name, speaker)
+	if !ok {
+		return graph.Entity{}, false
+	}
+	ent := graph.Entity{Name: n, Type: extractType(e.Type)}
+	for _, a := range e.Aliases {
+		if a, ok := extractName(a, ""); ok && graph.Fold(a) != graph.Fold(n) && len(ent.Aliases) < maxExtractAliases &&
+			!slices.ContainsFunc(ent.Aliases, func(b string) bool { return graph.Fold(a) == graph.Fold(b) }) {
+			ent.Aliases = append(ent.Aliases, a)
+		}
+	}
+	for _, o := range e.Observations {
+		if o, ok := extractObservation(o); ok && len(ent.Observations) < maxExtractObservations && !slices.Contains(ent.Observations, o) {
+			ent.Observations = append(ent.Observations, o)
+		}
+	}
+	return ent, true
+}
+
+// extractFacts adds to x the facts of the reply that pass, and their
+// single-valued predicates.
+func extractFacts(x *Extraction, facts []extractReplyFact, speaker string) {
+	for i := range facts {
+		if len(x.Facts) == maxExtractItems {
+			break
+		}
+		f := &facts[i]
+		fact, ok := extractFact(f, speaker)
+		if !ok {
+			continue
+		}
+		x.Facts = append(x.Facts, fact)
+		if f.SingleValued && !slices.Contains(x.SingleValued, fact.Predicate) {
+			x.SingleValued = append(x.SingleValued, fact.Predicate)
+		}
+	}
+}
+
+// extractFact checks a fact the model states.
+func extractFact(f *extractReplyFact, speaker string) (Fact, bool) {
+	subj, ok1 := extractName(f.Subject, speaker)
+	obj, ok2 := extractName(f.Object, speaker)
+	pred, ok3 := extractPredicate(f.Predicate)
+	if !ok1 || !ok2 || !ok3 {
+		return Fact{}, false
+	}
+	fact := Fact{Subject: subj, Predicate: pred, Object: obj}
+	if f.Confidence != nil {
+		if *f.Confidence <= 0 || *f.Confidence > 1 {
+			return Fact{}, false
+		}
+		fact.Confidence = *f.Confidence
+	}
+	if f.ValidFrom != nil {
+		fact.ValidFrom = extractValidFrom(*f.ValidFrom)
+	}
+	return fact, true
+}
+
+// invalidated returns the ids of the facts the reply closes, each once:
+// by the id the prompt showed, or by a triple naming facts it showed.
+func (refs *extractRefs) invalidated(invs []extractReplyInvalidate, speaker string) []string {
+	var ids []string
+	for i := range invs {
+		inv := &invs[i]
+		if inv.ID != nil && strings.TrimSpace(*inv.ID) != "" {
+			if id, ok := refs.facts[strings.TrimSpace(*inv.ID)]; ok && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+			continue
+		}
+		ids = refs.invalidatedTriple(ids, inv, speaker)
+	}
+	return ids
+}
+
+// invalidatedTriple appends to ids the facts shown that the triple of inv
+// names: subject and predicate, and the object unless it has none.
+func (refs *extractRefs) invalidatedTriple(ids []string, inv *extractReplyInvalidate, speaker string) []string {
+	subj, ok1 := extractName(deref(inv.Subject), speaker)
+	pred, ok2 := extractPredicate(deref(inv.Predicate))
+	if !ok1 || !ok2 {
+		return ids
+	}
+	obj, hasObj := extractName(deref(inv.Object), speaker)
+	if !hasObj && strings.TrimSpace(deref(inv.Object)) != "" {
+		return ids // an object it cannot name: not "any object"
+	}
+	for _, f := range refs.shown {
+		if graph.Fold(f.Subject) == graph.Fold(subj) && graph.Fold(f.Predicate) == graph.Fold(pred) &&
+			(!hasObj || graph.Fold(f.Object) == graph.Fold(obj)) && !slices.Contains(ids, f.ID) {
+			ids = append(ids, f.ID)
+		}
+	}
+	return ids
 }
 
 func deref(s *string) string {

@@ -62,8 +62,13 @@ import (
 // after lives_in, "organization" after works_at, and "email", "url" and
 // "identifier" for those mentions.
 //
-// Limits: English only; one clause pattern at a time, so "I live in
-// Boston and work at Acme" yields only lives_in; lists are taken only
+// A sentence is split into clauses before the patterns run (at ";",
+// "but", and at "and" or a comma that a new subject, a request or a
+// refusal follows), so "I work at Globex and I live in Berlin" and "I
+// live in Boston and work at Acme" yield both relations, and "Please
+// email me, no phone calls." is a standing instruction.
+//
+// Limits: English only; lists are taken only
 // after a plural relation ("my kids are Tom and Jerry"); "we" and "our"
 // make no facts (only events, as "alice and others"); pronouns other
 // than "it" / "the X" in corrections are not resolved, and Previous is
@@ -261,7 +266,9 @@ func ruleValidName(s string) bool {
 	return true
 }
 
-// sentence runs every pattern over one sentence.
+// sentence runs every pattern over one sentence: the mentions and the
+// events over the whole of it, the other patterns over each of its
+// clauses.
 func (r *ruleRun) sentence(s *ruleSentence) {
 	toks := s.toks
 	if r.user {
@@ -270,12 +277,28 @@ func (r *ruleRun) sentence(s *ruleSentence) {
 	if s.question || len(toks) == 0 || inSet(ruleQuestionStart, toks[0].l) {
 		return
 	}
+	var buf [8]ruleClause // most sentences have fewer clauses: no allocation
+	clauses := ruleSplitClauses(buf[:0], toks)
 	// Appositions hold in reported speech too ("she said my sister Jane
 	// called"), so they run before the guard.
-	r.appositions(toks)
+	for _, c := range clauses {
+		r.appositions(c.toks)
+	}
 	if s.guarded {
 		return
 	}
+	for i := range clauses {
+		r.clause(clauses[i].toks)
+		if r.err != nil {
+			return
+		}
+	}
+	r.requests(clauses)
+	r.episode(s)
+}
+
+// clause runs the clause patterns over one clause.
+func (r *ruleRun) clause(toks []ruleTok) {
 	neg := -1
 	for i, t := range toks {
 		if t.k == rtWord && inSet(ruleNeg, t.l) {
@@ -290,7 +313,6 @@ func (r *ruleRun) sentence(s *ruleSentence) {
 		return
 	}
 	r.preferences(toks)
-	r.episode(s)
 }
 
 // ruleHypothetical reports whether toks hold a word that makes a clause
@@ -355,46 +377,83 @@ customer claim issue pr incident request receipt transaction shipment package pa
 membership subscription license licence serial card room confirmation reference ref bug job project
 employee patient student`)
 
-// aliases finds "my name is X", "I'm X", "call me X" and "I go by X".
+// aliases finds "my name is X", "I'm X", "call me X" and "I go by X": the
+// rows of ruleAliasFrames.
 func (r *ruleRun) aliases(toks []ruleTok, neg int) {
 	if r.speaker == "" {
 		return
 	}
 	for i := 0; i+2 < len(toks); i++ {
-		var at int
-		switch {
-		case ruleWord(toks, i) == "my" && ruleWord(toks, i+1) == "name" && ruleWord(toks, i+2) == "is":
-			at = i + 3
-		case ruleWord(toks, i) == "i" && ruleWord(toks, i+1) == "am" && ruleClauseStart(toks, i):
-			at = i + 2
-		case ruleWord(toks, i) == "call" && ruleWord(toks, i+1) == "me" && ruleWord(toks, i-1) != "to":
-			at = i + 2
-		case ruleWord(toks, i) == "i" && ruleWord(toks, i+1) == "go" && ruleWord(toks, i+2) == "by":
-			at = i + 3
-		default:
+		f, ok := ruleAliasFrameAt(toks, i)
+		if !ok {
 			continue
 		}
+		at := i + len(f.words)
 		if neg >= 0 && neg < at {
 			return
 		}
-		end, ok := ruleNameSpan(toks, at, 3)
-		if !ok || ruleNationality(toks[at].l) || (end < len(toks) && toks[end].l == "'s") {
-			continue
+		if name, ok := ruleAliasName(toks, at, f.nameEndsClause); ok {
+			r.entity(r.speaker, r.speakerType(), name)
+			return
 		}
-		if toks[i].l == "i" && toks[i+1].l == "am" {
-			// "I'm Alice" only when the name ends the clause: not "I'm
-			// Canadian-born" or "I'm Catholic school trained".
-			if end < len(toks) && toks[end].k != rtPunct && !inSet(ruleAfterIntro, toks[end].l) {
-				continue
-			}
-		}
-		name := ruleJoin(toks[at:end])
-		if strings.ToUpper(name) == name && len(name) <= 5 {
-			continue // "call me ASAP"
-		}
-		r.entity(r.speaker, r.speakerType(), name)
-		return
 	}
+}
+
+// ruleAliasFrame is a way of giving one's name: the words before it, a
+// test of what comes before them, and whether the name must end the
+// clause.
+type ruleAliasFrame struct {
+	words []string
+	// before, when set, must hold of the words' position.
+	before func(toks []ruleTok, i int) bool
+	// nameEndsClause: "I'm Alice" only when the name ends the clause, not
+	// "I'm Canadian-born" or "I'm Catholic school trained".
+	nameEndsClause bool
+}
+
+// ruleAliasFrames are the ways of giving one's name. A new one is a row.
+var ruleAliasFrames = []ruleAliasFrame{
+	{words: []string{"my", "name", "is"}},
+	{words: []string{"i", "am"}, before: ruleClauseStart, nameEndsClause: true},
+	{words: []string{"call", "me"}, before: func(toks []ruleTok, i int) bool { return ruleWord(toks, i-1) != "to" }},
+	{words: []string{"i", "go", "by"}},
+}
+
+// ruleAliasFrameAt returns the alias frame whose words are at toks[i].
+func ruleAliasFrameAt(toks []ruleTok, i int) (*ruleAliasFrame, bool) {
+	for k := range ruleAliasFrames {
+		f := &ruleAliasFrames[k]
+		if ruleWordsMatch(toks, i, f.words) && (f.before == nil || f.before(toks, i)) {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// ruleWordsMatch reports whether the words at toks[i:] are words.
+func ruleWordsMatch(toks []ruleTok, i int, words []string) bool {
+	for k, w := range words {
+		if ruleWord(toks, i+k) != w {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleAliasName reads the name given at toks[at].
+func ruleAliasName(toks []ruleTok, at int, endsClause bool) (string, bool) {
+	end, ok := ruleNameSpan(toks, at, 3)
+	if !ok || ruleNationality(toks[at].l) || (end < len(toks) && toks[end].l == "'s") {
+		return "", false
+	}
+	if endsClause && end < len(toks) && toks[end].k != rtPunct && !inSet(ruleAfterIntro, toks[end].l) {
+		return "", false
+	}
+	name := ruleJoin(toks[at:end])
+	if strings.ToUpper(name) == name && len(name) <= 5 {
+		return "", false // "call me ASAP"
+	}
+	return name, true
 }
 
 var ruleAfterIntro = ruleWords("and from here btw by the way too also")
@@ -581,270 +640,6 @@ func ruleRelation(pred, head string) string {
 	return pred
 }
 
-// myXIsY handles "my X is Y", "my X are Y and Z", "my X is no longer Y"
-// and "my X is not Y" at toks[i] == "my".
-func (r *ruleRun) myXIsY(toks []ruleTok, i, neg int) {
-	pe, ok := rulePhrase(toks, i+1)
-	if !ok {
-		return
-	}
-	if ruleWord(toks, pe) == "'s" && ruleWord(toks, pe+1) == "name" && ruleWord(toks, pe+2) == "is" {
-		// "my dog's name is Max".
-		r.namedRelation(toks, toks[i+1:pe], pe+3, neg)
-		return
-	}
-	verb := ruleWord(toks, pe)
-	if verb != "is" && verb != "are" {
-		return
-	}
-	pred, head, plural, ok := rulePred(toks[i+1 : pe])
-	if !ok || plural != (verb == "are") {
-		return
-	}
-	if strings.HasPrefix(pred, "favorite_") || strings.HasPrefix(pred, "favourite_") || strings.HasPrefix(pred, "fav_") {
-		return // a preference, see preferences
-	}
-	at := pe + 1
-	switch {
-	case ruleWord(toks, at) == "no" && ruleWord(toks, at+1) == "longer",
-		ruleWord(toks, at) == "not":
-		// "my manager is no longer Dana", "my manager is not Dana".
-		skip := 1
-		if toks[at].l == "no" {
-			skip = 2
-		}
-		if v, ok := r.value(toks, at+skip, false); ok && v.typ != "pronoun" && ruleNotList(toks, v.end) {
-			r.invalidate(Fact{Subject: r.speaker, Predicate: ruleRelation(pred, head), Object: v.name})
-		}
-		return
-	case ruleWord(toks, at) == "named" || ruleWord(toks, at) == "called":
-		r.namedRelation(toks, toks[i+1:pe], at+1, neg)
-		return
-	}
-	if neg >= 0 && neg < at+1 {
-		return
-	}
-	if ruleWord(toks, at) == "now" {
-		at++
-	}
-	vals := r.values(toks, at, plural)
-	if len(vals) == 0 || (!plural && len(vals) > 1) {
-		return
-	}
-	single := !plural && ruleSingleValued(head)
-	for _, v := range vals {
-		if v.typ != "" && v.typ != "date" && ruleSlotType(head) != "" {
-			return // "my son is 5": an age, not a name
-		}
-	}
-	for _, v := range vals {
-		typ := v.typ
-		if typ == "" {
-			typ = ruleSlotType(head)
-		}
-		r.fact(r.speaker, ruleRelation(pred, head), v.name, r.speakerType(), typ, 0.9, single)
-	}
-}
-
-// namedRelation handles "my X's name is Y" and "my X is named Y": the
-// name of the speaker's X.
-func (r *ruleRun) namedRelation(toks []ruleTok, phrase []ruleTok, at, neg int) {
-	if neg >= 0 && neg < at {
-		return
-	}
-	pred, head, plural, ok := rulePred(phrase)
-	if !ok || plural {
-		return
-	}
-	end, ok := ruleNameSpan(toks, at, 3)
-	if !ok || (end < len(toks) && toks[end].l == "'s") {
-		return
-	}
-	r.fact(r.speaker, ruleRelation(pred, head), ruleJoin(toks[at:end]), r.speakerType(), ruleSlotType(head), 0.9, false)
-}
-
-// yIsMyX handles "Y is my X", "Y is no longer my X", "Y is N's X" with
-// toks[i] == "is".
-func (r *ruleRun) yIsMyX(toks []ruleTok, i, neg int) {
-	// Y must be the start of its clause: "Dana is my manager", "Yes,
-	// Dana is my manager"; not "the friend of Dana is my manager".
-	start := i - 1
-	for start > 0 && toks[start-1].k == rtWord && toks[start-1].cap && toks[start-1].l != "i" {
-		start--
-	}
-	if start > 0 && toks[start-1].k != rtPunct && !inSet(ruleGreetings, toks[start-1].l) {
-		return
-	}
-	v, ok := r.value(toks, start, true)
-	if !ok || v.end != i || v.typ == "pronoun" {
-		return
-	}
-	at := i + 1
-	negated := false
-	if ruleWord(toks, at) == "no" && ruleWord(toks, at+1) == "longer" {
-		at, negated = at+2, true
-	} else if ruleWord(toks, at) == "not" {
-		at, negated = at+1, true
-	} else if neg >= 0 && neg < at {
-		return
-	}
-	if ruleWord(toks, at) == "also" || ruleWord(toks, at) == "now" {
-		at++
-	}
-	var subj, subjType string
-	switch {
-	case ruleWord(toks, at) == "my" && r.speaker != "":
-		subj, subjType = r.speaker, r.speakerType()
-		at++
-	case ruleWord(toks, at) != "":
-		// "Eve is Dana's manager".
-		e, ok := ruleNameSpan(toks, at, 4)
-		if !ok || ruleWord(toks, e) != "'s" {
-			return
-		}
-		subj, subjType = r.canon(ruleJoin(toks[at:e])), ""
-		at = e + 1
-	default:
-		return
-	}
-	pe, ok := rulePhrase(toks, at)
-	if !ok || !ruleEndsClause(toks, pe) {
-		return
-	}
-	pred, head, plural, ok := rulePred(toks[at:pe])
-	if !ok || plural || strings.HasPrefix(pred, "fav") {
-		return
-	}
-	if start == 0 && v.typ == "" && !v.known && ruleSlotType(head) != "person" && i-start < 2 {
-		// A sentence-initial capitalised word is a name only when the
-		// relation is to a person: "Family is my priority" is not a fact.
-		return
-	}
-	typ := v.typ
-	if typ == "" {
-		typ = ruleSlotType(head)
-	}
-	if negated {
-		r.invalidate(Fact{Subject: subj, Predicate: ruleRelation(pred, head), Object: v.name})
-		return
-	}
-	r.fact(subj, ruleRelation(pred, head), v.name, subjType, typ, 0.9, ruleSingleValued(head))
-}
-
-// possessive handles "N's X is Y" with toks[i] == "'s".
-func (r *ruleRun) possessive(toks []ruleTok, i, neg int) {
-	start := i - 1
-	for start > 0 && toks[start-1].k == rtWord && toks[start-1].cap && toks[start-1].l != "i" {
-		start--
-	}
-	if start < 0 || (start > 0 && toks[start-1].k != rtPunct && !inSet(ruleGreetings, toks[start-1].l)) {
-		return
-	}
-	n, ok := r.value(toks, start, true)
-	if !ok || n.end != i || n.typ != "" {
-		return
-	}
-	pe, ok := rulePhrase(toks, i+1)
-	if !ok || ruleWord(toks, pe) != "is" {
-		return
-	}
-	pred, head, plural, ok := rulePred(toks[i+1 : pe])
-	if !ok || plural || strings.HasPrefix(pred, "fav") {
-		return
-	}
-	at := pe + 1
-	if ruleWord(toks, at) == "no" && ruleWord(toks, at+1) == "longer" {
-		if v, ok := r.value(toks, at+2, false); ok && v.typ != "pronoun" && ruleNotList(toks, v.end) {
-			r.invalidate(Fact{Subject: n.name, Predicate: ruleRelation(pred, head), Object: v.name})
-		}
-		return
-	}
-	if neg >= 0 && neg < at+1 {
-		return
-	}
-	if start == 0 && !n.known && !inSet(rulePersonRoles, head) && !inSet(rulePets, head) {
-		return
-	}
-	vals := r.values(toks, at, false)
-	if len(vals) != 1 {
-		return
-	}
-	typ := vals[0].typ
-	if typ == "" {
-		typ = ruleSlotType(head)
-	}
-	subjType := ""
-	if inSet(rulePersonRoles, head) {
-		subjType = "person"
-	}
-	r.fact(n.name, ruleRelation(pred, head), vals[0].name, subjType, typ, 0.85, ruleSingleValued(head))
-}
-
-// appositions handles "my X, Y,", "my X Y" (for relations to people and
-// pets) and "Y, my X,".
-func (r *ruleRun) appositions(toks []ruleTok) {
-	if r.speaker == "" || ruleHypothetical(toks) {
-		return
-	}
-	for i := 0; i+2 < len(toks); i++ {
-		if ruleWord(toks, i) != "my" || (i > 0 && inSet(ruleNeg, toks[i-1].l)) {
-			continue
-		}
-		pe, ok := rulePhrase(toks, i+1)
-		if !ok || pe-i > 3 {
-			continue
-		}
-		pred, head, plural, ok := rulePred(toks[i+1 : pe])
-		if !ok || plural || (!inSet(rulePersonRoles, head) && !inSet(rulePets, head)) {
-			continue
-		}
-		at := pe
-		comma := at < len(toks) && toks[at].s == ","
-		if comma {
-			at++
-		}
-		end, ok := ruleNameSpan(toks, at, 3)
-		if !ok {
-			continue
-		}
-		if end < len(toks) && toks[end].l == "'s" {
-			continue
-		}
-		if comma && !(end == len(toks) || toks[end].k == rtPunct) {
-			continue // "my sister, Jane and Bob" is a list
-		}
-		name := r.canon(ruleJoin(toks[at:end]))
-		r.fact(r.speaker, ruleRelation(pred, head), name, r.speakerType(), ruleSlotType(head), 0.8, ruleSingleValued(head))
-	}
-	// "Dana, my manager, ..."
-	for i := 0; i+3 < len(toks); i++ {
-		if toks[i].s != "," || ruleWord(toks, i+1) != "my" {
-			continue
-		}
-		start := i - 1
-		for start > 0 && toks[start-1].k == rtWord && toks[start-1].cap && toks[start-1].l != "i" {
-			start--
-		}
-		if start < 0 || (start > 0 && toks[start-1].k != rtPunct && !inSet(ruleGreetings, toks[start-1].l) && !inSet(ruleJoinPreps, toks[start-1].l)) {
-			continue
-		}
-		end, ok := ruleNameSpan(toks, start, 4)
-		if !ok || end != i || (start == 0 && inSet(ruleCommonStart, toks[0].l)) {
-			continue
-		}
-		pe, ok := rulePhrase(toks, i+2)
-		if !ok || pe >= len(toks) || toks[pe].k != rtPunct {
-			continue
-		}
-		pred, head, plural, ok := rulePred(toks[i+2 : pe])
-		if !ok || plural || (!inSet(rulePersonRoles, head) && !inSet(rulePets, head)) {
-			continue
-		}
-		name := r.canon(ruleJoin(toks[start:end]))
-		r.fact(r.speaker, ruleRelation(pred, head), name, r.speakerType(), ruleSlotType(head), 0.8, ruleSingleValued(head))
-	}
-}
-
 var ruleJoinPreps = ruleWords("with to and from for met saw")
 
 // ruleEndsClause reports whether toks[i] ends a clause.
@@ -880,6 +675,29 @@ func (r *ruleRun) value(toks []ruleTok, i int, initial bool) (ruleVal, bool) {
 		return ruleVal{}, false
 	}
 	t := toks[i]
+	if t.k != rtWord {
+		return ruleMarkValue(toks, i)
+	}
+	if inSet(rulePronouns, t.l) {
+		return ruleVal{end: i + 1, name: t.l, typ: "pronoun"}, true
+	}
+	if v, ok := ruleMonthDayValue(toks, i); ok {
+		return v, true
+	}
+	at := i
+	if t.l == "the" && i+1 < len(toks) && toks[i+1].cap {
+		at = i + 1
+	}
+	if toks[at].cap {
+		return r.nameValue(toks, at, initial)
+	}
+	return r.knownValue(toks, i)
+}
+
+// ruleMarkValue reads a value that is not a word at toks[i]: an e-mail
+// address, a URL, an identifier or number, "#" and a code.
+func ruleMarkValue(toks []ruleTok, i int) (ruleVal, bool) {
+	t := toks[i]
 	switch t.k {
 	case rtEmail:
 		return ruleVal{end: i + 1, name: t.s, typ: "email"}, true
@@ -894,39 +712,45 @@ func (r *ruleRun) value(toks []ruleTok, i int, initial bool) (ruleVal, bool) {
 		if t.s == "#" && i+1 < len(toks) && (toks[i+1].k == rtNum || toks[i+1].k == rtIdent) {
 			return ruleVal{end: i + 2, name: "#" + toks[i+1].s, typ: "identifier"}, len(toks[i+1].s) <= 40
 		}
+	}
+	return ruleVal{}, false
+}
+
+// ruleMonthDayValue reads a date "May 3" at toks[i].
+func ruleMonthDayValue(toks []ruleTok, i int) (ruleVal, bool) {
+	t := toks[i]
+	if m, ok := ruleMonths[t.l]; !ok || !t.cap || m == 0 || i+1 >= len(toks) {
 		return ruleVal{}, false
 	}
-	if inSet(rulePronouns, t.l) {
-		return ruleVal{end: i + 1, name: t.l, typ: "pronoun"}, true
+	if d, ok := ruleDayNum(toks[i+1]); ok && d > 0 {
+		return ruleVal{end: i + 2, name: t.s + " " + toks[i+1].s, typ: "date"}, true
 	}
-	if m, ok := ruleMonths[t.l]; ok && t.cap && m != 0 {
-		if i+1 < len(toks) {
-			if d, ok := ruleDayNum(toks[i+1]); ok && d > 0 {
-				return ruleVal{end: i + 2, name: t.s + " " + toks[i+1].s, typ: "date"}, true
-			}
-		}
+	return ruleVal{}, false
+}
+
+// nameValue reads a capitalised name at toks[at] that is a whole value,
+// not a modifier ("the Acme account").
+func (r *ruleRun) nameValue(toks []ruleTok, at int, initial bool) (ruleVal, bool) {
+	if at == 0 && !initial {
+		return ruleVal{}, false
 	}
-	at := i
-	if t.l == "the" && i+1 < len(toks) && toks[i+1].cap {
-		at = i + 1
+	end, ok := ruleNameSpan(toks, at, 4)
+	if !ok || (at == 0 && inSet(ruleCommonStart, toks[0].l)) {
+		return ruleVal{}, false
 	}
-	if toks[at].cap {
-		if at == 0 && !initial {
-			return ruleVal{}, false
-		}
-		end, ok := ruleNameSpan(toks, at, 4)
-		if !ok || (at == 0 && inSet(ruleCommonStart, toks[0].l)) {
-			return ruleVal{}, false
-		}
-		if end < len(toks) && toks[end].k != rtPunct && !inSet(ruleAfterValue, toks[end].l) {
-			return ruleVal{}, false // "the Acme account": a name as a modifier
-		}
-		name := ruleJoin(toks[at:end])
-		canon, known := r.lookup(name)
-		return ruleVal{end: end, name: canon, known: known}, true
+	if end < len(toks) && toks[end].k != rtPunct && !inSet(ruleAfterValue, toks[end].l) {
+		return ruleVal{}, false // "the Acme account": a name as a modifier
 	}
-	// A lower-case name the graph knows: "I work at acme".
-	if t.k != rtWord || inSet(ruleFunctionWords, t.l) || len(t.l) < 2 || len(t.l) > maxRuleTokenBytes {
+	name := ruleJoin(toks[at:end])
+	canon, known := r.lookup(name)
+	return ruleVal{end: end, name: canon, known: known}, true
+}
+
+// knownValue reads a lower-case name the graph knows at toks[i]: "I work
+// at acme".
+func (r *ruleRun) knownValue(toks []ruleTok, i int) (ruleVal, bool) {
+	t := toks[i]
+	if inSet(ruleFunctionWords, t.l) || len(t.l) < 2 || len(t.l) > maxRuleTokenBytes {
 		return ruleVal{}, false
 	}
 	for n := 2; n >= 1; n-- {
@@ -1021,22 +845,27 @@ func ruleNameSpan(toks []ruleTok, i, max int) (int, bool) {
 	if l := toks[i].l; inSet(ruleFunctionWords, l) && strings.ToUpper(toks[i].s) != toks[i].s {
 		return i, false // "The CEO", "My Mom"
 	}
-	if words == 1 {
-		l := toks[i].l
-		if ruleNationality(l) {
-			return i, false // "my boss is Canadian"
-		}
-		if _, ok := ruleWeekdays[l]; ok {
-			return i, false
-		}
-		if _, ok := ruleMonths[l]; ok {
-			return i, false
-		}
-		if inSet(ruleNotNames, l) || (inSet(ruleFunctionWords, l) && (len(l) < 2 || strings.ToUpper(toks[i].s) != toks[i].s)) {
-			return i, false
-		}
+	if words == 1 && !ruleOneWordName(toks[i]) {
+		return i, false
 	}
 	return j, true
+}
+
+// ruleOneWordName reports whether the capitalised word t can be a name on
+// its own: not a nationality ("my boss is Canadian"), a weekday, a month,
+// a word that is not a name, or a function word unless an acronym.
+func ruleOneWordName(t ruleTok) bool {
+	l := t.l
+	if ruleNationality(l) || inSet(ruleNotNames, l) {
+		return false
+	}
+	if _, ok := ruleWeekdays[l]; ok {
+		return false
+	}
+	if _, ok := ruleMonths[l]; ok {
+		return false
+	}
+	return !inSet(ruleFunctionWords, l) || (len(l) >= 2 && strings.ToUpper(t.s) == t.s)
 }
 
 var ruleNameJoins = ruleWords("of de da van von del la le")

@@ -16,20 +16,54 @@ often sometimes kind sort of all both already once even then first honestly lite
 // ruleParticiples follow "have" in the verb relations: "I've moved to".
 var ruleParticiples = ruleWords("moved relocated")
 
-// ruleVerbRel describes a relation verb: its predicate, the form after
-// "I" and after a name, the preposition it needs, and its object's type.
+// ruleVerbRel is a verb frame: a relation verb, its forms after "I" and
+// after a name, the preposition it needs, its predicate and its object's
+// type. A new relation verb is a row of ruleVerbRels.
 type ruleVerbRel struct {
 	pred, base, third, prep, objType string
 	role                             string // the noun of its subject: owns → owner
+	// forms are more surface forms ("working"); with firstOnly they are
+	// the only ones, and the frame holds only with "I" as the subject and
+	// no negation ("I moved to Berlin").
+	forms     []string
+	firstOnly bool
+	// orgFor: after "for" the object must be an organization ("I work for
+	// Dana" names a boss, not an employer).
+	orgFor bool
 }
 
 var ruleVerbRels = []ruleVerbRel{
-	{pred: "owns", base: "own", third: "owns", role: "owner"},
+	{pred: "owns", base: "own", third: "owns", role: "owner", forms: []string{"owning"}},
 	{pred: "manages", base: "manage", third: "manages", role: "manager"},
-	{pred: "leads", base: "lead", third: "leads", role: "lead"},
-	{pred: "heads", base: "head", third: "heads", role: "head"},
-	{pred: "works_at", base: "work", third: "works", prep: "at for", objType: "organization"},
-	{pred: "lives_in", base: "live", third: "lives", prep: "in", objType: "place"},
+	{pred: "leads", base: "lead", third: "leads", role: "lead", forms: []string{"leading"}},
+	{pred: "heads", base: "head", third: "heads", role: "head", forms: []string{"heading"}},
+	{pred: "works_at", base: "work", third: "works", prep: "at for", objType: "organization", forms: []string{"working"}, orgFor: true},
+	{pred: "lives_in", base: "live", third: "lives", prep: "in", objType: "place", forms: []string{"living"}},
+	{pred: "lives_in", prep: "to", objType: "place", forms: []string{"moved", "relocated"}, firstOnly: true},
+	{pred: "lives_in", prep: "in", objType: "place", forms: []string{"based"}, firstOnly: true},
+}
+
+// matches reports whether the verb at toks[at] is this frame's, in the
+// form its subject (first: "I") and a negation before it call for.
+func (vr *ruleVerbRel) matches(toks []ruleTok, at int, first, negated bool) bool {
+	v := toks[at].l
+	if vr.firstOnly && (!first || negated) {
+		return false
+	}
+	for _, f := range vr.forms {
+		if v == f {
+			return true
+		}
+	}
+	if vr.firstOnly {
+		return false
+	}
+	prev := ruleWord(toks, at-1)
+	form := vr.third
+	if first || (negated && prev == "not") {
+		form = vr.base
+	}
+	return v == form
 }
 
 // verbs finds "X owns Y", "I work at Y", "I live in Y", "I moved to Y",
@@ -37,71 +71,90 @@ var ruleVerbRels = []ruleVerbRel{
 // "Dana doesn't own it anymore").
 func (r *ruleRun) verbs(toks []ruleTok, neg int) {
 	for i := 0; i < len(toks) && r.err == nil; i++ {
-		var subj, subjType string
-		var at int
-		first := false
-		switch {
-		case ruleWord(toks, i) == "i":
-			if r.speaker == "" {
-				continue
-			}
-			subj, subjType, at, first = r.speaker, r.speakerType(), i+1, true
-		case r.user && toks[i].k == rtWord && toks[i].cap && (i == 0 || toks[i-1].k == rtPunct || inSet(ruleGreetings, toks[i-1].l)):
-			if i == 0 && inSet(ruleCommonStart, toks[0].l) {
-				continue
-			}
-			e, ok := ruleNameSpan(toks, i, 4)
-			if !ok {
-				continue
-			}
-			subj, at = r.canon(ruleJoin(toks[i:e])), e
-			i = e - 1
-		default:
+		subj, subjType, at, first, ok := r.verbSubject(toks, i)
+		if !ok {
 			continue
+		}
+		if !first {
+			i = at - 1
 		}
 		r.verbClause(toks, subj, subjType, at, first, neg)
 	}
 }
 
-// verbClause reads the verb phrase after a subject at toks[at].
-func (r *ruleRun) verbClause(toks []ruleTok, subj, subjType string, at int, first bool, neg int) {
+// verbSubject reads the subject of a verb relation at toks[i]: "I" (the
+// speaker), or in a user message a capitalised name that starts a clause.
+// It returns where the verb phrase starts.
+func (r *ruleRun) verbSubject(toks []ruleTok, i int) (subj, subjType string, at int, first, ok bool) {
+	if ruleWord(toks, i) == "i" {
+		return r.speaker, r.speakerType(), i + 1, true, r.speaker != ""
+	}
+	if !r.user || toks[i].k != rtWord || !toks[i].cap || !ruleClauseStart(toks, i) {
+		return "", "", 0, false, false
+	}
+	if i == 0 && inSet(ruleCommonStart, toks[0].l) {
+		return "", "", 0, false, false
+	}
+	e, ok := ruleNameSpan(toks, i, 4)
+	if !ok {
+		return "", "", 0, false, false
+	}
+	return r.canon(ruleJoin(toks[i:e])), "", e, false, true
+}
+
+// ruleVerbLead skips what may stand between a subject and its verb ("no
+// longer", "do not", "am", "have" before "moved", adverbs), returning the
+// verb's index and whether the verb is negated.
+func ruleVerbLead(toks []ruleTok, at int) (int, bool) {
 	negated := false
 	for at < len(toks) && toks[at].k == rtWord {
-		switch w := toks[at].l; {
-		case w == "no" && ruleWord(toks, at+1) == "longer":
-			negated = true
-			at += 2
-			continue
-		case (w == "do" || w == "does" || w == "am" || w == "is") && ruleWord(toks, at+1) == "not":
-			negated = true
-			at += 2
-			continue
-		case w == "am" || w == "is":
-			at++
-			continue
-		case (w == "have" || w == "has") && inSet(ruleParticiples, ruleWord(toks, at+1)):
-			at++
-			continue
-		case inSet(ruleAdverbs, w) && w != "never":
-			at++
-			continue
+		skip, neg := ruleVerbLeadStep(toks, at)
+		if skip == 0 {
+			break
 		}
-		break
+		at += skip
+		negated = negated || neg
 	}
+	return at, negated
+}
+
+// ruleVerbLeadStep returns how many words at toks[at] come before the
+// verb (0: the verb is there), and whether they negate it.
+func ruleVerbLeadStep(toks []ruleTok, at int) (int, bool) {
+	w, next := toks[at].l, ruleWord(toks, at+1)
+	switch {
+	case w == "no" && next == "longer":
+		return 2, true
+	case (w == "do" || w == "does" || w == "am" || w == "is") && next == "not":
+		return 2, true
+	case w == "am" || w == "is":
+		return 1, false
+	case (w == "have" || w == "has") && inSet(ruleParticiples, next):
+		return 1, false
+	case inSet(ruleAdverbs, w) && w != "never":
+		return 1, false
+	}
+	return 0, false
+}
+
+// ruleInList reports whether w is one of the space-separated words of
+// list.
+func ruleInList(list, w string) bool {
+	for list != "" && w != "" {
+		var f string
+		f, list, _ = strings.Cut(list, " ")
+		if f == w {
+			return true
+		}
+	}
+	return false
+}
+
+// verbClause reads the verb phrase after a subject at toks[at].
+func (r *ruleRun) verbClause(toks []ruleTok, subj, subjType string, at int, first bool, neg int) {
+	at, negated := ruleVerbLead(toks, at)
 	v := ruleWord(toks, at)
-	if v == "" {
-		return
-	}
-	if !negated && neg >= 0 && neg < at {
-		return
-	}
-	// "I moved to Berlin", "I relocated to Berlin", "I'm based in Berlin".
-	if !negated && first && ((v == "moved" || v == "relocated") && ruleWord(toks, at+1) == "to" ||
-		v == "based" && ruleWord(toks, at+1) == "in") {
-		vals := r.values(toks, at+2, false)
-		if len(vals) == 1 && vals[0].typ == "" {
-			r.fact(subj, "lives_in", vals[0].name, subjType, "place", 0.9, true)
-		}
+	if v == "" || (!negated && neg >= 0 && neg < at) {
 		return
 	}
 	// "I have a dog named Max", "I've got a cat called Luna".
@@ -112,45 +165,42 @@ func (r *ruleRun) verbClause(toks []ruleTok, subj, subjType string, at int, firs
 		r.hasNamed(toks, subj, subjType, at+1)
 		return
 	}
-	for _, vr := range ruleVerbRels {
-		form := vr.third
-		if first || (negated && (ruleWord(toks, at-1) == "not" || ruleWord(toks, at-1) == "longer")) {
-			form = vr.base
-		}
-		if negated && !first && ruleWord(toks, at-1) == "longer" {
-			form = vr.third
-		}
-		if v != form && v != vr.base+"ing" && !(vr.base == "live" && v == "living") {
-			continue
-		}
-		obj := at + 1
-		if vr.prep != "" {
-			if !strings.Contains(vr.prep, ruleWord(toks, obj)) || ruleWord(toks, obj) == "" {
-				return
-			}
-			obj++
-		}
-		if negated {
-			r.negatedRelation(toks, subj, vr, obj)
+	for k := range ruleVerbRels {
+		if vr := &ruleVerbRels[k]; vr.matches(toks, at, first, negated) {
+			r.verbRel(toks, subj, subjType, vr, at+1, negated)
 			return
 		}
-		vals := r.values(toks, obj, false)
-		if len(vals) != 1 || (vals[0].typ != "" && vals[0].typ != "identifier") {
+	}
+}
+
+// verbRel reads the object of a verb frame at toks[obj]: its preposition,
+// then a value, or with negated the value or "it" to invalidate.
+func (r *ruleRun) verbRel(toks []ruleTok, subj, subjType string, vr *ruleVerbRel, obj int, negated bool) {
+	if vr.prep != "" {
+		if !ruleInList(vr.prep, ruleWord(toks, obj)) {
 			return
 		}
-		if vr.prep != "" && vals[0].typ != "" {
-			return // "I work at 9"
-		}
-		if vr.pred == "works_at" && ruleWord(toks, obj-1) == "for" && !r.organization(toks[obj:vals[0].end], vals[0]) {
-			return // "I work for Dana": a boss, not an employer
-		}
-		typ := vr.objType
-		if vals[0].typ != "" {
-			typ = vals[0].typ
-		}
-		r.fact(subj, vr.pred, vals[0].name, subjType, typ, 0.9, vr.prep != "")
+		obj++
+	}
+	if negated {
+		r.negatedRelation(toks, subj, *vr, obj)
 		return
 	}
+	vals := r.values(toks, obj, false)
+	if len(vals) != 1 || (vals[0].typ != "" && vals[0].typ != "identifier") {
+		return
+	}
+	if vr.prep != "" && vals[0].typ != "" {
+		return // "I work at 9"
+	}
+	if vr.orgFor && ruleWord(toks, obj-1) == "for" && !r.organization(toks[obj:vals[0].end], vals[0]) {
+		return // "I work for Dana": a boss, not an employer
+	}
+	typ := vr.objType
+	if vals[0].typ != "" {
+		typ = vals[0].typ
+	}
+	r.fact(subj, vr.pred, vals[0].name, subjType, typ, 0.9, vr.prep != "")
 }
 
 // organization reports whether the object of "work for" names an
@@ -197,21 +247,8 @@ func (r *ruleRun) negatedRelation(toks []ruleTok, subj string, vr ruleVerbRel, a
 	if vr.role == "" {
 		return
 	}
-	noun := ""
-	switch w := ruleWord(toks, at); w {
-	case "it", "that", "this":
-		if e := ruleWord(toks, at+1); e != "" && e != "anymore" && e != "any" && e != "now" && e != "and" && e != "but" {
-			if w == "it" {
-				return
-			}
-			noun = e // "that account"
-		}
-	case "the", "my", "our":
-		noun = ruleWord(toks, at+1)
-		if noun == "" || inSet(ruleFunctionWords, noun) {
-			return
-		}
-	default:
+	noun, ok := ruleNegatedNoun(toks, at)
+	if !ok {
 		return
 	}
 	facts, err := r.known.Facts(r.ctx, []string{subj}, 32)
@@ -219,6 +256,38 @@ func (r *ruleRun) negatedRelation(toks []ruleTok, subj string, vr ruleVerbRel, a
 		r.err = err
 		return
 	}
+	found, n := ruleNegatedFact(facts, subj, vr, noun)
+	if n > 1 && noun == "" {
+		// "it": the thing the last messages talked about, if only one of
+		// the candidates was named there.
+		found, n = r.recent(facts, subj, vr)
+	}
+	if n == 1 {
+		r.invalidate(Fact{ID: found.ID, Subject: found.Subject, Predicate: found.Predicate, Object: found.Object})
+	}
+}
+
+// ruleNegatedNoun reads what a negated relation refers to at toks[at]:
+// "it" (noun ""), or the noun of "that account", "the renewal", "my
+// account".
+func ruleNegatedNoun(toks []ruleTok, at int) (string, bool) {
+	switch w := ruleWord(toks, at); w {
+	case "it", "that", "this":
+		e := ruleWord(toks, at+1)
+		if e == "" || e == "anymore" || e == "any" || e == "now" || e == "and" || e == "but" {
+			return "", true
+		}
+		return e, w != "it" // "that account"; "it" before a word is something else
+	case "the", "my", "our":
+		noun := ruleWord(toks, at+1)
+		return noun, noun != "" && !inSet(ruleFunctionWords, noun)
+	}
+	return "", false
+}
+
+// ruleNegatedFact returns the fact of facts a negated relation of subj
+// names (noun "" for "it"), and how many fit.
+func ruleNegatedFact(facts []Fact, subj string, vr ruleVerbRel, noun string) (*Fact, int) {
 	var found *Fact
 	n := 0
 	for k := range facts {
@@ -235,14 +304,7 @@ func (r *ruleRun) negatedRelation(toks []ruleTok, subj string, vr ruleVerbRel, a
 			n++
 		}
 	}
-	if n > 1 && noun == "" {
-		// "it": the thing the last messages talked about, if only one of
-		// the candidates was named there.
-		found, n = r.recent(facts, subj, vr)
-	}
-	if n == 1 {
-		r.invalidate(Fact{ID: found.ID, Subject: found.Subject, Predicate: found.Predicate, Object: found.Object})
-	}
+	return found, n
 }
 
 // recent returns the one fact among the subj-vr candidates of facts whose
@@ -366,55 +428,22 @@ func (r *ruleRun) preferences(toks []ruleTok) {
 
 // preference handles "I prefer / love / don't like / always / never ...".
 func (r *ruleRun) preference(toks []ruleTok, i int) {
-	for k := 0; k < i; k++ {
-		if toks[k].k == rtWord && inSet(ruleNeg, toks[k].l) {
-			return
-		}
+	if ruleHasNeg(toks[:i]) {
+		return
 	}
-	j := i + 1
-	var adv []string
-	habit := ""
-	for j < len(toks) && toks[j].k == rtWord && inSet(ruleAdverbs, toks[j].l) && len(adv) < 3 {
-		if inSet(ruleHabits, toks[j].l) {
-			habit = toks[j].l
-		}
-		adv = append(adv, toks[j].l)
-		j++
-	}
+	adv, habit, j := rulePrefAdverbs(toks, i+1)
 	negated := false
 	if ruleWord(toks, j) == "do" && ruleWord(toks, j+1) == "not" {
 		negated, j = true, j+2
 	}
 	v := ruleWord(toks, j)
-	var verb string
-	importance := 0.5
-	switch {
-	case rulePrefVerbs[v] != "" && !(habit != "" && !negated):
-		verb = rulePrefVerbs[v]
-		if negated {
-			verb = "does not " + v
-		}
-		if v == "prefer" {
-			importance = 0.6
-		}
-	case v == "can" && ruleWord(toks, j+1) == "not" && ruleWord(toks, j+2) == "stand" && !negated:
-		verb, j = "cannot stand", j+2
-	case habit != "" && !negated && ruleBaseVerb(v):
-		verb, importance = ruleThird(v), 0.6
-	default:
+	verb, j, importance, ok := rulePrefVerb(toks, j, habit, negated)
+	if !ok {
 		return
 	}
 	rest, end := ruleRest(toks, j+1)
-	if len(rest) == 0 || inSet(rulePrefBlock, rest[0].l) || end-j > 20 {
+	if !rulePrefObject(rest, v, negated) || end-j > 20 {
 		return
-	}
-	if (v == "love" || v == "like") && !negated && (rest[0].l == "the" || rest[0].l == "all") {
-		// "I love the colors": a reaction to something shown, more
-		// often than a standing preference.
-		return
-	}
-	if rest[0].l == "to" && (len(rest) < 2 || inSet(ruleToBlock, rest[1].l)) {
-		return // "I hate to say it"
 	}
 	var b strings.Builder
 	b.WriteString(r.speaker)
@@ -426,6 +455,58 @@ func (r *ruleRun) preference(toks []ruleTok, i int) {
 	b.WriteString(verb)
 	r.say(&b, rest)
 	r.memory(KindPreference, b.String(), importance)
+}
+
+// rulePrefAdverbs reads up to 3 adverbs at toks[j] ("I really enjoy",
+// "I never drink"): them, the last habit among them, and where the verb
+// starts.
+func rulePrefAdverbs(toks []ruleTok, j int) (adv []string, habit string, next int) {
+	for j < len(toks) && toks[j].k == rtWord && inSet(ruleAdverbs, toks[j].l) && len(adv) < 3 {
+		if inSet(ruleHabits, toks[j].l) {
+			habit = toks[j].l
+		}
+		adv = append(adv, toks[j].l)
+		j++
+	}
+	return adv, habit, j
+}
+
+// rulePrefVerb reads the verb of a preference at toks[j]: its words in
+// the third person, the index of its last word, and the memory's
+// importance.
+func rulePrefVerb(toks []ruleTok, j int, habit string, negated bool) (verb string, last int, importance float64, ok bool) {
+	v := ruleWord(toks, j)
+	switch {
+	case rulePrefVerbs[v] != "" && !(habit != "" && !negated):
+		importance = 0.5
+		if v == "prefer" {
+			importance = 0.6
+		}
+		if negated {
+			return "does not " + v, j, importance, true
+		}
+		return rulePrefVerbs[v], j, importance, true
+	case v == "can" && ruleWord(toks, j+1) == "not" && ruleWord(toks, j+2) == "stand" && !negated:
+		return "cannot stand", j + 2, 0.5, true
+	case habit != "" && !negated && ruleBaseVerb(v):
+		return ruleThird(v), j, 0.6, true
+	}
+	return "", j, 0, false
+}
+
+// rulePrefObject reports whether rest, the object of the preference verb
+// v, says something about the speaker rather than the conversation.
+func rulePrefObject(rest []ruleTok, v string, negated bool) bool {
+	if len(rest) == 0 || inSet(rulePrefBlock, rest[0].l) {
+		return false
+	}
+	if (v == "love" || v == "like") && !negated && (rest[0].l == "the" || rest[0].l == "all") {
+		// "I love the colors": a reaction to something shown, more
+		// often than a standing preference.
+		return false
+	}
+	// "I hate to say it".
+	return rest[0].l != "to" || (len(rest) >= 2 && !inSet(ruleToBlock, rest[1].l))
 }
 
 // instruction handles "please don't ...", "please always ...", "never
@@ -461,6 +542,36 @@ func (r *ruleRun) instruction(toks []ruleTok, i int) {
 	b.WriteByte(' ')
 	b.WriteString(ask)
 	r.say(&b, rest)
+	r.memory(KindPreference, b.String(), 0.7)
+}
+
+// requests handles a request beside a refusal in one sentence, in either
+// order: "Please email me, no phone calls." The request alone is one-off
+// ("please send me the report"); with the refusal it is a standing
+// instruction.
+func (r *ruleRun) requests(clauses []ruleClause) {
+	if !r.user || r.speaker == "" || len(clauses) < 2 {
+		return
+	}
+	var ask, refuse []ruleTok
+	for _, c := range clauses {
+		switch t := c.toks; {
+		case ruleWord(t, 0) == "please" && ruleBaseVerb(ruleWord(t, 1)) && !inSet(ruleOneOff, ruleWord(t, 1)) && ruleWord(t, 1) != "do":
+			ask = t[1:]
+		case ruleWord(t, 0) == "no" && len(t) > 1 && t[1].k == rtWord && !inSet(ruleNoInterjections, t[1].l):
+			refuse = t
+		}
+	}
+	if ask == nil || refuse == nil || len(ask)+len(refuse) > 20 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(r.speaker)
+	b.WriteString(" asks to")
+	r.say(&b, ask)
+	b.WriteByte(',')
+	no := append([]ruleTok{{s: "no", l: "no", k: rtWord, sp: true}}, refuse[1:]...)
+	r.say(&b, no)
 	r.memory(KindPreference, b.String(), 0.7)
 }
 
@@ -656,95 +767,156 @@ planted fixed repaired sold rented upgraded switched renewed cancelled canceled 
 got gave made taught studied passed failed entered left found saw watched read visited tried hired fired
 recorded released launched raised saved donated`)
 
-// episode turns a first-person past-tense sentence into an event memory.
+// episode turns a first-person past-tense sentence into an event memory:
+// the first clause whose subject is "I" or "we" with a past-tense verb.
 func (r *ruleRun) episode(s *ruleSentence) {
 	if r.speaker == "" {
 		return
 	}
 	toks := s.toks
+	var when ruleWhen
+	looked, dated := false, false
 	for si := 0; si < len(toks); si++ {
-		w := ruleWord(toks, si)
-		if w != "i" && w != "we" {
+		if w := ruleWord(toks, si); w != "i" && w != "we" {
 			continue
 		}
-		when, future, dated := ruleFindWhen(s, r.in.Message.Time)
-		if future {
-			return
+		if !looked {
+			var future bool
+			when, future, dated = ruleFindWhen(s, r.in.Message.Time)
+			if future {
+				return
+			}
+			looked = true
 		}
 		// The subject must start a clause: "Yesterday I went", "so I
 		// went", not the relative clause of "the book I read".
 		if si > 0 && toks[si-1].k != rtPunct && !inSet(ruleEpisodeLead, toks[si-1].l) && !(dated && when.end == si) {
 			continue
 		}
-		vi := si + 1
-		for vi < len(toks) && toks[vi].k == rtWord && inSet(ruleAdverbs, toks[vi].l) {
-			vi++
-		}
-		perfect := false
-		if v := ruleWord(toks, vi); v == "have" || v == "had" {
-			vi++
-			perfect = true
-			for vi < len(toks) && toks[vi].k == rtWord && inSet(ruleAdverbs, toks[vi].l) {
-				vi++
-			}
-		}
-		v := ruleWord(toks, vi)
-		past := inSet(ruleIrregularPast, v) || v == "was" || v == "were" || v == "been" ||
-			(strings.HasSuffix(v, "ed") && len(v) > 4 && !inSet(ruleNotPastEd, v))
-		if !past || inSet(ruleNotEvents, v) || (perfect && v == "been" && ruleWord(toks, vi+1) != "to") {
-			continue
-		}
-		end := vi + 1
-		for end < len(toks) && !(toks[end].k == rtPunct && strings.Contains(";:()—–", toks[end].s)) && !(toks[end].k == rtWord && inSet(ruleRestStop, toks[end].l)) {
-			end++
-		}
-		for k := si; k < end; k++ {
-			if toks[k].k == rtWord && inSet(ruleNeg, toks[k].l) {
-				return
-			}
-		}
-		if end-vi < 2 || end-si > 40 {
+		if vi, perfect, ok := ruleEpisodeVerb(toks, si); ok {
+			r.episodeAt(toks, ruleEpisodeSpan{si: si, vi: vi, perfect: perfect}, when, dated)
 			return
 		}
-		if v == "was" || v == "were" {
-			// "I was at the concert last night": an event only with a time
-			// and a place.
-			if p := ruleWord(toks, vi+1); !dated || (p != "at" && p != "in" && p != "on" && p != "with") {
-				return
-			}
+	}
+}
+
+// ruleEpisodeSpan is the clause of an event: its subject at si, its verb
+// at vi (after "have" when perfect), its end.
+type ruleEpisodeSpan struct {
+	si, vi, end int
+	perfect     bool
+}
+
+// ruleEpisodeVerb reads the past-tense verb after the subject at toks[si]:
+// its index and whether it follows "have" or "had".
+func ruleEpisodeVerb(toks []ruleTok, si int) (vi int, perfect, ok bool) {
+	vi = ruleSkipAdverbs(toks, si+1)
+	if v := ruleWord(toks, vi); v == "have" || v == "had" {
+		vi, perfect = ruleSkipAdverbs(toks, vi+1), true
+	}
+	v := ruleWord(toks, vi)
+	past := inSet(ruleIrregularPast, v) || v == "was" || v == "were" || v == "been" ||
+		(strings.HasSuffix(v, "ed") && len(v) > 4 && !inSet(ruleNotPastEd, v))
+	if !past || inSet(ruleNotEvents, v) || (perfect && v == "been" && ruleWord(toks, vi+1) != "to") {
+		return 0, false, false
+	}
+	return vi, perfect, true
+}
+
+// ruleSkipAdverbs returns the index of the first word at or after i that
+// is not an adverb.
+func ruleSkipAdverbs(toks []ruleTok, i int) int {
+	for i < len(toks) && toks[i].k == rtWord && inSet(ruleAdverbs, toks[i].l) {
+		i++
+	}
+	return i
+}
+
+// ruleEpisodeEnd returns the end of an event's clause whose verb is at
+// toks[vi]: a mark that ends a clause, or "but", "because", ...
+func ruleEpisodeEnd(toks []ruleTok, vi int) int {
+	end := vi + 1
+	for end < len(toks) && !(toks[end].k == rtPunct && strings.Contains(";:()—–", toks[end].s)) && !(toks[end].k == rtWord && inSet(ruleRestStop, toks[end].l)) {
+		end++
+	}
+	return end
+}
+
+// ruleHasNeg reports whether toks hold a negation.
+func ruleHasNeg(toks []ruleTok) bool {
+	for _, t := range toks {
+		if t.k == rtWord && inSet(ruleNeg, t.l) {
+			return true
 		}
-		clause := make([]ruleTok, 0, end-si)
-		for k := si; k < end; k++ {
-			if dated && k >= when.start && k < when.end {
-				continue
-			}
-			clause = append(clause, toks[k])
-		}
-		for len(clause) > 0 && (clause[len(clause)-1].k == rtPunct || inSet(ruleApprox, clause[len(clause)-1].l)) {
-			clause = clause[:len(clause)-1]
-		}
-		if len(clause) < 3 || inSet(rulePreps, clause[len(clause)-1].l) {
-			return // "the parade I went to ...": the object is elsewhere
-		}
-		if obj := ruleWord(toks, vi+1); !dated && (end-si > 25 || inSet(rulePronouns, obj) && (ruleEndsClause(toks, vi+2) || inSet(rulePreps, ruleWord(toks, vi+2)) || inSet(ruleRestStop, ruleWord(toks, vi+2)) || ruleWord(toks, vi+2) == "after")) {
-			return // "I painted it": nothing to remember without the context
-		}
-		var b strings.Builder
-		r.say(&b, clause)
-		text := strings.TrimSpace(b.String())
-		switch {
-		case dated && when.resolved != "":
-			r.memory(KindEpisode, text+" ("+when.resolved+")", 0.5)
-		case dated:
-			r.memory(KindEpisode, text+" ("+when.phrase+")", 0.5)
-		case inSet(ruleEventVerbs, v) && !perfect:
-			if t := r.in.Message.Time; !t.IsZero() {
-				text += " (mentioned on " + t.Format(ruleDateFormat) + ")"
-			}
-			r.memory(KindEpisode, text, 0.4)
-		}
+	}
+	return false
+}
+
+// episodeAt makes the event memory of the clause at sp, if it says
+// enough.
+func (r *ruleRun) episodeAt(toks []ruleTok, sp ruleEpisodeSpan, when ruleWhen, dated bool) {
+	sp.end = ruleEpisodeEnd(toks, sp.vi)
+	if ruleHasNeg(toks[sp.si:sp.end]) || sp.end-sp.vi < 2 || sp.end-sp.si > 40 {
 		return
 	}
+	v := toks[sp.vi].l
+	if v == "was" || v == "were" {
+		// "I was at the concert last night": an event only with a time
+		// and a place.
+		if p := ruleWord(toks, sp.vi+1); !dated || (p != "at" && p != "in" && p != "on" && p != "with") {
+			return
+		}
+	}
+	clause := ruleEpisodeClause(toks, sp, when, dated)
+	if len(clause) < 3 || inSet(rulePreps, clause[len(clause)-1].l) {
+		return // "the parade I went to ...": the object is elsewhere
+	}
+	if !dated && ruleEpisodeVague(toks, sp) {
+		return // "I painted it": nothing to remember without the context
+	}
+	var b strings.Builder
+	r.say(&b, clause)
+	text := strings.TrimSpace(b.String())
+	switch {
+	case dated && when.resolved != "":
+		r.memory(KindEpisode, text+" ("+when.resolved+")", 0.5)
+	case dated:
+		r.memory(KindEpisode, text+" ("+when.phrase+")", 0.5)
+	case inSet(ruleEventVerbs, v) && !sp.perfect:
+		if t := r.in.Message.Time; !t.IsZero() {
+			text += " (mentioned on " + t.Format(ruleDateFormat) + ")"
+		}
+		r.memory(KindEpisode, text, 0.4)
+	}
+}
+
+// ruleEpisodeClause returns the words of an event's clause without its
+// time expression and what that leaves dangling ("about", a mark).
+func ruleEpisodeClause(toks []ruleTok, sp ruleEpisodeSpan, when ruleWhen, dated bool) []ruleTok {
+	clause := make([]ruleTok, 0, sp.end-sp.si)
+	for k := sp.si; k < sp.end; k++ {
+		if dated && k >= when.start && k < when.end {
+			continue
+		}
+		clause = append(clause, toks[k])
+	}
+	for len(clause) > 0 && (clause[len(clause)-1].k == rtPunct || inSet(ruleApprox, clause[len(clause)-1].l)) {
+		clause = clause[:len(clause)-1]
+	}
+	return clause
+}
+
+// ruleEpisodeVague reports whether an undated event's clause is too long
+// or its object a bare pronoun ("I painted it").
+func ruleEpisodeVague(toks []ruleTok, sp ruleEpisodeSpan) bool {
+	if sp.end-sp.si > 25 {
+		return true
+	}
+	if !inSet(rulePronouns, ruleWord(toks, sp.vi+1)) {
+		return false
+	}
+	next := ruleWord(toks, sp.vi+2)
+	return ruleEndsClause(toks, sp.vi+2) || inSet(rulePreps, next) || inSet(ruleRestStop, next) || next == "after"
 }
 
 // ruleEpisodeLead may come before the subject of an event.

@@ -76,198 +76,353 @@ func ruleBefore(t time.Time, wd time.Weekday) time.Time {
 // ruleFindWhen finds the first time expression of s; t is the message's
 // time (zero: leave it relative). A future expression ("next week",
 // "tomorrow") is reported with future set, so the sentence is not taken
-// as an event.
+// as an event. The expressions are the rows of ruleDatePhrases (fixed
+// words) and ruleDateReaders (words around a weekday, a month, a date, a
+// year or a count), tried at each token in turn.
 func ruleFindWhen(s *ruleSentence, t time.Time) (w ruleWhen, future, ok bool) {
 	toks := s.toks
-	word := func(i int) string {
-		if i < 0 || i >= len(toks) || toks[i].k == rtPunct {
-			return ""
-		}
-		return toks[i].l
-	}
-	day := func(d time.Time) string { return "on " + d.Format(ruleDayFormat) }
 	for i := range toks {
-		var res string
-		end := i + 1
-		switch w0 := word(i); w0 {
-		case "tomorrow", "tonight", "next":
-			if w0 != "next" || word(i+1) != "" {
-				return ruleWhen{}, true, false
-			}
-			continue
-		case "yesterday":
-			res = day(ruleDay(t, -1))
-		case "today":
-			res = day(t)
-		case "earlier":
-			if word(i+1) != "today" {
-				continue
-			}
-			end, res = i+2, day(t)
-		case "this":
-			switch word(i + 1) {
-			case "morning", "afternoon":
-				end, res = i+2, day(t)
-			case "week":
-				end, res = i+2, "the week of "+t.Format(ruleDateFormat)
-			case "weekend":
-				end, res = i+2, "the weekend of "+t.Format(ruleDateFormat)
-			case "month":
-				end, res = i+2, "in "+t.Format(ruleMonthFormat)
-			case "year":
-				end, res = i+2, "in "+strconv.Itoa(t.Year())
-			case "past":
-				if wd, ok := ruleWeekday(toks, i+2); ok {
-					end, res = i+3, day(ruleBefore(t, wd))
-				} else {
-					continue
-				}
-			default:
-				continue
-			}
-		case "last", "past":
-			w1 := word(i + 1)
-			if wd, ok := ruleWeekday(toks, i+1); ok {
-				end, res = i+2, day(ruleBefore(t, wd))
-				if word(end) == "night" || word(end) == "morning" || word(end) == "evening" || word(end) == "afternoon" {
-					end++
-				}
-				break
-			}
-			if m, ok := ruleMonths[w1]; ok && toks[i+1].cap && w0 == "last" {
-				y := t.Year()
-				if m >= t.Month() {
-					y--
-				}
-				end, res = i+2, "in "+time.Date(y, m, 1, 0, 0, 0, 0, t.Location()).Format(ruleMonthFormat)
-				break
-			}
-			if w0 != "last" {
-				continue
-			}
-			switch w1 {
-			case "night", "evening":
-				end, res = i+2, day(ruleDay(t, -1))
-			case "week":
-				end, res = i+2, "the week before "+t.Format(ruleDateFormat)
-			case "weekend":
-				end, res = i+2, "the weekend before "+t.Format(ruleDateFormat)
-			case "month":
-				end, res = i+2, "in "+time.Date(t.Year(), t.Month()-1, 1, 0, 0, 0, 0, t.Location()).Format(ruleMonthFormat)
-			case "year":
-				end, res = i+2, "in "+strconv.Itoa(t.Year()-1)
-			case "summer", "winter", "spring", "fall", "autumn":
-				end, res = i+2, "last "+w1+" (before "+t.Format(ruleDateFormat)+")"
-			default:
-				continue
-			}
-		case "on":
-			if wd, ok := ruleWeekday(toks, i+1); ok {
-				end, res = i+2, day(ruleBefore(t, wd))
-				break
-			}
-			d, e, ok := ruleDate(toks, i+1, t)
-			if !ok {
-				continue
-			}
-			end, res = e, "on "+d.Format(ruleDateFormat)
-		case "in":
-			if m, ok := ruleMonths[word(i+1)]; ok && toks[i+1].cap {
-				y, e := t.Year(), i+2
-				if yy, ok := ruleYear(toks, e); ok {
-					y, e = yy, e+1
-				} else if m > t.Month() {
-					y--
-				}
-				end, res = e, "in "+time.Date(y, m, 1, 0, 0, 0, 0, t.Location()).Format(ruleMonthFormat)
-				break
-			}
-			if y, ok := ruleYear(toks, i+1); ok && y <= t.Year() {
-				end, res = i+2, "in "+strconv.Itoa(y)
-				break
-			}
-			continue
-		case "the":
-			if word(i+1) == "other" && word(i+2) == "day" {
-				end, res = i+3, "a few days before "+t.Format(ruleDateFormat)
-				break
-			}
-			continue
-		default:
-			// "two weeks ago", "a few days ago", "a couple of months ago".
-			n, j := 0, i
-			if v, ok := ruleCounts[w0]; ok {
-				n, j = v, i+1
-			} else if toks[i].k == rtNum {
-				v, err := strconv.Atoi(toks[i].s)
-				if err != nil || v <= 0 || v > 100 {
-					continue
-				}
-				n, j = v, i+1
-			} else {
-				continue
-			}
-			few := false
-			if word(j) == "few" || word(j) == "couple" {
-				few = word(j) == "few"
-				if word(j) == "couple" {
-					n = 2
-				}
-				j++
-				if word(j) == "of" {
-					j++
-				}
-			}
-			unit := word(j)
-			if word(j+1) != "ago" {
-				continue
-			}
-			end = j + 2
-			switch strings.TrimSuffix(unit, "s") {
-			case "day":
-				if few {
-					res = "a few days before " + t.Format(ruleDateFormat)
-				} else {
-					res = day(ruleDay(t, -n))
-				}
-			case "week":
-				if few {
-					res = "a few weeks before " + t.Format(ruleDateFormat)
-				} else if n == 1 {
-					res = "the week before " + t.Format(ruleDateFormat)
-				} else {
-					res = strconv.Itoa(n) + " weeks before " + t.Format(ruleDateFormat)
-				}
-			case "month":
-				if few {
-					res = "a few months before " + t.Format(ruleDateFormat)
-				} else {
-					res = "in " + time.Date(t.Year(), t.Month()-time.Month(n), 1, 0, 0, 0, 0, t.Location()).Format(ruleMonthFormat)
-				}
-			case "year":
-				if few {
-					res = "a few years before " + t.Format(ruleDateFormat)
-				} else {
-					res = "in " + strconv.Itoa(t.Year()-n)
-				}
-			default:
-				continue
-			}
+		if ruleFutureAt(toks, i) {
+			return ruleWhen{}, true, false
 		}
-		var p strings.Builder
-		for k := i; k < end; k++ {
-			if k > i {
-				p.WriteByte(' ')
-			}
-			p.WriteString(toks[k].l)
+		end, res, ok := ruleWhenAt(toks, i, t)
+		if !ok {
+			continue
 		}
-		w = ruleWhen{start: i, end: end, phrase: p.String()}
+		w = ruleWhen{start: i, end: end, phrase: ruleLowerJoin(toks[i:end])}
 		if !t.IsZero() {
 			w.resolved = res
 		}
 		return w, false, true
 	}
 	return ruleWhen{}, false, false
+}
+
+// ruleWhenAt reads a time expression at toks[i]: its end and what it
+// resolves to. Only the rows that start with toks[i]'s word are tried.
+func ruleWhenAt(toks []ruleTok, i int, t time.Time) (end int, res string, ok bool) {
+	rows := ruleDateIndex[ruleDateWord(toks, i)]
+	if toks[i].k == rtNum {
+		rows = ruleDateIndex[ruleDateNumber]
+	}
+	for _, rd := range rows.readers {
+		if end, res, ok := rd(toks, i, t); ok {
+			return end, res, true
+		}
+	}
+	for _, p := range rows.phrases {
+		if ruleWordsAt(toks, i, p.words) {
+			return i + len(p.words), p.resolve(t), true
+		}
+	}
+	return 0, "", false
+}
+
+// ruleDateRows are the rows of the date tables that start with one word.
+type ruleDateRows struct {
+	readers []ruleDateRead
+	phrases []ruleDatePhrase
+}
+
+// ruleDateNumber is the key of ruleDateIndex for a number token.
+const ruleDateNumber = "0"
+
+// ruleDateIndex holds the rows of ruleDateReaders and ruleDatePhrases by
+// their first word, in table order, so that a sentence's words are not
+// each tried against every row.
+var ruleDateIndex = func() map[string]ruleDateRows {
+	idx := map[string]ruleDateRows{}
+	for _, rd := range ruleDateReaders {
+		for _, w := range rd.first {
+			e := idx[w]
+			e.readers = append(e.readers, rd.read)
+			idx[w] = e
+		}
+	}
+	for _, p := range ruleDatePhrases {
+		e := idx[p.words[0]]
+		e.phrases = append(e.phrases, p)
+		idx[p.words[0]] = e
+	}
+	return idx
+}()
+
+// ruleFutureAt reports whether toks[i] opens a future expression:
+// "tomorrow", "tonight", "next <word>".
+func ruleFutureAt(toks []ruleTok, i int) bool {
+	switch ruleDateWord(toks, i) {
+	case "tomorrow", "tonight":
+		return true
+	case "next":
+		return ruleDateWord(toks, i+1) != ""
+	}
+	return false
+}
+
+// ruleDateWord returns the lower case of toks[i] unless it is a mark or
+// out of range.
+func ruleDateWord(toks []ruleTok, i int) string {
+	if i < 0 || i >= len(toks) || toks[i].k == rtPunct {
+		return ""
+	}
+	return toks[i].l
+}
+
+// ruleWordsAt reports whether the words at toks[i:] are words.
+func ruleWordsAt(toks []ruleTok, i int, words []string) bool {
+	for k, w := range words {
+		if ruleDateWord(toks, i+k) != w {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleLowerJoin joins the lower cases of toks with spaces.
+func ruleLowerJoin(toks []ruleTok) string {
+	var p strings.Builder
+	for k, tk := range toks {
+		if k > 0 {
+			p.WriteByte(' ')
+		}
+		p.WriteString(tk.l)
+	}
+	return p.String()
+}
+
+// ruleOnDay renders a day: "on Saturday 6 May 2023".
+func ruleOnDay(d time.Time) string { return "on " + d.Format(ruleDayFormat) }
+
+// ruleInMonth renders the month m months after t's: "in April 2023".
+func ruleInMonth(t time.Time, m int) string {
+	return "in " + time.Date(t.Year(), t.Month()+time.Month(m), 1, 0, 0, 0, 0, t.Location()).Format(ruleMonthFormat)
+}
+
+// ruleRelDate renders a span relative to t's date: "the week before 8 May
+// 2023".
+func ruleRelDate(what string) func(time.Time) string {
+	return func(t time.Time) string { return what + " " + t.Format(ruleDateFormat) }
+}
+
+// ruleDatePhrase is a time expression of fixed words and what it
+// resolves to against the message's time.
+type ruleDatePhrase struct {
+	words   []string
+	resolve func(t time.Time) string
+}
+
+// ruleDatePhrases are the time expressions of fixed words. A new one is a
+// row.
+var ruleDatePhrases = []ruleDatePhrase{
+	{[]string{"yesterday"}, func(t time.Time) string { return ruleOnDay(ruleDay(t, -1)) }},
+	{[]string{"today"}, ruleOnDay},
+	{[]string{"earlier", "today"}, ruleOnDay},
+	{[]string{"this", "morning"}, ruleOnDay},
+	{[]string{"this", "afternoon"}, ruleOnDay},
+	{[]string{"this", "week"}, ruleRelDate("the week of")},
+	{[]string{"this", "weekend"}, ruleRelDate("the weekend of")},
+	{[]string{"this", "month"}, func(t time.Time) string { return ruleInMonth(t, 0) }},
+	{[]string{"this", "year"}, func(t time.Time) string { return "in " + strconv.Itoa(t.Year()) }},
+	{[]string{"last", "night"}, func(t time.Time) string { return ruleOnDay(ruleDay(t, -1)) }},
+	{[]string{"last", "evening"}, func(t time.Time) string { return ruleOnDay(ruleDay(t, -1)) }},
+	{[]string{"last", "week"}, ruleRelDate("the week before")},
+	{[]string{"last", "weekend"}, ruleRelDate("the weekend before")},
+	{[]string{"last", "month"}, func(t time.Time) string { return ruleInMonth(t, -1) }},
+	{[]string{"last", "year"}, func(t time.Time) string { return "in " + strconv.Itoa(t.Year()-1) }},
+	{[]string{"last", "summer"}, ruleLastSeason("summer")},
+	{[]string{"last", "winter"}, ruleLastSeason("winter")},
+	{[]string{"last", "spring"}, ruleLastSeason("spring")},
+	{[]string{"last", "fall"}, ruleLastSeason("fall")},
+	{[]string{"last", "autumn"}, ruleLastSeason("autumn")},
+	{[]string{"the", "other", "day"}, ruleRelDate("a few days before")},
+}
+
+func ruleLastSeason(season string) func(time.Time) string {
+	return func(t time.Time) string { return "last " + season + " (before " + t.Format(ruleDateFormat) + ")" }
+}
+
+// ruleDateRead reads a time expression at toks[i] that is not fixed
+// words: its end and what it resolves to against t.
+type ruleDateRead func(toks []ruleTok, i int, t time.Time) (end int, res string, ok bool)
+
+// ruleDateReader is a reader of time expressions and the words they may
+// start with (ruleDateNumber for a number).
+type ruleDateReader struct {
+	first []string
+	read  ruleDateRead
+}
+
+// ruleDateReaders are the time expressions around a weekday, a month, a
+// date, a year or a count. A new one is a row.
+var ruleDateReaders = []ruleDateReader{
+	{[]string{"last", "past", "this"}, ruleWhenLastWeekday}, // "last Saturday", "past Friday night", "this past Monday"
+	{[]string{"last"}, ruleWhenLastMonth},                   // "last March"
+	{[]string{"on"}, ruleWhenOn},                            // "on Friday", "on May 3"
+	{[]string{"in"}, ruleWhenIn},                            // "in June", "in June 2021", "in 2019"
+	// "two weeks ago", "3 days ago", "a few days ago", "a couple of months ago"
+	{append([]string{ruleDateNumber}, ruleCountWords()...), ruleWhenAgo},
+}
+
+// ruleCountWords are the words of ruleCounts.
+func ruleCountWords() []string {
+	out := make([]string, 0, len(ruleCounts))
+	for w := range ruleCounts {
+		out = append(out, w)
+	}
+	return out
+}
+
+// ruleWhenLastWeekday reads "last Saturday", "past Friday night" and "this
+// past Monday".
+func ruleWhenLastWeekday(toks []ruleTok, i int, t time.Time) (int, string, bool) {
+	j := i
+	switch ruleDateWord(toks, i) {
+	case "this":
+		if ruleDateWord(toks, i+1) != "past" {
+			return 0, "", false
+		}
+		j = i + 1
+	case "last", "past":
+	default:
+		return 0, "", false
+	}
+	wd, ok := ruleWeekday(toks, j+1)
+	if !ok {
+		return 0, "", false
+	}
+	end := j + 2
+	if j == i {
+		switch ruleDateWord(toks, end) {
+		case "night", "morning", "evening", "afternoon":
+			end++
+		}
+	}
+	return end, ruleOnDay(ruleBefore(t, wd)), true
+}
+
+// ruleWhenLastMonth reads "last March": the last March before t's month.
+func ruleWhenLastMonth(toks []ruleTok, i int, t time.Time) (int, string, bool) {
+	if ruleDateWord(toks, i) != "last" {
+		return 0, "", false
+	}
+	m, ok := ruleMonths[ruleDateWord(toks, i+1)]
+	if !ok || !toks[i+1].cap {
+		return 0, "", false
+	}
+	y := t.Year()
+	if m >= t.Month() {
+		y--
+	}
+	return i + 2, "in " + time.Date(y, m, 1, 0, 0, 0, 0, t.Location()).Format(ruleMonthFormat), true
+}
+
+// ruleWhenOn reads "on Friday" and "on May 3".
+func ruleWhenOn(toks []ruleTok, i int, t time.Time) (int, string, bool) {
+	if ruleDateWord(toks, i) != "on" {
+		return 0, "", false
+	}
+	if wd, ok := ruleWeekday(toks, i+1); ok {
+		return i + 2, ruleOnDay(ruleBefore(t, wd)), true
+	}
+	d, e, ok := ruleDate(toks, i+1, t)
+	if !ok {
+		return 0, "", false
+	}
+	return e, "on " + d.Format(ruleDateFormat), true
+}
+
+// ruleWhenIn reads "in June", "in June 2021" and "in 2019".
+func ruleWhenIn(toks []ruleTok, i int, t time.Time) (int, string, bool) {
+	if ruleDateWord(toks, i) != "in" {
+		return 0, "", false
+	}
+	if m, ok := ruleMonths[ruleDateWord(toks, i+1)]; ok && toks[i+1].cap {
+		y, e := t.Year(), i+2
+		if yy, ok := ruleYear(toks, e); ok {
+			y, e = yy, e+1
+		} else if m > t.Month() {
+			y--
+		}
+		return e, "in " + time.Date(y, m, 1, 0, 0, 0, 0, t.Location()).Format(ruleMonthFormat), true
+	}
+	if y, ok := ruleYear(toks, i+1); ok && y <= t.Year() {
+		return i + 2, "in " + strconv.Itoa(y), true
+	}
+	return 0, "", false
+}
+
+// ruleAgoUnit resolves "n <unit>s ago" (few: "a few <unit>s ago").
+type ruleAgoUnit func(t time.Time, n int, few bool) string
+
+// ruleAgoUnits are the units of "n <unit>s ago". A new one is a row.
+var ruleAgoUnits = map[string]ruleAgoUnit{
+	"day": func(t time.Time, n int, few bool) string {
+		if few {
+			return "a few days before " + t.Format(ruleDateFormat)
+		}
+		return ruleOnDay(ruleDay(t, -n))
+	},
+	"week": func(t time.Time, n int, few bool) string {
+		switch {
+		case few:
+			return "a few weeks before " + t.Format(ruleDateFormat)
+		case n == 1:
+			return "the week before " + t.Format(ruleDateFormat)
+		}
+		return strconv.Itoa(n) + " weeks before " + t.Format(ruleDateFormat)
+	},
+	"month": func(t time.Time, n int, few bool) string {
+		if few {
+			return "a few months before " + t.Format(ruleDateFormat)
+		}
+		return ruleInMonth(t, -n)
+	},
+	"year": func(t time.Time, n int, few bool) string {
+		if few {
+			return "a few years before " + t.Format(ruleDateFormat)
+		}
+		return "in " + strconv.Itoa(t.Year()-n)
+	},
+}
+
+// ruleWhenAgo reads "two weeks ago", "3 days ago", "a few days ago" and
+// "a couple of months ago".
+func ruleWhenAgo(toks []ruleTok, i int, t time.Time) (int, string, bool) {
+	n, j, ok := ruleCountAt(toks, i)
+	if !ok {
+		return 0, "", false
+	}
+	few := false
+	if w := ruleDateWord(toks, j); w == "few" || w == "couple" {
+		few = w == "few"
+		if w == "couple" {
+			n = 2
+		}
+		j++
+		if ruleDateWord(toks, j) == "of" {
+			j++
+		}
+	}
+	unit, ok := ruleAgoUnits[strings.TrimSuffix(ruleDateWord(toks, j), "s")]
+	if !ok || ruleDateWord(toks, j+1) != "ago" {
+		return 0, "", false
+	}
+	return j + 2, unit(t, n, few), true
+}
+
+// ruleCountAt reads a count at toks[i]: a number word or 1 to 100.
+func ruleCountAt(toks []ruleTok, i int) (n, next int, ok bool) {
+	if v, ok := ruleCounts[ruleDateWord(toks, i)]; ok {
+		return v, i + 1, true
+	}
+	if toks[i].k != rtNum {
+		return 0, 0, false
+	}
+	v, err := strconv.Atoi(toks[i].s)
+	if err != nil || v <= 0 || v > 100 {
+		return 0, 0, false
+	}
+	return v, i + 1, true
 }
 
 // ruleDate reads "May 3", "May 3rd, 2022", "3 May" or "the 3rd of May"

@@ -220,6 +220,46 @@ func TestRuleExtractorRelations(t *testing.T) {
 	})
 }
 
+// TestRuleExtractorClauses pins that every clause of a coordinated
+// sentence is read, whatever its order: the sentence is split into clauses
+// before the patterns run, so a clause after "and", "but", a comma or a
+// semicolon is not taken for the rest of a list or lost to a negation in
+// another clause.
+func TestRuleExtractorClauses(t *testing.T) {
+	runRuleCases(t, []ruleCase{
+		// X and Y, both orders
+		{"I work at Globex and I live in Berlin.", []string{"F alice|works_at|Globex", "S works_at", "F alice|lives_in|Berlin", "S lives_in"}},
+		{"I live in Berlin and I work at Globex.", []string{"F alice|works_at|Globex", "S works_at", "F alice|lives_in|Berlin", "S lives_in"}},
+		{"My manager is Dana and I work at Globex.", []string{"F alice|manager|Dana Scully", "S manager", "F alice|works_at|Globex", "S works_at"}},
+		{"I work at Globex and my manager is Dana.", []string{"F alice|manager|Dana Scully", "S manager", "F alice|works_at|Globex", "S works_at"}},
+		{"Dana owns Acme and Carol manages Globex.", []string{"F Dana Scully|owns|Acme", "F Carol|manages|Globex"}},
+		// a left-out subject is the speaker's
+		{"I live in Boston and work at Acme.", []string{"F alice|works_at|Acme", "S works_at", "F alice|lives_in|Boston", "S lives_in"}},
+		{"I work at Acme and moved to Boston.", []string{"F alice|works_at|Acme", "S works_at", "F alice|lives_in|Boston", "S lives_in"}},
+		// X, but Y
+		{"I work at Globex, but I live in Berlin.", []string{"F alice|works_at|Globex", "S works_at", "F alice|lives_in|Berlin", "S lives_in"}},
+		{"I live in Berlin but I work at Globex.", []string{"F alice|works_at|Globex", "S works_at", "F alice|lives_in|Berlin", "S lives_in"}},
+		{"Sure, I work at Globex.", []string{"F alice|works_at|Globex", "S works_at"}},
+		{"I don't live in Paris, but I work at Acme.", []string{"X alice|lives_in|Paris", "F alice|works_at|Acme", "S works_at"}},
+		{"I don't live in Paris anymore, I live in Berlin.", []string{"X alice|lives_in|Paris", "F alice|lives_in|Berlin", "S lives_in"}},
+		// X; Y
+		{"I live in Berlin; I work at Globex.", []string{"F alice|works_at|Globex", "S works_at", "F alice|lives_in|Berlin", "S lives_in"}},
+		{"Dana is my manager; Jane is my sister.", []string{"F alice|manager|Dana Scully", "S manager", "F alice|sister|Jane"}},
+		// a preference after a comma, or beside another clause
+		{"Please email me, no phone calls.", []string{"M preference|alice asks to email alice, no phone calls"}},
+		{"No phone calls, please email me.", []string{"M preference|alice asks to email alice, no phone calls"}},
+		{"No, I prefer tea.", []string{"M preference|alice prefers tea"}},
+		{"I work at Globex and I prefer email.", []string{"F alice|works_at|Globex", "S works_at", "M preference|alice prefers email"}},
+		{"I live in Berlin and I never drink coffee.", []string{"F alice|lives_in|Berlin", "S lives_in", "M preference|alice never drinks coffee"}},
+		// lists and compound subjects stay whole
+		{"Jane and I live in Boston.", []string{"F alice|lives_in|Boston", "S lives_in"}},
+		{"My kids are Tom and Jerry.", []string{"F alice|kid|Tom", "F alice|kid|Jerry"}},
+		{"My boss is Dana and Eve.", nil},
+		{"Please send me the report, thanks.", nil},
+		{"No worries, please send me the report.", nil},
+	})
+}
+
 func TestRuleExtractorAliases(t *testing.T) {
 	runRuleCases(t, []ruleCase{
 		{"My name is Alice Smith.", []string{"A alice|Alice Smith"}},
@@ -549,5 +589,31 @@ func FuzzRuleExtractor(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkRuleInvariants(t, x)
+	})
+}
+
+// TestRuleExtractorVerbFrames has a case for each row of ruleVerbRels,
+// with "I" and with a name as the subject where the row allows it.
+func TestRuleExtractorVerbFrames(t *testing.T) {
+	runRuleCases(t, []ruleCase{
+		{"I own Globex.", []string{"F alice|owns|Globex"}},
+		{"Bob owns Globex.", []string{"F Bob|owns|Globex"}},
+		{"I manage Apollo.", []string{"F alice|manages|Apollo"}},
+		{"Carol manages Apollo.", []string{"F Carol|manages|Apollo"}},
+		{"Bob leads Apollo.", []string{"F Bob|leads|Apollo"}},
+		{"Bob is leading Apollo.", []string{"F Bob|leads|Apollo"}},
+		{"Eve heads Initech.", []string{"F Eve|heads|Initech"}},
+		{"I work at Globex.", []string{"F alice|works_at|Globex", "S works_at"}},
+		{"Bob works at Globex.", []string{"F Bob|works_at|Globex", "S works_at"}},
+		{"I'm working for Globex Corp now.", []string{"F alice|works_at|Globex Corp", "S works_at"}},
+		{"I live in Porto.", []string{"F alice|lives_in|Porto", "S lives_in"}},
+		{"I'm living in Porto.", []string{"F alice|lives_in|Porto", "S lives_in"}},
+		{"I relocated to Lisbon.", []string{"F alice|lives_in|Lisbon", "S lives_in"}},
+		{"I'm based in Berlin.", []string{"F alice|lives_in|Berlin", "S lives_in"}},
+		{"Bob moved to Berlin.", nil}, // only the speaker's move is a home
+		{"I work a lot.", nil},
+		{"I'm based on Berlin.", nil},
+		{"Bob no longer works at Acme.", []string{"X Bob|works_at|Acme"}},
+		{"Bob doesn't live in Boston anymore.", []string{"X Bob|lives_in|Boston"}},
 	})
 }
