@@ -50,6 +50,9 @@ type DB struct {
 	bdb     *badger.DB
 	lock    *dirLock
 	log     *badgerLogger
+	// wal keeps the record of the write-ahead logs (walmark.go); nil for
+	// a store in memory.
+	wal *walMarker
 
 	// free reports the free space of the store's disk (freeSpace, unless a
 	// test stands in another); writes are refused while it is below
@@ -104,7 +107,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 		_ = lock.release()
 		return nil, err
 	}
-	if err := checkFiles(dir, o.EncryptionKey); err != nil {
+	var err error
+	if err = checkFiles(dir, o.EncryptionKey); err != nil {
 		_ = lock.release()
 		return nil, err
 	}
@@ -120,11 +124,25 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("%w: %s has %s free; opening the store needs %s", ErrDiskFull, dir, mib(n), mib(need))
 		}
 	}
+	var wal *walMarker
+	if dir != "" {
+		if wal, err = beforeOpen(dir); err != nil { // walmark.go
+			_ = lock.release()
+			return nil, err
+		}
+	}
 	log := &badgerLogger{l: o.Logger}
 	bdb, err := openBadger(dir, o.badger(dir, log))
 	if err != nil {
 		_ = lock.release()
 		return nil, err
+	}
+	if wal != nil {
+		if err := wal.afterOpen(o.MemTableSize); err != nil {
+			_ = bdb.Close()
+			_ = lock.release()
+			return nil, err
+		}
 	}
 	if dir != "" {
 		if err := dropFlushMarker(bdb); err != nil {
@@ -133,10 +151,11 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("kv: open %q: drop compaction marker: %w", dir, convertError(err))
 		}
 	}
-	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, free: free, reserve: need,
+	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, wal: wal, free: free, reserve: need,
 		bigValue: int(bdb.Opts().ValueThreshold / 2)}
 	if dir != "" && o.Durability == Sync && !o.perCommitSync {
 		db.syncer = newSyncer(dir, liveSync(func() error { return db.bdb.Sync() }))
+		db.syncer.onRotate = wal.rotated
 	}
 	return db, nil
 }
@@ -195,7 +214,7 @@ func (db *DB) Close() error {
 	if db.syncer != nil {
 		db.syncer.close()
 	}
-	err := db.bdb.Close()
+	err := db.closeBadgerLocked()
 	if lerr := db.lock.release(); err == nil {
 		err = lerr
 	}

@@ -66,6 +66,14 @@
 //     table at open (about 100 ms per 33 MiB of tables on a 2-core VM).
 //     Value-log entries are verified at each read. A file damaged while
 //     the store is open is found at the next Open.
+//   - Badger records nothing of its write-ahead logs outside them, so kv
+//     keeps a record of its own (ENGRAM-WAL, walmark.go): a store that was
+//     not closed and has lost its newest log, or a log cut short of the
+//     size Badger gave it, is [ErrCorrupt] naming the log. Not detected:
+//     records zeroed at the end of the newest log (a crash leaves the same
+//     zeros), a deleted newest log beside an older one of the same session
+//     under [Async] durability, and anything once ENGRAM-WAL is deleted
+//     too.
 //   - [DB.BulkLoad] fills an empty store without transactions (sorted keys
 //     straight into tables, no log, memtable or compaction), all or
 //     nothing, but holds every other transaction off while it runs.

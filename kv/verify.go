@@ -117,6 +117,9 @@ func checkFiles(dir string, key []byte) (err error) {
 	if err := checkOrphans(dir, mf, maxLive, wal, kr); err != nil {
 		return err
 	}
+	if err := checkWALMark(dir, maxLive, wal); err != nil { // walmark.go
+		return err
+	}
 	for _, name := range vlogs {
 		if err := checkLogHeader(filepath.Join(dir, name), kr); err != nil {
 			return err
