@@ -103,6 +103,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, err
 		}
 	}
+	if dir != "" {
+		secureDir(dir, o.Logger, false) // filemode.go
+	}
 	if err := recoverBulk(dir); err != nil { // bulk.go
 		_ = lock.release()
 		return nil, err

@@ -74,6 +74,11 @@
 //     zeros), a deleted newest log beside an older one of the same session
 //     under [Async] durability, and anything once ENGRAM-WAL is deleted
 //     too.
+//   - Every file of a store is 0600: Badger creates its files 0666 less
+//     the umask, so [Open] gives the directory an owner-only default ACL on
+//     Linux, or makes a directory open to others 0700 where it takes none,
+//     and makes a file that others can read 0600, warning through
+//     [Options.Logger] (filemode.go).
 //   - [DB.BulkLoad] fills an empty store without transactions (sorted keys
 //     straight into tables, no log, memtable or compaction), all or
 //     nothing, but holds every other transaction off while it runs.
