@@ -171,7 +171,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 func openBadger(dir string, bo badger.Options) (bdb *badger.DB, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			bdb, err = nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, dir, p)
+			bdb, err = nil, recovered(ErrCorrupt, dir, p) // panic.go
 		}
 	}()
 	bdb, err = badger.Open(bo)
@@ -558,7 +558,7 @@ func (db *DB) load(ctx context.Context, r io.Reader) (err error) {
 		// Badger's loader trusts its input: a damaged frame that passes
 		// the length check can still make it panic.
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: %v", ErrBadBackup, p)
+			err = recovered(ErrBadBackup, "backup stream", p)
 		}
 	}()
 	if err := db.bdb.Load(&frameChecker{r: ctxReader{ctx, r}}, 256); err != nil {
