@@ -84,9 +84,12 @@ type DB struct {
 // bad options, [ErrCorrupt] naming the file when a file of the store is
 // damaged (Open verifies every table's checksums and replays the logs
 // first; see the package's Caveats), and [ErrDiskFull] when the disk has
-// less free space than the store keeps in reserve.
+// less free space than the store keeps in reserve. With
+// [Options.ReadOnly] it returns [ErrNeedsRecovery] for a store that must
+// first be opened read-write.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
+	o.dirless = dir == ""
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -94,19 +97,19 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return openTestBackend(dir, o, dsn) // testbackend.go: test binaries only
 	}
 	var lock *dirLock
-	if dir != "" {
+	if dir != "" && !o.ReadOnly {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("kv: create directory: %w", err)
 		}
+	}
+	if dir != "" {
 		var err error
 		if lock, err = lockDir(dir); err != nil {
 			return nil, err
 		}
+		secureDir(dir, o.Logger, o.ReadOnly) // filemode.go
 	}
-	if dir != "" {
-		secureDir(dir, o.Logger, false) // filemode.go
-	}
-	if err := recoverBulk(dir); err != nil { // bulk.go
+	if err := prepareOpen(dir, o.ReadOnly); err != nil { // readonly.go
 		_ = lock.release()
 		return nil, err
 	}
@@ -121,14 +124,14 @@ func Open(dir string, opts *Options) (*DB, error) {
 	// no way out: Badger refuses it while a write-ahead log needs replay.
 	free := freeSpace
 	need := reserve(o.MemTableSize, maxBatchSize(o.MemTableSize))
-	if dir != "" {
+	if dir != "" && !o.ReadOnly {
 		if n, ok := free(dir); ok && n < need {
 			_ = lock.release()
 			return nil, fmt.Errorf("%w: %s has %s free; opening the store needs %s", ErrDiskFull, dir, mib(n), mib(need))
 		}
 	}
 	var wal *walMarker
-	if dir != "" {
+	if dir != "" && !o.ReadOnly {
 		if wal, err = beforeOpen(dir); err != nil { // walmark.go
 			_ = lock.release()
 			return nil, err
@@ -147,7 +150,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	if dir != "" {
+	if dir != "" && !o.ReadOnly {
 		if err := dropFlushMarker(bdb); err != nil {
 			_ = bdb.Close()
 			_ = lock.release()
@@ -156,7 +159,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, wal: wal, free: free, reserve: need,
 		bigValue: int(bdb.Opts().ValueThreshold / 2)}
-	if dir != "" && o.Durability == Sync && !o.perCommitSync {
+	if dir != "" && o.Durability == Sync && !o.perCommitSync && !o.ReadOnly {
 		db.syncer = newSyncer(dir, liveSync(func() error { return db.bdb.Sync() }))
 		db.syncer.onRotate = wal.rotated
 	}

@@ -79,6 +79,12 @@ var (
 	// writes succeed again once space is freed.
 	ErrDiskFull = errors.New("kv: disk full")
 
+	// ErrNeedsRecovery is returned by [Open] with [Options.ReadOnly] for a
+	// store that must be written before it can be read: it was not closed
+	// (Badger replays and cuts its write-ahead logs at open), or a bulk
+	// load did not finish. Open it read-write once.
+	ErrNeedsRecovery = errors.New("kv: the store needs a read-write open first")
+
 	// ErrNotDurable is returned by [DB.Update] (and [DB.Sync]) when the
 	// commit succeeded, and is visible to other transactions, but the
 	// fsync that was to make it durable failed: a crash of the machine
