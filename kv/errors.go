@@ -65,7 +65,8 @@ var (
 
 	// ErrCorrupt is returned by [Open] when a file of the store is damaged
 	// (a table or value-log checksum fails, a truncated table, a write-ahead
-	// log with records that could not be replayed, an unreadable manifest),
+	// log with records that could not be replayed, or missing or cut short
+	// in a store that was not closed, an unreadable manifest),
 	// and by reads ([Txn.Get], [Iterator.Value]) of a value whose checksum
 	// fails. The message names the file. Nothing is repaired or dropped:
 	// restore the store from a backup, or move the named file aside knowing

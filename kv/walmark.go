@@ -294,6 +294,8 @@ type walMarker struct {
 // completes.
 func beforeOpen(dir string) (*walMarker, error) {
 	wm := &walMarker{dir: dir}
+	// A crash in writeWALMark may leave its temporary file.
+	_ = os.Remove(filepath.Join(dir, walMarkFile+".tmp"))
 	m, ok, err := readWALMark(dir)
 	if err != nil {
 		return nil, err
