@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engramdb/engram/kv/kvtest"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -38,6 +39,7 @@ func storeDigest(t *testing.T, dir string) map[string]string {
 // read-write, which starts a write-ahead log, flushes and rewrites files:
 // issue 26 item 14).
 func TestReadingCommandsWriteNothing(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "reads Badger's files")
 	src := seedStore(t)
 	tmp := t.TempDir()
 	for _, args := range [][]string{
@@ -67,6 +69,7 @@ func TestReadingCommandsWriteNothing(t *testing.T) {
 // read-only, because its write-ahead log must be replayed: export opens
 // it read-write, says so on stderr, and exports everything.
 func TestReadingCommandsReplayFirst(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "copies Badger's files while open")
 	src := seedStore(t)
 	want, _, err := runCLIIO(t, strings.NewReader(""), "export", "--dir", src, "--tenant", "acme")
 	if err != nil {
