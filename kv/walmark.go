@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,20 +99,10 @@ func (m *walMark) encode() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s\nstate %s\nnewest %d\nfirst %d\nfilesize %d\nversion %d\n",
 		walMarkMagic, walStates[m.state], m.newest, m.first, m.fileSize, m.version)
-	for _, n := range slices.Sorted(mapKeys(m.sizes)) {
+	for _, n := range slices.Sorted(maps.Keys(m.sizes)) {
 		fmt.Fprintf(&b, "old %d %d\n", n, m.sizes[n])
 	}
 	return b.Bytes()
-}
-
-func mapKeys(m map[int]int64) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // decodeWALMark parses walMarkFile; an error says what is wrong.
