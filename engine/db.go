@@ -70,8 +70,8 @@ type DB struct {
 
 	closeOnce sync.Once
 	closeErr  error
-	// skipFinalSnapshot is a test seam: Close then leaves snapshots as
-	// they are, as a crash would.
+	// skipFinalSnapshot makes Close leave snapshots as they are: set by a
+	// read-only Open, and by tests (as a crash would).
 	skipFinalSnapshot bool
 	// beforeApply is a test seam run between a commit and the index
 	// applying its changes, to widen that window.
@@ -159,6 +159,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := db.loadVectorSource(context.Background()); err != nil {
 		store.Close()
 		return nil, err
+	}
+	if o.ReadOnly && dir != "" && !store.Postgres() {
+		db.skipFinalSnapshot = true // nothing is written
+		return db, nil
 	}
 	if dir != "" || store.Postgres() {
 		if dir != "" {

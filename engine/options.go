@@ -24,6 +24,14 @@ type Options struct {
 	// discards them.
 	Logger *slog.Logger
 
+	// ReadOnly opens an existing store on disk for reading only (see
+	// [kv.Options.ReadOnly]): no file of the store is written, no
+	// snapshot is taken or migrated and no compaction runs, at Close
+	// either; writes fail. A store that was not closed cleanly fails with
+	// [kv.ErrNeedsRecovery]: open it read-write once. Ignored for a store
+	// in PostgreSQL, whose files a read does not rewrite.
+	ReadOnly bool
+
 	// ExactThreshold is the partition size up to which vector search is an
 	// exact scan; larger partitions use HNSW. Zero means
 	// [DefaultExactThreshold]; negative is refused.

@@ -24,6 +24,7 @@ func openKV(dir string, o *Options, hooks *partitionHooks) (*kv.DB, error) {
 			Durability:    o.Durability,
 			EncryptionKey: o.EncryptionKey,
 			Logger:        o.Logger,
+			ReadOnly:      o.ReadOnly,
 		})
 	}
 	if dir != "" {

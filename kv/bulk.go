@@ -318,7 +318,7 @@ func recoverBulk(dir string) error {
 	for _, e := range entries {
 		name := e.Name()
 		switch ext := filepath.Ext(name); {
-		case ext == ".sst", ext == ".mem", ext == ".vlog", name == badger.ManifestFilename, name == "DISCARD":
+		case ext == ".sst", ext == ".mem", ext == ".vlog", name == badger.ManifestFilename, name == "DISCARD", name == walMarkFile:
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				return fmt.Errorf("kv: open: drop an unfinished bulk load: %w", err)
 			}

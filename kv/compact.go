@@ -254,7 +254,7 @@ func valueLogHolds(dir string) bool {
 // fills (64 MiB). Closing also flushes the memtables. The caller holds
 // db.mu for writing; if Badger does not open again, the store is closed.
 func (db *DB) reopenLocked() error {
-	if err := db.bdb.Close(); err != nil {
+	if err := db.closeBadgerLocked(); err != nil {
 		db.mu.closed, db.mu.released = true, true
 		_ = db.lock.release()
 		return fmt.Errorf("kv: compact: close to start a new value log: %w", err)
@@ -264,6 +264,14 @@ func (db *DB) reopenLocked() error {
 		db.mu.closed, db.mu.released = true, true
 		_ = db.lock.release()
 		return fmt.Errorf("kv: compact: reopen to start a new value log: %w", err)
+	}
+	if db.wal != nil {
+		if err := db.wal.afterOpen(db.opts.MemTableSize); err != nil {
+			_ = bdb.Close()
+			db.mu.closed = true
+			_ = db.lock.release()
+			return fmt.Errorf("kv: compact: reopen to start a new value log: %w", err)
+		}
 	}
 	db.bdb = bdb
 	if db.syncer != nil {

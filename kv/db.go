@@ -54,6 +54,9 @@ type DB struct {
 	bdb     *badger.DB
 	lock    *dirLock
 	log     *badgerLogger
+	// wal keeps the record of the write-ahead logs (walmark.go); nil for
+	// a store in memory.
+	wal *walMarker
 
 	// free reports the free space of the store's disk (freeSpace, unless a
 	// test stands in another); writes are refused while it is below
@@ -103,9 +106,12 @@ type DB struct {
 // first; see the package's Caveats), and [ErrDiskFull] when the disk has
 // less free space than the store keeps in reserve. A damaged DISCARD, the
 // file where Badger keeps value-log GC hints and no data, is removed and
-// started anew rather than refused (see repairDiscard).
+// started anew rather than refused (see repairDiscard). With
+// [Options.ReadOnly] it returns [ErrNeedsRecovery] for a store that must
+// first be opened read-write.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
+	o.dirless = dir == ""
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -113,26 +119,34 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return openTestBackend(dir, o, dsn) // testbackend.go: test binaries only
 	}
 	var lock *dirLock
-	if dir != "" {
+	if dir != "" && !o.ReadOnly {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("kv: create directory: %w", err)
 		}
+	}
+	if dir != "" {
 		var err error
 		if lock, err = lockDir(dir); err != nil {
 			return nil, err
 		}
+		secureDir(dir, o.Logger, o.ReadOnly) // filemode.go
 	}
-	if err := recoverBulk(dir); err != nil { // bulk.go
+	if err := prepareOpen(dir, o.ReadOnly); err != nil { // readonly.go
 		_ = lock.release()
 		return nil, err
 	}
-	if err := checkFiles(dir, o.EncryptionKey); err != nil {
+	var err error
+	if err = checkFiles(dir, o.EncryptionKey); err != nil {
 		_ = lock.release()
 		return nil, err
 	}
-	if err := repairDiscard(dir, o.Logger); err != nil { // discard.go
-		_ = lock.release()
-		return nil, err
+	// A read-only Badger never opens DISCARD, and a read-only open
+	// changes no file.
+	if !o.ReadOnly {
+		if err := repairDiscard(dir, o.Logger); err != nil { // discard.go
+			_ = lock.release()
+			return nil, err
+		}
 	}
 	// Badger writes at open (it replays and flushes the write-ahead log,
 	// starts a new one) through memory maps: on a full disk that is SIGBUS,
@@ -140,10 +154,17 @@ func Open(dir string, opts *Options) (*DB, error) {
 	// no way out: Badger refuses it while a write-ahead log needs replay.
 	free := freeSpace
 	need := reserve(o.MemTableSize, maxBatchSize(o.MemTableSize))
-	if dir != "" {
+	if dir != "" && !o.ReadOnly {
 		if n, ok := free(dir); ok && n < need {
 			_ = lock.release()
 			return nil, fmt.Errorf("%w: %s has %s free; opening the store needs %s", ErrDiskFull, dir, mib(n), mib(need))
+		}
+	}
+	var wal *walMarker
+	if dir != "" && !o.ReadOnly {
+		if wal, err = beforeOpen(dir); err != nil { // walmark.go
+			_ = lock.release()
+			return nil, err
 		}
 	}
 	log := &badgerLogger{l: o.Logger}
@@ -152,18 +173,26 @@ func Open(dir string, opts *Options) (*DB, error) {
 		_ = lock.release()
 		return nil, err
 	}
-	if dir != "" {
+	if wal != nil {
+		if err := wal.afterOpen(o.MemTableSize); err != nil {
+			_ = bdb.Close()
+			_ = lock.release()
+			return nil, err
+		}
+	}
+	if dir != "" && !o.ReadOnly {
 		if err := dropFlushMarker(bdb); err != nil {
 			_ = bdb.Close()
 			_ = lock.release()
 			return nil, fmt.Errorf("kv: open %q: drop compaction marker: %w", dir, convertError(err))
 		}
 	}
-	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, free: free, reserve: need,
+	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, wal: wal, free: free, reserve: need,
 		bigValue:   int(bdb.Opts().ValueThreshold / 2),
 		compactSem: make(chan struct{}, 1), closing: make(chan struct{}), closeWait: stalledAfter}
-	if dir != "" && o.Durability == Sync && !o.perCommitSync {
+	if dir != "" && o.Durability == Sync && !o.perCommitSync && !o.ReadOnly {
 		db.syncer = newSyncer(dir, liveSync(func() error { return db.bdb.Sync() }))
+		db.syncer.onRotate = wal.rotated
 	}
 	return db, nil
 }
@@ -176,7 +205,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 func openBadger(dir string, bo badger.Options) (bdb *badger.DB, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			bdb, err = nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, dir, p)
+			bdb, err = nil, recovered(ErrCorrupt, dir, p) // panic.go
 		}
 	}()
 	bdb, err = badger.Open(bo)
@@ -231,7 +260,7 @@ func (db *DB) Close() error {
 	if db.syncer != nil {
 		db.syncer.close()
 	}
-	err := db.bdb.Close()
+	err := db.closeBadgerLocked()
 	if lerr := db.lock.release(); err == nil {
 		err = lerr
 	}
@@ -624,7 +653,7 @@ func (db *DB) load(ctx context.Context, r io.Reader) (err error) {
 		// Badger's loader trusts its input: a damaged frame that passes
 		// the length check can still make it panic.
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: %v", ErrBadBackup, p)
+			err = recovered(ErrBadBackup, "backup stream", p)
 		}
 	}()
 	if err := db.bdb.Load(&frameChecker{r: ctxReader{ctx, r}}, 256); err != nil {

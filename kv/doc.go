@@ -72,6 +72,19 @@
 //     DISCARD, Badger's value-log GC hints: a damaged one (which made the
 //     GC spin for ever, wedging the store) holds no data, and is removed
 //     and started anew, with a warning on the logger.
+//   - Badger records nothing of its write-ahead logs outside them, so kv
+//     keeps a record of its own (ENGRAM-WAL, walmark.go): a store that was
+//     not closed and has lost its newest log, or a log cut short of the
+//     size Badger gave it, is [ErrCorrupt] naming the log. Not detected:
+//     records zeroed at the end of the newest log (a crash leaves the same
+//     zeros), a deleted newest log beside an older one of the same session
+//     under [Async] durability, and anything once ENGRAM-WAL is deleted
+//     too.
+//   - Every file of a store is 0600: Badger creates its files 0666 less
+//     the umask, so [Open] gives the directory an owner-only default ACL on
+//     Linux, or makes a directory open to others 0700 where it takes none,
+//     and makes a file that others can read 0600, warning through
+//     [Options.Logger] (filemode.go).
 //   - [DB.BulkLoad] fills an empty store without transactions (sorted keys
 //     straight into tables, no log, memtable or compaction), all or
 //     nothing, but holds every other transaction off while it runs.

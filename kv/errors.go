@@ -65,7 +65,8 @@ var (
 
 	// ErrCorrupt is returned by [Open] when a file of the store is damaged
 	// (a table or value-log checksum fails, a truncated table, a write-ahead
-	// log with records that could not be replayed, an unreadable manifest),
+	// log with records that could not be replayed, or missing or cut short
+	// in a store that was not closed, an unreadable manifest),
 	// and by reads ([Txn.Get], [Iterator.Value]) of a value whose checksum
 	// fails. The message names the file. Nothing is repaired or dropped:
 	// restore the store from a backup, or move the named file aside knowing
@@ -78,6 +79,12 @@ var (
 	// store is opened on such a disk. Nothing is written; reads go on, and
 	// writes succeed again once space is freed.
 	ErrDiskFull = errors.New("kv: disk full")
+
+	// ErrNeedsRecovery is returned by [Open] with [Options.ReadOnly] for a
+	// store that must be written before it can be read: it was not closed
+	// (Badger replays and cuts its write-ahead logs at open), or a bulk
+	// load did not finish. Open it read-write once.
+	ErrNeedsRecovery = errors.New("kv: the store needs a read-write open first")
 
 	// ErrNotDurable is returned by [DB.Update] (and [DB.Sync]) when the
 	// commit succeeded, and is visible to other transactions, but the

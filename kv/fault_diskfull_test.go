@@ -220,3 +220,36 @@ func runDiskFullChild() bool {
 	fmt.Printf("reopened with space: all %d writes read back, writes work\nok\n", n)
 	return true
 }
+
+// TestDiskFullRefusesDeletes: below the reserve a deletion is a write
+// like any other (tombstones go through the logs and the maps): Delete
+// and DeletePrefix fail with ErrDiskFull and delete nothing, as the README
+// says; at the reserve they work.
+func TestDiskFullRefusesDeletes(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "Badger's free-space reserve (the free seam)")
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), &Options{MemTableSize: 1 << 20})
+	if err := db.Update(ctx, func(tx *Txn) error {
+		for _, k := range []string{"u/a", "u/b", "v/a"} {
+			if err := tx.Set([]byte(k), []byte("x")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var free atomic.Int64
+	db.free = func(string) (int64, bool) { return free.Load(), true }
+	free.Store(db.reserve - 1)
+	if n, err := db.DeletePrefix(ctx, []byte("u/"), nil); !errors.Is(err, ErrDiskFull) || n != 0 {
+		t.Errorf("DeletePrefix below the reserve = %d, %v; want 0, ErrDiskFull", n, err)
+	}
+	if err := db.Update(ctx, func(tx *Txn) error { return tx.Delete([]byte("v/a")) }); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("Delete below the reserve = %v; want ErrDiskFull", err)
+	}
+	free.Store(db.reserve)
+	if n, err := db.DeletePrefix(ctx, []byte("u/"), nil); err != nil || n != 2 {
+		t.Errorf("DeletePrefix at the reserve = %d, %v; want 2, nil", n, err)
+	}
+}

@@ -72,6 +72,20 @@ type Options struct {
 	// when encryption is on without it.
 	IndexCacheSize int64
 
+	// ReadOnly opens an existing store for reading: nothing of the
+	// store's is written (Badger's read-only mode: no replay, no new
+	// write-ahead log, no compaction, no flush at Close; kv's own lock
+	// file still gets the pid), and every write fails with [ErrReadOnly].
+	// A store that needs writing before it can be read, because it was
+	// not closed (its write-ahead logs need replaying) or a bulk load did
+	// not finish, is [ErrNeedsRecovery]: open it read-write once. Not for
+	// a store in memory.
+	ReadOnly bool
+
+	// dirless is set by Open for a store in memory (validate refuses
+	// ReadOnly there).
+	dirless bool
+
 	// perCommitSync makes Sync durability use Badger's SyncWrites, one
 	// fsync per commit before it is visible, instead of group commit: the
 	// peer that BenchmarkSyncedUpdates measures group commit against.
@@ -114,6 +128,9 @@ func (o *Options) validate() error {
 	if o.MemTableSize < 1<<20 {
 		errs = append(errs, fmt.Errorf("MemTableSize %d is below 1 MiB", o.MemTableSize))
 	}
+	if o.ReadOnly && o.dirless {
+		errs = append(errs, errors.New("ReadOnly needs a store on disk"))
+	}
 	if o.IndexCacheSize < 0 {
 		errs = append(errs, fmt.Errorf("IndexCacheSize %d is negative", o.IndexCacheSize))
 	}
@@ -134,6 +151,7 @@ func (o *Options) badger(dir string, log *badgerLogger) badger.Options {
 	// visible: with Sync durability DB.Update syncs commits in groups
 	// (groupsync.go). Benchmarks compare with the old way.
 	bo.SyncWrites = o.perCommitSync && o.Durability == Sync
+	bo.ReadOnly = o.ReadOnly
 	bo.MemTableSize = o.MemTableSize
 	bo.NumMemtables = defaultNumMemtables
 	bo.NumLevelZeroTables = 2

@@ -63,7 +63,7 @@ func checkFiles(dir string, key []byte) (err error) {
 		// The checks below call into Badger's table code with bounds
 		// checked first; a panic left in it still must not escape Open.
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: %s: %v", ErrCorrupt, dir, p)
+			err = recovered(ErrCorrupt, dir, p) // panic.go
 		}
 	}()
 	entries, err := os.ReadDir(dir)
@@ -115,6 +115,9 @@ func checkFiles(dir string, key []byte) (err error) {
 		wal.add(r)
 	}
 	if err := checkOrphans(dir, mf, maxLive, wal, kr); err != nil {
+		return err
+	}
+	if err := checkWALMark(dir, maxLive, wal); err != nil { // walmark.go
 		return err
 	}
 	for _, name := range vlogs {
@@ -374,7 +377,7 @@ func checkTable(path string, tm badger.TableManifest, dk *pb.DataKey, ic *indexC
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = corrupt(path, "%v", p)
+			err = recovered(ErrCorrupt, path, p)
 		}
 	}()
 	t, err := table.OpenTable(mf, table.Options{

@@ -72,6 +72,13 @@ type Options struct {
 	// touches only the partitions it holds. Durability does not apply.
 	Postgres *PostgresOptions
 
+	// ReadOnly opens an existing store on disk for reading only: no file
+	// of it is written (see [engine.Options.ReadOnly]), no sweep or
+	// extraction runs, and every write fails. A store that was not closed
+	// cleanly fails with kv.ErrNeedsRecovery: open it read-write once.
+	// Ignored with Postgres.
+	ReadOnly bool
+
 	// Encoding is the tiktoken encoding that counts tokens: "o200k_base"
 	// (the default, GPT-4o and later), "cl100k_base" (GPT-4, GPT-3.5),
 	// "p50k_base" or "r50k_base". All load offline from the binary.
@@ -270,6 +277,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	if o.ReadOnly && o.Postgres == nil {
+		o.SweepInterval, o.Extraction = -1, ExtractOff // both write
+	}
 	g, err := graph.New(&graph.Options{SingleValued: o.SingleValued})
 	if err != nil {
 		return nil, err // checked by validate
@@ -289,6 +299,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 		CompactDelay: o.SweepInterval,
 		VectorSource: source,
 		Postgres:     o.Postgres,
+		ReadOnly:     o.ReadOnly && o.Postgres == nil,
 	})
 	if err != nil {
 		return nil, err

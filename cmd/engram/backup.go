@@ -55,7 +55,7 @@ The store must not be open in another process (engram serve, engram mcp).`,
 }
 
 func runBackup(cmd *cobra.Command, o backupOptions) (err error) {
-	st, err := o.store.openStore(existingStore)
+	st, err := o.store.openRead(cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}

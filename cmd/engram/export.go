@@ -101,7 +101,7 @@ func runExport(cmd *cobra.Command, o exportOptions) (err error) {
 	case format == "dir" && o.out == "-":
 		return errors.New("--format dir needs --out DIR")
 	}
-	st, err := o.store.openStore(existingStore)
+	st, err := o.store.openRead(cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}

@@ -123,7 +123,7 @@ func runInspect(cmd *cobra.Command, o inspectOptions) (err error) {
 	if o.store.dir != "" {
 		du = kv.DiskUsage(o.store.dir)
 	}
-	st, err := o.store.openStore(existingStore)
+	st, err := o.store.openRead(cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}

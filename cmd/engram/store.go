@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/kv"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -91,6 +93,9 @@ const (
 	existingStore openMode = iota
 	// createStore creates the store when needed.
 	createStore
+	// readStore is existingStore opened read-only where Badger allows it
+	// (see openRead).
+	readStore
 )
 
 // registerEmbedder adds the embedder flags, for the commands that embed
@@ -107,7 +112,7 @@ func (f *storeFlags) openStore(mode openMode) (*memory.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if mode == existingStore && dsn == "" {
+	if mode != createStore && dsn == "" {
 		entries, err := os.ReadDir(dir)
 		if errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0 {
 			return nil, fmt.Errorf("no store in %s", dir)
@@ -135,11 +140,29 @@ func (f *storeFlags) openStore(mode openMode) (*memory.Store, error) {
 		}
 		return st, nil
 	}
+	opts.ReadOnly = mode == readStore
 	st, err := memory.Open(dir, opts)
 	if err != nil {
 		return nil, openError(dir, err)
 	}
 	return st, nil
+}
+
+// openRead opens the store for a command that only reads it (inspect,
+// export, backup). A store on disk opens read-only, so that none of its
+// files is written (a read-write open starts a write-ahead log, flushes
+// the memtables and may compact at Close). Badger cannot open read-only a
+// store that was not closed cleanly, whose write-ahead logs must be
+// replayed and cut first: that store opens read-write, and a note on
+// stderr says so. A store in PostgreSQL opens as usual (a read rewrites
+// nothing there).
+func (f *storeFlags) openRead(stderr io.Writer) (*memory.Store, error) {
+	st, err := f.openStore(readStore)
+	if !errors.Is(err, kv.ErrNeedsRecovery) {
+		return st, err
+	}
+	fmt.Fprintf(stderr, "engram: %s was not closed cleanly; opening it read-write to replay its write-ahead log (a read-only open cannot)\n", f.dir)
+	return f.openStore(existingStore)
 }
 
 // where names the store the flags open, for messages: its directory, or

@@ -1,0 +1,106 @@
+package kv
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/engramdb/engram/kv/kvtest"
+)
+
+// zeroRange writes zeros over [from, to) of a file.
+func zeroRange(t *testing.T, path string, from, to int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(make([]byte, to-from), from); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFaultZeroedLogRange zeroes a range in the middle of a write-ahead
+// log (.mem) and of the newest value log (.vlog) of a store that was not
+// closed, with whole records after it. Badger's replay stops at the first
+// record it cannot read and cuts the log there, so the writes after the
+// range would be dropped without a word; and zeros are what a crash leaves
+// at the end of a log, so the range must be told from a tail by what
+// follows it. Open must refuse with ErrCorrupt naming the file.
+func TestFaultZeroedLogRange(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "damages Badger's files on disk")
+	src := t.TempDir()
+	db, err := Open(src, &Options{MemTableSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		big := bytes.Repeat([]byte{byte('A' + i)}, 150<<10) // above the value threshold
+		if err := db.Update(t.Context(), func(tx *Txn) error {
+			if err := tx.Set([]byte(fmt.Sprintf("big/%d", i)), big); err != nil {
+				return err
+			}
+			for j := range 20 {
+				if err := tx.Set([]byte(fmt.Sprintf("small/%d/%02d", i, j)), []byte("value")); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := t.TempDir()
+	copyStore(t, src, base)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mems := memFiles(t, base)
+	vlogs, _ := filepath.Glob(filepath.Join(base, "*.vlog"))
+	if len(mems) == 0 || len(vlogs) == 0 {
+		t.Fatalf("the store has logs %v and %v", mems, vlogs)
+	}
+	newestVlog := filepath.Base(vlogs[len(vlogs)-1])
+	for _, tc := range []struct {
+		name, file string
+		// from and to pick the range from the record ends of the file.
+		from, to func(ends []int64) int64
+	}{
+		{"whole records of the .mem", mems[len(mems)-1],
+			func(e []int64) int64 { return e[len(e)/3] }, func(e []int64) int64 { return e[len(e)/3+2] }},
+		{"the middle of a .mem record onwards", mems[len(mems)-1],
+			func(e []int64) int64 { return e[len(e)/3] + 3 }, func(e []int64) int64 { return e[len(e)/3+3] }},
+		{"a whole record of the .vlog", newestVlog,
+			func(e []int64) int64 { return e[0] }, func(e []int64) int64 { return e[1] }},
+		{"part of a .vlog record", newestVlog,
+			func(e []int64) int64 { return e[1] + 100 }, func(e []int64) int64 { return e[1] + 5000 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			copyStore(t, base, dir)
+			p := filepath.Join(dir, tc.file)
+			ends := recordEnds(t, p)
+			if len(ends) < 6 {
+				t.Fatalf("%s holds %d records", tc.file, len(ends))
+			}
+			from, to := tc.from(ends), tc.to(ends)
+			if to >= ends[len(ends)-1] {
+				t.Fatalf("no whole record after the range [%d, %d) of %s", from, to, tc.file)
+			}
+			zeroRange(t, p, from, to)
+			db, err := Open(dir, &Options{MemTableSize: 1 << 20})
+			if err == nil {
+				db.Close()
+				t.Fatalf("Open succeeded with [%d, %d) of %s zeroed and records after it", from, to, tc.file)
+			}
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.file) {
+				t.Fatalf("Open = %v; want ErrCorrupt naming %s", err, tc.file)
+			}
+		})
+	}
+}
