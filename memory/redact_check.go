@@ -142,7 +142,7 @@ func checkNINumber(s string) (string, bool) {
 }
 
 // checkIPv4 takes four decimal octets up to 255, zero-padded or not
-// ("010.001.002.003" is 10.1.2.3 as tools print it).
+// ("010.001.002.003" is 10.1.2.3 as tools print it), of a host.
 func checkIPv4(s string) (string, bool) {
 	var b [4]byte
 	parts := strings.Split(s, ".")
@@ -156,7 +156,9 @@ func checkIPv4(s string) (string, bool) {
 		}
 		b[i] = byte(n)
 	}
-	return netip.AddrFrom4(b).String(), true
+	// 0/8 and 240/4 hold no host: "0.0.0.0:22" and "255.255.255.0" are
+	// wildcards and masks.
+	return netip.AddrFrom4(b).String(), b[0] != 0 && b[0] != 255
 }
 
 // checkIPv6 wants a digit: "::" in a Haskell signature and "ab::cd" are
@@ -182,8 +184,8 @@ var thousands = regexp.MustCompile(`^0[0-9]{1,2}(?: [0-9]{3}){2,}$`)
 // without one, a North American number in its 3-3-4 groups ("(555)
 // 123-4567", "555.123.4567") or written whole with a valid area code and
 // exchange ("4155550100"), or a national number with its trunk 0 ("020
-// 7946 0958"), so that dates, versions, ranges and grouped ids are left
-// alone.
+// 7946 0958", grouped: a run of digits after a 0 is an id as often), so
+// that dates, versions, ranges and grouped ids are left alone.
 func checkPhone(s string) (string, bool) {
 	d := digits(s)
 	switch {
@@ -197,7 +199,7 @@ func checkPhone(s string) (string, bool) {
 	case len(s) == len(d) && (len(d) == 10 || len(d) == 11 && d[0] == '1'):
 		return d, nanpValid(d[len(d)-10:])
 	case strings.HasPrefix(s, "0") || strings.HasPrefix(s, "(0"):
-		return d, len(d) >= 9 && len(d) <= 12 && d[1] != '0' && !thousands.MatchString(s)
+		return d, len(d) >= 9 && len(d) <= 12 && d[1] != '0' && len(s) > len(d) && !thousands.MatchString(s)
 	}
 	return "", false
 }

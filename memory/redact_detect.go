@@ -39,6 +39,9 @@ type detector struct {
 	// notAfter, when set, must not match the text just before a candidate:
 	// "version 1.2.3.4" is not an address.
 	notAfter *regexp.Regexp
+	// notBefore, when set, must not match the text just after it:
+	// "git@github.com:org/repo" is a remote, not an address.
+	notBefore *regexp.Regexp
 	// shrink lets a candidate that fails be cut at a separator and tried
 	// again, longest first: two numbers written side by side are two finds.
 	shrink bool
@@ -64,18 +67,24 @@ var (
 
 // Context words, in the 48 bytes of normalised text before a candidate.
 var (
-	ssnWords     = regexp.MustCompile(`(?i)(?:\bssn|\bss#|\bsocial[ -]?security|\bsoc\.? ?sec\.?)\b[^0-9]{0,24}$`)
-	versionWords = regexp.MustCompile(`(?i)(?:\bv|\bver|\bversions?|\breleases?d?|\bbuild|\brev(?:ision)?|\bfirmware|\bfw|\bupdate|\bpatch|\bdriver|\bkernel|\bchrome|\bfirefox|\bsafari|\bedge|\bopera|\bos)\.?[ :#/]*(?:to |is |of |from )?$`)
+	ssnWords     = regexp.MustCompile(`(?i)(?:\bssn\b|\bss#|\bsocial[ -]?security\b|\bsoc\.? ?sec\b)[^0-9]{0,24}$`)
+	versionWords = regexp.MustCompile(`(?i)(?:\bv|\bver|\bversions?|\breleases?d?|\bbuild|\brev(?:ision)?|\bfirmware|\bfw|\bupdate|\bpatch|\bdriver|\bkernel|\bchrome|\bfirefox|\bsafari|\bedge|\bopera|\bos|\bsection|\bsteps?|\bchapter|\bclause|\bparagraph|\bitem|\bOID|§)\.?[ :#/]*(?:to |is |of |from )?$`)
 )
+
+// scpPath follows a host in an scp-style remote ("git@host:path").
+var scpPath = regexp.MustCompile(`^:[^\s]`)
 
 const contextWindow = 48
 
 // Local part, domain label and top-level domain of an e-mail address, in
-// any script; the local part may be quoted (RFC 5321).
+// the alphabetic scripts; the local part may be quoted (RFC 5321). Scripts
+// written without spaces are left out: in "我的邮箱是zhang@example.cn" the
+// address starts at the z.
 const (
-	emailLocal  = `(?:"(?:[^"\\\r\n]|\\.){1,64}"|[\p{L}\p{N}][\p{L}\p{M}\p{N}._%+\-']*)`
-	emailLabel  = `[\p{L}\p{N}](?:[\p{L}\p{M}\p{N}\-]*[\p{L}\p{M}\p{N}])?`
-	emailTLD    = `(?:\p{L}[\p{L}\p{M}]{1,23}|(?i:xn--[a-z0-9\-]{2,59}))`
+	emailLetter = `\p{Latin}\p{Greek}\p{Cyrillic}\p{Armenian}\p{Georgian}\p{Hebrew}\p{Arabic}\p{Devanagari}`
+	emailLocal  = `(?:"(?:[^"\\\r\n]|\\.){1,64}"|[` + emailLetter + `\p{N}][` + emailLetter + `\p{M}\p{N}._%+\-']*)`
+	emailLabel  = `[` + emailLetter + `\p{N}](?:[` + emailLetter + `\p{M}\p{N}\-]*[` + emailLetter + `\p{M}\p{N}])?`
+	emailTLD    = `(?:[` + emailLetter + `][` + emailLetter + `\p{M}]{1,23}|(?i:xn--[a-z0-9\-]{2,59}))`
 	emailRegexp = emailLocal + `@` + emailLabel + `(?:\.` + emailLabel + `)*\.` + emailTLD
 )
 
@@ -83,7 +92,7 @@ const (
 // earlier wins (an e-mail address holding digits is an address, not a
 // phone number; an SSN is not taken for a phone number).
 var detectors = []detector{
-	{kind: PIIEmail, re: regexp.MustCompile(emailRegexp), check: checkEmail, edges: edges{open: true}},
+	{kind: PIIEmail, re: regexp.MustCompile(emailRegexp), check: checkEmail, edges: edges{open: true}, notBefore: scpPath},
 	{kind: PIIIBAN, re: regexp.MustCompile(`(?i)[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?`), check: checkIBAN, edges: numberEdges, shrink: true},
 	{kind: PIICard, re: regexp.MustCompile(`[0-9]{4}(?:[ \-]?[0-9]{2,6}){2,4}|[0-9]{13,19}`), check: checkCard, edges: numberEdges, shrink: true},
 	{kind: PIISSN, re: regexp.MustCompile(`[0-9]{3}-[0-9]{2}-[0-9]{4}|[0-9]{3} [0-9]{2} [0-9]{4}`), check: checkSSN, edges: numberEdges},
@@ -91,7 +100,7 @@ var detectors = []detector{
 	{kind: PIININumber, re: regexp.MustCompile(`(?i)[A-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D]`), check: checkNINumber, edges: numberEdges},
 	{kind: PIIIP, re: regexp.MustCompile(`(?i)(?:[0-9a-f]{0,4}:){2,7}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9a-f]{1,4})?`), check: checkIPv6, edges: ipv6Edges},
 	{kind: PIIIP, re: regexp.MustCompile(`[0-9]{1,3}(?:\.[0-9]{1,3}){3}`), check: checkIPv4, edges: ipv4Edges, notAfter: versionWords},
-	{kind: PIIPhone, re: regexp.MustCompile(`(?:\+|00)[1-9][0-9 ().\-]{5,20}[0-9]|\(?[0-9]{2,5}\)?[ .\-]?[0-9]{2,4}(?:[ .\-][0-9]{2,4}){1,3}|[0-9]{10,11}`), check: checkPhone, edges: phoneEdges, shrink: true},
+	{kind: PIIPhone, re: regexp.MustCompile(`(?:\+|00)[1-9][0-9 ().\-]{5,20}[0-9]|\(?[0-9]{2,5}\)?[ .\-]?[0-9]{2,8}(?:[ .\-][0-9]{2,4}){0,3}|[0-9]{10,11}`), check: checkPhone, edges: phoneEdges, shrink: true},
 }
 
 // Find implements [Redactor].
@@ -172,7 +181,9 @@ func (f *finder) try(d *detector, start, end int) (PII, bool) {
 		return PII{}, false
 	}
 	before := f.text[max(0, start-contextWindow):start]
-	if (d.near != nil && !d.near.MatchString(before)) || (d.notAfter != nil && d.notAfter.MatchString(before)) {
+	after := f.text[end:min(len(f.text), end+contextWindow)]
+	if (d.near != nil && !d.near.MatchString(before)) || (d.notAfter != nil && d.notAfter.MatchString(before)) ||
+		(d.notBefore != nil && d.notBefore.MatchString(after)) {
 		return PII{}, false
 	}
 	value, ok := d.check(f.text[start:end])

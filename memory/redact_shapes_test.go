@@ -123,6 +123,9 @@ var redactLookalikes = []string{
 	// Addresses that are not personal data.
 	"MAC 00:1a:2b:3c:4d:5e", "port 8080:80", "51.5074, -0.1278", "room 219 09", "219-09-999",
 	"user@localhost", "@handle and a@b", "score 10/24", "ratio 16:9",
+	"git clone git@github.com:engramdb/engram.git", "tcp 0 0 0.0.0.0:22 0.0.0.0:* LISTEN", "netmask 255.255.255.0",
+	"token qx23west12345698765432", "GB04WEST123456987654", // mod 97 holds; no such country, or not its length
+	"UPC 036000291452", "account 0001234567", "section 4.2.1.3 says so",
 }
 
 // TestRedactionKeepsOtherBytes: matching happens on a normalised copy, but
