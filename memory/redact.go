@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -284,7 +285,7 @@ func (s *Store) number(ctx context.Context, prefix []byte, ttl time.Duration, rd
 }
 
 // redactMessages returns msgs with the personal data in their content,
-// metadata values and tool-call arguments replaced by placeholders
+// speaker's name, metadata values and tool-call arguments replaced by placeholders
 // numbered for the session under prefix; msgs itself is not modified. With
 // no Redactor it returns msgs.
 func (s *Store) redactMessages(ctx context.Context, prefix []byte, msgs []Message) ([]Message, error) {
@@ -295,6 +296,7 @@ func (s *Store) redactMessages(ctx context.Context, prefix []byte, msgs []Messag
 	for i := range msgs {
 		m := &msgs[i]
 		rd.scan(m.Content)
+		rd.scan(m.Name)
 		for _, v := range m.Metadata {
 			rd.scan(v)
 		}
@@ -312,6 +314,7 @@ func (s *Store) redactMessages(ctx context.Context, prefix []byte, msgs []Messag
 	for i := range out {
 		m := &out[i]
 		m.Content = rd.apply(m.Content)
+		m.Name = rd.apply(m.Name)
 		if len(m.Metadata) > 0 {
 			md := make(map[string]string, len(m.Metadata))
 			for k, v := range m.Metadata {
@@ -330,17 +333,69 @@ func (s *Store) redactMessages(ctx context.Context, prefix []byte, msgs []Messag
 }
 
 // redactMemory replaces the personal data in m's text and metadata values
-// by placeholders, numbered for scope's session when it names one (so that
-// a memory drawn from a conversation uses the conversation's placeholders),
-// else for the memory's partition.
+// by placeholders, numbered as [Store.redactIn] numbers them.
 func (s *Store) redactMemory(ctx context.Context, scope Scope, m *Memory) error {
+	if s.opts.Redactor == nil {
+		return nil
+	}
+	keys := slices.Collect(maps.Keys(m.Metadata))
+	values := make([]string, len(keys))
+	texts := []*string{&m.Text}
+	for i, k := range keys {
+		values[i] = m.Metadata[k]
+		texts = append(texts, &values[i])
+	}
+	if err := s.redactIn(ctx, scope, texts...); err != nil {
+		return err
+	}
+	if len(keys) > 0 {
+		md := make(map[string]string, len(keys)) // the caller's map is not modified
+		for i, k := range keys {
+			md[k] = values[i]
+		}
+		m.Metadata = md
+	}
+	return nil
+}
+
+// redactFact replaces the personal data in a fact's subject and object
+// ("Alice has_phone +44 20 7946 0958" becomes "Alice has_phone
+// [PHONE_1]"); the predicate names a relation and stays.
+func (s *Store) redactFact(ctx context.Context, scope Scope, f *Fact) error {
+	return s.redactIn(ctx, scope, &f.Subject, &f.Object)
+}
+
+// Redact returns texts with the personal data the store's Redactor finds
+// replaced by placeholders, numbered as a memory written with scope would
+// number them: for scope's session when it names one, else for its user
+// (or the tenant's shared partition), so the same data gets the same
+// placeholder as in the memories and facts stored there. Use it for what
+// reaches the graph through [Store.UpdateGraph] (entity names, aliases,
+// observations). With no Redactor it returns texts as given; texts itself
+// is not modified.
+func (s *Store) Redact(ctx context.Context, scope Scope, texts ...string) ([]string, error) {
+	out := slices.Clone(texts)
+	ptrs := make([]*string, len(out))
+	for i := range out {
+		ptrs[i] = &out[i]
+	}
+	if err := s.redactIn(ctx, scope, ptrs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// redactIn replaces the personal data in the strings texts point to by
+// placeholders, numbered for scope's session when it names one (so that a
+// memory drawn from a conversation uses the conversation's placeholders),
+// else for scope's partition.
+func (s *Store) redactIn(ctx context.Context, scope Scope, texts ...*string) error {
 	rd := s.newRedaction()
 	if rd == nil {
 		return nil
 	}
-	rd.scan(m.Text)
-	for _, v := range m.Metadata {
-		rd.scan(v)
+	for _, p := range texts {
+		rd.scan(*p)
 	}
 	if len(rd.found) == 0 {
 		return nil
@@ -359,13 +414,8 @@ func (s *Store) redactMemory(ctx context.Context, scope Scope, m *Memory) error 
 	if err := s.number(ctx, prefix, ttl, rd); err != nil {
 		return err
 	}
-	m.Text = rd.apply(m.Text)
-	if len(m.Metadata) > 0 {
-		md := make(map[string]string, len(m.Metadata))
-		for k, v := range m.Metadata {
-			md[k] = rd.apply(v)
-		}
-		m.Metadata = md
+	for _, p := range texts {
+		*p = rd.apply(*p)
 	}
 	return nil
 }

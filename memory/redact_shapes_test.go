@@ -152,3 +152,53 @@ func TestRedactionKeepsOtherBytes(t *testing.T) {
 		t.Errorf("stored %q\nwant   %q", msgs[0].Content, want)
 	}
 }
+
+// TestRedactionFields: the fields the redactor used to skip are covered
+// where a placeholder keeps their meaning: a message's Name, a fact's
+// subject and object (through Relate and Write; the predicate is a
+// relation's name and stays), and what [Store.Redact] is given (entity
+// names and observations written through the graph).
+func TestRedactionFields(t *testing.T) {
+	st := openMem(t, &Options{Redactor: NewRedactor()})
+	sess := st.Session(testScope)
+	m := user("hello from me")
+	m.Name = "alice@example.com"
+	mustAppend(t, sess, m, user("I am alice@example.com"))
+	msgs, err := sess.Messages(bg, MessagesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs[0].Name != "[EMAIL_1]" || msgs[1].Content != "I am [EMAIL_1]" {
+		t.Errorf("name %q, content %q: want the same placeholder", msgs[0].Name, msgs[1].Content)
+	}
+
+	user := Scope{Tenant: "acme", User: "alice"}
+	f, err := st.Relate(bg, user, Fact{Subject: "Alice", Predicate: "has_phone", Object: "+44 20 7946 0958"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Subject != "Alice" || f.Predicate != "has_phone" || f.Object != "[PHONE_1]" {
+		t.Errorf("Relate stored %+v", f)
+	}
+	var b Batch
+	b.Relate(user, Fact{Subject: "bob@example.org", Predicate: "reachable_at", Object: "+44 20 7946 0958"})
+	res, err := st.Write(bg, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := res.Facts[0]; g.Subject != "[EMAIL_1]" || g.Object != "[PHONE_1]" {
+		t.Errorf("Write stored %+v: want the user's numbering", g)
+	}
+
+	got, err := st.Redact(bg, user, "Bob", "calls from +44 20 7946 0958 and 10.0.0.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != "Bob" || got[1] != "calls from [PHONE_1] and [IP_1]" {
+		t.Errorf("Redact = %q", got)
+	}
+	off := openMem(t, nil)
+	if got, err := off.Redact(bg, user, "bob@example.org"); err != nil || got[0] != "bob@example.org" {
+		t.Errorf("Redact without a Redactor = %q, %v", got, err)
+	}
+}
