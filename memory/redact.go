@@ -360,8 +360,11 @@ func (s *Store) redactMemory(ctx context.Context, scope Scope, m *Memory) error 
 
 // redactFact replaces the personal data in a fact's subject and object
 // ("Alice has_phone +44 20 7946 0958" becomes "Alice has_phone
-// [PHONE_1]"); the predicate names a relation and stays.
+// [PHONE_1]"); the predicate names a relation and stays. Facts belong to
+// the user, not a session, so they are numbered for the user: the same
+// fact told in two sessions is one fact.
 func (s *Store) redactFact(ctx context.Context, scope Scope, f *Fact) error {
+	scope.Session = ""
 	return s.redactIn(ctx, scope, &f.Subject, &f.Object)
 }
 
@@ -369,7 +372,8 @@ func (s *Store) redactFact(ctx context.Context, scope Scope, f *Fact) error {
 // replaced by placeholders, numbered as a memory written with scope would
 // number them: for scope's session when it names one, else for its user
 // (or the tenant's shared partition), so the same data gets the same
-// placeholder as in the memories and facts stored there. Use it for what
+// placeholder as in the memories and facts stored there. Use it, with a
+// scope without a session (the graph belongs to the user), for what
 // reaches the graph through [Store.UpdateGraph] (entity names, aliases,
 // observations). With no Redactor it returns texts as given; texts itself
 // is not modified.

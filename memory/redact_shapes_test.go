@@ -202,3 +202,23 @@ func TestRedactionFields(t *testing.T) {
 		t.Errorf("Redact without a Redactor = %q, %v", got, err)
 	}
 }
+
+// TestRedactionFactsPerUser: a fact is numbered for its user whatever
+// session tells it, so the same fact from two sessions stays one fact.
+func TestRedactionFactsPerUser(t *testing.T) {
+	st := openMem(t, &Options{Redactor: NewRedactor()})
+	s1 := Scope{Tenant: "acme", User: "alice", Session: "s1"}
+	s2 := Scope{Tenant: "acme", User: "alice", Session: "s2"}
+	mustAppend(t, st.Session(s1), user("I am carol@example.com")) // s1 numbers carol first
+	a, err := st.Relate(bg, s1, Fact{Subject: "Alice", Predicate: "email", Object: "alice@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := st.Relate(bg, s2, Fact{Subject: "Alice", Predicate: "email", Object: "alice@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Object != "[EMAIL_1]" || a.ID != b.ID {
+		t.Errorf("facts %+v and %+v: want one fact with the user's [EMAIL_1]", a, b)
+	}
+}
