@@ -182,7 +182,7 @@ var thousands = regexp.MustCompile(`^0[0-9]{1,2}(?: [0-9]{3}){2,}$`)
 
 // checkPhone: 7 to 15 digits (E.164's bounds) after a leading + or 00;
 // without one, a North American number in its 3-3-4 groups ("(555)
-// 123-4567", "555.123.4567") or written whole with a valid area code and
+// 123-4567", "555.123.4567", "1-800-555-0175") or written whole with a valid area code and
 // exchange ("4155550100"), or a national number with its trunk 0 ("020
 // 7946 0958", grouped: a run of digits after a 0 is an id as often), so
 // that dates, versions, ranges and grouped ids are left alone.
@@ -196,6 +196,8 @@ func checkPhone(s string) (string, bool) {
 
 	case nanpShape.MatchString(s):
 		return d, true
+	case len(s) > 2 && s[0] == '1' && strings.IndexByte(" .-", s[1]) >= 0 && nanpShape.MatchString(s[2:]):
+		return d[1:], true // the country code written without its +
 	case len(s) == len(d) && (len(d) == 10 || len(d) == 11 && d[0] == '1'):
 		return d, nanpValid(d[len(d)-10:])
 	case strings.HasPrefix(s, "0") || strings.HasPrefix(s, "(0"):

@@ -100,7 +100,7 @@ var detectors = []detector{
 	{kind: PIININumber, re: regexp.MustCompile(`(?i)[A-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D]`), check: checkNINumber, edges: numberEdges},
 	{kind: PIIIP, re: regexp.MustCompile(`(?i)(?:[0-9a-f]{0,4}:){2,7}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9a-f]{1,4})?`), check: checkIPv6, edges: ipv6Edges},
 	{kind: PIIIP, re: regexp.MustCompile(`[0-9]{1,3}(?:\.[0-9]{1,3}){3}`), check: checkIPv4, edges: ipv4Edges, notAfter: versionWords},
-	{kind: PIIPhone, re: regexp.MustCompile(`(?:\+|00)[1-9][0-9 ().\-]{5,20}[0-9]|\(?[0-9]{2,5}\)?[ .\-]?[0-9]{2,8}(?:[ .\-][0-9]{2,4}){0,3}|[0-9]{10,11}`), check: checkPhone, edges: phoneEdges, shrink: true},
+	{kind: PIIPhone, re: regexp.MustCompile(`(?:\+|00)[1-9][0-9 ().\-]{5,20}[0-9]|1[ .\-]\(?[0-9]{3}\)?[ .\-]?[0-9]{3}[ .\-][0-9]{4}|\(?[0-9]{2,5}\)?[ .\-]?[0-9]{2,8}(?:[ .\-][0-9]{2,4}){0,3}|[0-9]{10,11}`), check: checkPhone, edges: phoneEdges, shrink: true},
 }
 
 // Find implements [Redactor].

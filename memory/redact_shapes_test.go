@@ -64,6 +64,7 @@ func TestRedactorShapes(t *testing.T) {
 		// Phone numbers.
 		{"call 0044 20 7946 0000", []redactFind{{PIIPhone, "0044 20 7946 0000"}}},
 		{"call 4155550100 now", []redactFind{{PIIPhone, "4155550100"}}},
+		{"toll-free 1-800-555-0175, or 1 (415) 555-0100", []redactFind{{PIIPhone, "1-800-555-0175"}, {PIIPhone, "1 (415) 555-0100"}}},
 		{"tel:+14155550100", []redactFind{{PIIPhone, "+14155550100"}}},
 		{`<a href="tel:+44-20-7946-0958">call</a>`, []redactFind{{PIIPhone, "+44-20-7946-0958"}}},
 		{"+44 20 7946 0958 +44 20 7946 0959", []redactFind{{PIIPhone, "+44 20 7946 0958"}, {PIIPhone, "+44 20 7946 0959"}}},
