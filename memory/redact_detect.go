@@ -77,7 +77,10 @@ var scpPath = regexp.MustCompile(`^:[^\s]`)
 const contextWindow = 48
 
 // Local part, domain label and top-level domain of an e-mail address, in
-// the alphabetic scripts; the local part may be quoted (RFC 5321). Scripts
+// the alphabetic scripts; the local part may be quoted (RFC 5321). The
+// repetitions are unbounded on purpose: Go compiles x{0,63} into 63
+// copies of x, and its matcher then carries a thread for each on every
+// byte (a megabyte of digits took 3.5 s with bounds, see nextStart). Scripts
 // written without spaces are left out: in "我的邮箱是zhang@example.cn" the
 // address starts at the z.
 const (
@@ -152,11 +155,28 @@ func (f *finder) run(d *detector) {
 			pos = p.End
 			continue
 		}
-		// The data may start inside a refused candidate ("ab::cd" holds
-		// no address but "1 415 555 0100" might hold one further on).
-		_, size := utf8.DecodeRuneInString(f.text[start:])
-		pos = start + size
+		pos = nextStart(f.text, start)
 	}
+}
+
+// nextStart returns where to look for data after a refused candidate at
+// start: the next position that follows a character that is not part of
+// a word or number, since data stands alone. Moving on by one character
+// instead would make a megabyte of digits, or of letters before
+// "@host:path", cost a regular expression call per byte, each scanning up
+// to a candidate's length.
+func nextStart(text string, start int) int {
+	_, size := utf8.DecodeRuneInString(text[start:])
+	i := start + size
+	for i < len(text) {
+		r, size := utf8.DecodeLastRuneInString(text[:i])
+		if !isWordRune(r) && size > 0 {
+			break
+		}
+		_, size = utf8.DecodeRuneInString(text[i:])
+		i += size
+	}
+	return i
 }
 
 // accept returns the find the candidate text[start:end] holds: the whole
