@@ -73,6 +73,7 @@ type batchStep struct {
 	append *preparedAppend
 	ids    []ulid.ULID // the appended messages' ids, once written
 	root   []byte      // graph root, for a fact
+	fact   Fact        // the fact, redacted
 	user   string      // partition prefix, for sources
 }
 
@@ -101,6 +102,11 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 			continue
 		}
 		steps[i].root = partitionPrefix(p).graphRoot()
+		steps[i].fact = op.fact
+		if err := s.redactFact(ctx, op.scope, &steps[i].fact); err != nil {
+			s.dropPrepared(ctx, steps[:i])
+			return BatchResult{}, fmt.Errorf("batch op %d: %w", i, err)
+		}
 	}
 	// Lock sessions in one global order, so that two batches cannot wait
 	// on each other.
@@ -114,7 +120,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 		res = BatchResult{}
 		graphs := map[string]*graph.Tx{} // one graph Tx per root, as package graph asks
 		lastMessage := map[string]ulid.ULID{}
-		for i, op := range b.ops {
+		for i := range b.ops {
 			st := &steps[i]
 			if st.append != nil {
 				ids, err := s.appendTx(tx, st.append)
@@ -133,7 +139,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 				g = s.graph.Tx(tx.KV(), st.root)
 				graphs[string(st.root)] = g
 			}
-			f := op.fact
+			f := st.fact
 			if id, ok := lastMessage[st.user]; ok && f.Source == "" {
 				f.Source = id.String()
 			}

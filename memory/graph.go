@@ -63,9 +63,14 @@ func (s *Store) ViewGraph(ctx context.Context, scope Scope, fn func(*graph.Tx) e
 // Relate stores a fact in the graph of scope's user (or the tenant's shared
 // graph when User is empty) and returns it as stored; see [graph.Tx.Relate]
 // for duplicates and for single-valued predicates (Options.SingleValued).
-// To write a fact in the same transaction as the message it came from, use
+// With Options.Redactor, personal data in the subject and object is
+// replaced by placeholders first, numbered as in [Store.Redact]. To write a
+// fact in the same transaction as the message it came from, use
 // [Store.Write].
 func (s *Store) Relate(ctx context.Context, scope Scope, fact Fact) (Fact, error) {
+	if err := s.redactFact(ctx, scope, &fact); err != nil {
+		return Fact{}, err
+	}
 	var out Fact
 	err := s.UpdateGraph(ctx, scope, func(g *graph.Tx) (err error) {
 		out, err = g.Relate(fact)

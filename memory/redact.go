@@ -10,14 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
-	"regexp"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/engramdb/engram/engine"
 )
@@ -55,232 +52,6 @@ const (
 	PIISSN      = "SSN"       // US Social Security numbers, in the 3-2-4 form, without the never-issued ranges
 	PIININumber = "NI_NUMBER" // UK National Insurance numbers
 )
-
-// NewRedactor returns the offline default [Redactor]: regular expressions
-// (linear time) for e-mail addresses, phone numbers, payment card numbers,
-// IBANs, IPv4 and IPv6 addresses, US Social Security numbers and UK
-// National Insurance numbers, each confirmed by its check (Luhn, mod 97,
-// address parsing, the issued ranges) so that dates, version numbers,
-// order ids and timestamps are left alone. It finds data by its shape, not
-// its meaning: a name or a street address is not found. Safe for concurrent
-// use.
-func NewRedactor() Redactor { return patternRedactor{} }
-
-type patternRedactor struct{}
-
-// Detectors in order of precedence: where two find overlapping data, the
-// earlier wins (an e-mail address holding digits is an address, not a
-// phone number).
-var detectors = []struct {
-	kind  string
-	re    *regexp.Regexp
-	check func(s string) (value string, ok bool)
-}{
-	{PIIEmail, regexp.MustCompile(`[A-Za-z0-9][A-Za-z0-9._%+\-]*@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,24}`), checkEmail},
-	{PIIIBAN, regexp.MustCompile(`[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?`), checkIBAN},
-	{PIICard, regexp.MustCompile(`[0-9]{4}(?:[ \-]?[0-9]{2,6}){2,4}|[0-9]{13,19}`), checkCard},
-	{PIISSN, regexp.MustCompile(`[0-9]{3}-[0-9]{2}-[0-9]{4}`), checkSSN},
-	{PIININumber, regexp.MustCompile(`[A-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D]`), checkNINumber},
-	{PIIIP, regexp.MustCompile(`(?i)(?:[0-9a-f]{0,4}:){2,7}(?:[0-9a-f]{1,4}|[0-9]{1,3}(?:\.[0-9]{1,3}){3})?`), checkIPv6},
-	{PIIIP, regexp.MustCompile(`[0-9]{1,3}(?:\.[0-9]{1,3}){3}`), checkIPv4},
-	{PIIPhone, regexp.MustCompile(`\+[0-9][0-9 ().\-]{5,20}[0-9]|\(?[0-9]{2,5}\)?[ .\-][0-9]{2,4}(?:[ .\-][0-9]{2,4}){1,2}`), checkPhone},
-}
-
-// Find implements [Redactor].
-func (patternRedactor) Find(text string) []PII {
-	var out []PII
-	var taken []bool // bytes already found, allocated at the first find
-	for _, d := range detectors {
-		for _, loc := range d.re.FindAllStringIndex(text, -1) {
-			start, end := loc[0], loc[1]
-			// An address is delimited by its own syntax ("mailto:a@b.io");
-			// numbers need space around them.
-			if d.kind != PIIEmail && !standsAlone(text, start, end) {
-				continue
-			}
-			value, ok := d.check(text[start:end])
-			if !ok {
-				continue
-			}
-			if taken == nil {
-				taken = make([]bool, len(text))
-			} else if slices.Contains(taken[start:end], true) {
-				continue
-			}
-			for i := start; i < end; i++ {
-				taken[i] = true
-			}
-			out = append(out, PII{Kind: d.kind, Start: start, End: end, Value: value})
-		}
-	}
-	slices.SortFunc(out, func(a, b PII) int { return a.Start - b.Start })
-	return out
-}
-
-// standsAlone reports whether text[start:end] is not part of a longer
-// word, number or dotted/dashed token: "v1.2.3.4", "ORD-1234-5678-9012"
-// and "2024-01-15T10:20:30" hold no data.
-func standsAlone(text string, start, end int) bool {
-	if start > 0 {
-		r, _ := utf8.DecodeLastRuneInString(text[:start])
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-+/@:", r) {
-			return false
-		}
-		if r == '.' && start > 1 {
-			if r2, _ := utf8.DecodeLastRuneInString(text[:start-1]); unicode.IsLetter(r2) || unicode.IsDigit(r2) {
-				return false
-			}
-		}
-	}
-	if end < len(text) {
-		r, _ := utf8.DecodeRuneInString(text[end:])
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-+/@:", r) {
-			return false
-		}
-		if r == '.' && end+1 < len(text) {
-			if r2, _ := utf8.DecodeRuneInString(text[end+1:]); unicode.IsLetter(r2) || unicode.IsDigit(r2) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func digits(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return r
-		}
-		return -1
-	}, s)
-}
-
-func checkEmail(s string) (string, bool) { return strings.ToLower(s), true }
-
-// checkIBAN: ISO 13616, mod 97 of the rearranged number is 1.
-func checkIBAN(s string) (string, bool) {
-	v := strings.ReplaceAll(s, " ", "")
-	if len(v) < 15 || len(v) > 34 {
-		return "", false
-	}
-	rem := 0
-	for _, r := range v[4:] + v[:4] {
-		switch {
-		case r >= '0' && r <= '9':
-			rem = (rem*10 + int(r-'0')) % 97
-		case r >= 'A' && r <= 'Z':
-			rem = (rem*100 + int(r-'A'+10)) % 97
-		default:
-			return "", false
-		}
-	}
-	return v, rem == 1
-}
-
-// checkCard: 13-19 digits in one of the issuers' ranges (Visa, Mastercard,
-// Amex, Discover, JCB, Diners, UnionPay) that pass the Luhn check, so
-// that most order ids and timestamps (which pass Luhn one time in ten) do
-// not.
-func checkCard(s string) (string, bool) {
-	d := digits(s)
-	n := len(d)
-	if n < 13 || n > 19 {
-		return "", false
-	}
-	p2, _ := strconv.Atoi(d[:2])
-	p3, _ := strconv.Atoi(d[:3])
-	p4, _ := strconv.Atoi(d[:4])
-	var issuer bool
-	switch {
-	case d[0] == '4': // Visa
-		issuer = n == 13 || n == 16 || n == 19
-	case p2 >= 51 && p2 <= 55, p4 >= 2221 && p4 <= 2720: // Mastercard
-		issuer = n == 16
-	case p2 == 34 || p2 == 37: // Amex
-		issuer = n == 15
-	case p4 == 6011, p2 == 65, p3 >= 644 && p3 <= 649, p2 == 35, p2 == 62: // Discover, JCB, UnionPay
-		issuer = n >= 16
-	case p2 == 36 || p2 == 38 || (p3 >= 300 && p3 <= 305): // Diners
-		issuer = n == 14
-	}
-	return d, issuer && luhn(d)
-}
-
-func luhn(d string) bool {
-	sum := 0
-	for i := range len(d) {
-		x := int(d[len(d)-1-i] - '0')
-		if i%2 == 1 {
-			if x *= 2; x > 9 {
-				x -= 9
-			}
-		}
-		sum += x
-	}
-	return sum%10 == 0
-}
-
-// checkSSN: area 000, 666 and 900-999, group 00 and serial 0000 were
-// never issued (SSA).
-func checkSSN(s string) (string, bool) {
-	d := digits(s)
-	area, _ := strconv.Atoi(d[:3])
-	ok := area != 0 && area != 666 && area < 900 && d[3:5] != "00" && d[5:] != "0000"
-	return d, ok
-}
-
-// checkNINumber: the prefix letters HMRC never issues (D, F, I, Q, U, V
-// anywhere; O second; BG, GB, KN, NK, NT, TN, ZZ).
-func checkNINumber(s string) (string, bool) {
-	v := strings.ReplaceAll(s, " ", "")
-	a, b := v[0], v[1]
-	if strings.IndexByte("DFIQUV", a) >= 0 || strings.IndexByte("DFIQUVO", b) >= 0 {
-		return "", false
-	}
-	switch v[:2] {
-	case "BG", "GB", "KN", "NK", "NT", "TN", "ZZ":
-		return "", false
-	}
-	return v, true
-}
-
-func checkIPv4(s string) (string, bool) {
-	a, err := netip.ParseAddr(s) // refuses octets over 255 and leading zeros
-	if err != nil || !a.Is4() {
-		return "", false
-	}
-	return a.String(), true
-}
-
-func checkIPv6(s string) (string, bool) {
-	if strings.Count(s, ":") < 2 {
-		return "", false
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil || !a.Is6() {
-		return "", false
-	}
-	return a.String(), true
-}
-
-var nanpShape = regexp.MustCompile(`^(?:\([0-9]{3}\) ?|[0-9]{3}[ .\-])[0-9]{3}[ .\-][0-9]{4}$`)
-
-// checkPhone: 7 to 15 digits (E.164's bounds) after a leading +; without
-// one, a North American number in its 3-3-4 groups ("(555) 123-4567",
-// "555.123.4567") or a national number with its trunk 0 ("020 7946 0958"),
-// so that dates, versions, ranges and grouped ids are left alone.
-func checkPhone(s string) (string, bool) {
-	d := digits(s)
-	switch {
-	case s[0] == '+':
-		return "+" + d, len(d) >= 7 && len(d) <= 15
-	case nanpShape.MatchString(s):
-		return d, true
-	case strings.HasPrefix(s, "0") || strings.HasPrefix(s, "(0"):
-		return d, len(d) >= 9 && len(d) <= 12
-	}
-	return "", false
-}
 
 // piiKey identifies one piece of data within a call.
 type piiKey struct{ kind, value string }
@@ -514,7 +285,7 @@ func (s *Store) number(ctx context.Context, prefix []byte, ttl time.Duration, rd
 }
 
 // redactMessages returns msgs with the personal data in their content,
-// metadata values and tool-call arguments replaced by placeholders
+// speaker's name, metadata values and tool-call arguments replaced by placeholders
 // numbered for the session under prefix; msgs itself is not modified. With
 // no Redactor it returns msgs.
 func (s *Store) redactMessages(ctx context.Context, prefix []byte, msgs []Message) ([]Message, error) {
@@ -525,6 +296,7 @@ func (s *Store) redactMessages(ctx context.Context, prefix []byte, msgs []Messag
 	for i := range msgs {
 		m := &msgs[i]
 		rd.scan(m.Content)
+		rd.scan(m.Name)
 		for _, v := range m.Metadata {
 			rd.scan(v)
 		}
@@ -542,6 +314,7 @@ func (s *Store) redactMessages(ctx context.Context, prefix []byte, msgs []Messag
 	for i := range out {
 		m := &out[i]
 		m.Content = rd.apply(m.Content)
+		m.Name = rd.apply(m.Name)
 		if len(m.Metadata) > 0 {
 			md := make(map[string]string, len(m.Metadata))
 			for k, v := range m.Metadata {
@@ -560,17 +333,73 @@ func (s *Store) redactMessages(ctx context.Context, prefix []byte, msgs []Messag
 }
 
 // redactMemory replaces the personal data in m's text and metadata values
-// by placeholders, numbered for scope's session when it names one (so that
-// a memory drawn from a conversation uses the conversation's placeholders),
-// else for the memory's partition.
+// by placeholders, numbered as [Store.redactIn] numbers them.
 func (s *Store) redactMemory(ctx context.Context, scope Scope, m *Memory) error {
+	if s.opts.Redactor == nil {
+		return nil
+	}
+	keys := slices.Collect(maps.Keys(m.Metadata))
+	values := make([]string, len(keys))
+	texts := []*string{&m.Text}
+	for i, k := range keys {
+		values[i] = m.Metadata[k]
+		texts = append(texts, &values[i])
+	}
+	if err := s.redactIn(ctx, scope, texts...); err != nil {
+		return err
+	}
+	if len(keys) > 0 {
+		md := make(map[string]string, len(keys)) // the caller's map is not modified
+		for i, k := range keys {
+			md[k] = values[i]
+		}
+		m.Metadata = md
+	}
+	return nil
+}
+
+// redactFact replaces the personal data in a fact's subject and object
+// ("Alice has_phone +44 20 7946 0958" becomes "Alice has_phone
+// [PHONE_1]"); the predicate names a relation and stays. Facts belong to
+// the user, not a session, so they are numbered for the user: the same
+// fact told in two sessions is one fact.
+func (s *Store) redactFact(ctx context.Context, scope Scope, f *Fact) error {
+	scope.Session = ""
+	return s.redactIn(ctx, scope, &f.Subject, &f.Object)
+}
+
+// Redact returns texts with the personal data the store's Redactor finds
+// replaced by placeholders, numbered as a memory written with scope would
+// number them: for scope's session when it names one, else for its user
+// (or the tenant's shared partition), so the same data gets the same
+// placeholder as in the memories and facts stored there. Use it, with a
+// scope without a session (the graph belongs to the user), for what
+// reaches the graph through [Store.UpdateGraph] (entity names, aliases,
+// observations). With no Redactor it returns texts as given; texts itself
+// is not modified.
+func (s *Store) Redact(ctx context.Context, scope Scope, texts ...string) ([]string, error) {
+	out := slices.Clone(texts)
+	ptrs := make([]*string, len(out))
+	for i := range out {
+		ptrs[i] = &out[i]
+	}
+	if err := s.redactIn(ctx, scope, ptrs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// redactIn replaces the personal data in the strings texts point to by
+// placeholders, numbered for scope's session when it names one (so that a
+// memory drawn from a conversation uses the conversation's placeholders),
+// else for scope's partition.
+func (s *Store) redactIn(ctx context.Context, scope Scope, texts ...*string) error {
 	rd := s.newRedaction()
 	if rd == nil {
 		return nil
 	}
-	rd.scan(m.Text)
-	for _, v := range m.Metadata {
-		rd.scan(v)
+	for _, p := range texts {
+		rd.scan(*p)
 	}
 	if len(rd.found) == 0 {
 		return nil
@@ -589,13 +418,8 @@ func (s *Store) redactMemory(ctx context.Context, scope Scope, m *Memory) error 
 	if err := s.number(ctx, prefix, ttl, rd); err != nil {
 		return err
 	}
-	m.Text = rd.apply(m.Text)
-	if len(m.Metadata) > 0 {
-		md := make(map[string]string, len(m.Metadata))
-		for k, v := range m.Metadata {
-			md[k] = rd.apply(v)
-		}
-		m.Metadata = md
+	for _, p := range texts {
+		*p = rd.apply(*p)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func TestRedactorFinds(t *testing.T) {
 		{"GB82 WEST 1234 5698 7654 33", nil}, // fails mod 97
 		{"SKU AB12CDEF34567890", nil},
 		// IP addresses.
-		{"from 192.168.1.10:8080", nil}, // host:port is one token
+		{"from 192.168.1.10:8080", []find{{PIIIP, "192.168.1.10"}}}, // the port stays
 		{"from 192.168.1.10 and 10.0.0.1.", []find{{PIIIP, "192.168.1.10"}, {PIIIP, "10.0.0.1"}}},
 		{"v6 2001:db8::8a2e:370:7334 and ::1", []find{{PIIIP, "2001:db8::8a2e:370:7334"}, {PIIIP, "::1"}}},
 		{"256.1.1.1 and 1.2.3", nil},
@@ -268,7 +268,9 @@ func TestRedactionEveryWritePath(t *testing.T) {
 // FuzzRedactorFind: Find never panics and returns spans in bounds, in
 // order, not overlapping, with a valid kind.
 func FuzzRedactorFind(f *testing.F) {
-	for _, s := range []string{"alice@example.com", "+44 20 7946 0958", "4111 1111 1111 1111", "GB82 WEST 1234 5698 7654 32", "::1", "AB123456C", "\xff@\xfe.com"} {
+	for _, s := range []string{"alice@example.com", "+44 20 7946 0958", "4111 1111 1111 1111", "GB82 WEST 1234 5698 7654 32", "::1", "AB123456C", "\xff@\xfe.com",
+		"4111\u00a01111\u00a01111\u00a01111", "ali\u200bce@example.com\u200b", "ｶｰﾄﾞ４１１１ １１１１ １１１１ １１１１", "\u200b\u200b1.2.3.4\xff", "ﬁ\u0301jörg@bücher.de\u00ad",
+		"tel:+1\u2011415\u2011555\u20110100", "\"x\"@\xffy.com", "010.001.002.003:80"} {
 		f.Add(s)
 	}
 	r := NewRedactor()

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +63,8 @@ func TestPrivacyFlagsRefused(t *testing.T) {
 	check("mcp", err)
 }
 
+var placeholder = regexp.MustCompile(`\[[A-Z_]+_[0-9]+\]`)
+
 // TestServeRedact: with --redact, an e-mail address in an appended message
 // is stored, and answered, as its placeholder.
 func TestServeRedact(t *testing.T) {
@@ -89,5 +93,34 @@ func TestServeRedact(t *testing.T) {
 	got := do("GET", "/v1/users/alice/sessions/s1/messages", "")
 	if strings.Contains(got, "dana.k@example.com") || !strings.Contains(got, "[EMAIL_1]") {
 		t.Errorf("messages = %s, want the address replaced by [EMAIL_1]", got)
+	}
+
+	// Issue 26's shapes, each stored verbatim by --redact before: none
+	// reaches the answer, in any spelling, and the words around them stay.
+	shapes := []string{
+		"4111\u00a01111\u00a01111\u00a01111", "gb82west12345698765432", "0044 20 7946 0000", "4155550100",
+		"SSN 219099999", "SSN 219 09 9999", "::ffff:192.0.2.128", "10.1.2.0/24", "jörg@bücher.de",
+		"\"john doe\"@example.com", "４１１１ １１１１ １１１１ １１１１", "192.168.1.10:8080",
+		"http://192.168.1.10/admin", "tel:+14155550100", "+44 20 7946 0958 +44 20 7946 0959",
+	}
+	secrets := []string{"4111", "gb82", "7946", "4155550100", "219", "192.0.2.128", "10.1.2.0", "jörg", "john doe", "４１１１", "192.168.1.10", "0958", "0959"}
+	for _, shape := range shapes {
+		body, _ := json.Marshal(map[string]any{"messages": []map[string]string{{"role": "user", "content": "before " + shape + " after"}}})
+		do("POST", "/v1/users/alice/sessions/s2/messages", string(body))
+	}
+	got = do("GET", "/v1/users/alice/sessions/s2/messages", "")
+	var page struct{ Messages []struct{ Content string } }
+	if err := json.Unmarshal([]byte(got), &page); err != nil || len(page.Messages) != len(shapes) {
+		t.Fatalf("messages = %s (%v)", got, err)
+	}
+	for i, m := range page.Messages {
+		if !strings.HasPrefix(m.Content, "before ") || !strings.HasSuffix(m.Content, " after") || !placeholder.MatchString(m.Content) {
+			t.Errorf("%q stored as %q", shapes[i], m.Content)
+		}
+		for _, secret := range secrets {
+			if strings.Contains(m.Content, secret) {
+				t.Errorf("%q stored as %q, holding %q", shapes[i], m.Content, secret)
+			}
+		}
 	}
 }

@@ -105,6 +105,27 @@ func (h *Handler) traverse(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// redactObservations replaces the personal data in n lists of
+// observations (the i-th at list(i)) as the store redacts a memory of the
+// user (memory.Options.Redactor; nothing without one). The same text gets
+// the same placeholders, so a deletion finds what an addition stored.
+// Entity names and relation ends stay: they are the keys a client names
+// the entity by.
+func (h *Handler) redactObservations(r *http.Request, n int, list func(i int) *[]string) error {
+	for i := range n {
+		obs := list(i)
+		if len(*obs) == 0 {
+			continue
+		}
+		red, err := h.store.Redact(r.Context(), userScope(r), *obs...)
+		if err != nil {
+			return err
+		}
+		*obs = red
+	}
+	return nil
+}
+
 // createEntities answers the entities that were new (create_entities).
 func (h *Handler) createEntities(w http.ResponseWriter, r *http.Request) error {
 	var req entitiesRequest
@@ -114,6 +135,9 @@ func (h *Handler) createEntities(w http.ResponseWriter, r *http.Request) error {
 	es := make([]graph.Entity, len(req.Entities))
 	for i, e := range req.Entities {
 		es[i] = graph.Entity{Name: e.Name, Type: e.Type, Observations: e.Observations, Aliases: e.Aliases}
+	}
+	if err := h.redactObservations(r, len(es), func(i int) *[]string { return &es[i].Observations }); err != nil {
+		return err
 	}
 	var created []graph.Entity
 	err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
@@ -186,6 +210,9 @@ func (h *Handler) addObservations(w http.ResponseWriter, r *http.Request) error 
 			sets[i].Observations = o.Observations
 		}
 	}
+	if err := h.redactObservations(r, len(sets), func(i int) *[]string { return &sets[i].Observations }); err != nil {
+		return err
+	}
 	var added []graph.ObservationSet
 	err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
 		added, err = g.AddObservations(sets)
@@ -215,6 +242,9 @@ func (h *Handler) deleteObservations(w http.ResponseWriter, r *http.Request) err
 	sets := req.Deletions
 	if sets == nil {
 		sets = req.Observations
+	}
+	if err := h.redactObservations(r, len(sets), func(i int) *[]string { return &sets[i].Observations }); err != nil {
+		return err
 	}
 	if err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) error { return g.DeleteObservations(sets) }); err != nil {
 		return err

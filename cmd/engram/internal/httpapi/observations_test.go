@@ -1,9 +1,13 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"github.com/engramdb/engram/graph"
+	"github.com/engramdb/engram/memory"
 )
 
 // TestObservationsMCPShape: the observation routes take and answer the
@@ -62,5 +66,35 @@ func TestObservationsMCPShape(t *testing.T) {
 	s.must(200, "POST", g+"/graph/open", tokenAcme, `{"names":["Bob"]}`).decode(t, &gr)
 	if len(gr.Entities) != 1 || !slices.Equal(gr.Entities[0].Observations, []string{"speaks Dutch"}) {
 		t.Errorf("Bob after the deletes = %+v", gr.Entities)
+	}
+}
+
+// TestObservationsRedacted: with a Redactor, observations written through
+// the graph routes (on a new entity, or added) are stored with
+// placeholders, and a deletion naming the original text finds them (the
+// same data gets the same placeholder for the user).
+func TestObservationsRedacted(t *testing.T) {
+	s := newTestServer(t, &memory.Options{Redactor: memory.NewRedactor()}, nil)
+	g := "/v1/users/alice"
+	s.must(201, "POST", g+"/entities", tokenAcme, `{"entities":[{"name":"Bob","entityType":"person","observations":["mail bob@example.org"]}]}`)
+	s.must(201, "POST", g+"/observations", tokenAcme, `{"observations":[{"entityName":"Bob","contents":["phone +44 20 7946 0958"]}]}`)
+	var e graph.Entity
+	err := s.store.ViewGraph(context.Background(), memory.Scope{Tenant: "acme", User: "alice"}, func(tx *graph.Tx) (err error) {
+		e, err = tx.Entity("Bob")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(e.Observations, []string{"mail [EMAIL_1]", "phone [PHONE_1]"}) {
+		t.Fatalf("observations stored %q", e.Observations)
+	}
+	s.must(204, "DELETE", g+"/observations", tokenAcme, `{"deletions":[{"entityName":"Bob","observations":["mail bob@example.org"]}]}`)
+	err = s.store.ViewGraph(context.Background(), memory.Scope{Tenant: "acme", User: "alice"}, func(tx *graph.Tx) (err error) {
+		e, err = tx.Entity("Bob")
+		return err
+	})
+	if err != nil || !slices.Equal(e.Observations, []string{"phone [PHONE_1]"}) {
+		t.Errorf("after the deletion: %q, %v", e.Observations, err)
 	}
 }

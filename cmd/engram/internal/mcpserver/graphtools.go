@@ -363,6 +363,29 @@ func (h *handlers) entity(ctx context.Context, sc memory.Scope, name string) (gr
 	return e, err
 }
 
+// redactObservations replaces the personal data in n lists of
+// observations (the i-th at list(i)) as the store redacts a memory of the
+// user (memory.Options.Redactor; nothing without one), numbered for the
+// user since the graph is the user's whatever the session. The same text
+// gets the same placeholders, so a deletion finds what an addition
+// stored. Entity names and relation ends stay: they are the keys a client
+// names the entity by.
+func (h *handlers) redactObservations(ctx context.Context, sc memory.Scope, n int, list func(i int) *[]string) error {
+	sc.Session = ""
+	for i := range n {
+		obs := list(i)
+		if len(*obs) == 0 {
+			continue
+		}
+		red, err := h.store.Redact(ctx, sc, *obs...)
+		if err != nil {
+			return err
+		}
+		*obs = red
+	}
+	return nil
+}
+
 // createEntities creates the entities whose names are unknown, as the
 // reference does, and leaves an existing entity unchanged: the details of
 // a name created again are ignored, not added. (The graph's CreateEntities
@@ -389,6 +412,9 @@ func (h *handlers) createEntities(ctx context.Context, _ *mcp.CallToolRequest, i
 			return nil, createEntitiesOut{}, err
 		}
 		es = append(es, graph.Entity{Name: e.Name, Type: e.EntityType, Observations: e.Observations})
+	}
+	if err := h.redactObservations(ctx, sc, len(es), func(i int) *[]string { return &es[i].Observations }); err != nil {
+		return nil, createEntitiesOut{}, err
 	}
 	var created []graph.Entity
 	err = h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) (err error) {
@@ -462,6 +488,9 @@ func (h *handlers) addObservations(ctx context.Context, _ *mcp.CallToolRequest, 
 			return nil, addObservationsOut{}, entityNotFoundError{o.EntityName}
 		}
 	}
+	if err := h.redactObservations(ctx, sc, len(sets), func(i int) *[]string { return &sets[i].Observations }); err != nil {
+		return nil, addObservationsOut{}, err
+	}
 	var added []graph.ObservationSet
 	err = h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) (err error) {
 		added, err = g.AddObservations(sets)
@@ -506,6 +535,9 @@ func (h *handlers) deleteEntities(ctx context.Context, _ *mcp.CallToolRequest, i
 func (h *handlers) deleteObservations(ctx context.Context, _ *mcp.CallToolRequest, in deleteObservationsIn) (*mcp.CallToolResult, statusOut, error) {
 	sc, err := h.scopeOf(ctx)
 	if err != nil {
+		return nil, statusOut{}, err
+	}
+	if err := h.redactObservations(ctx, sc, len(in.Deletions), func(i int) *[]string { return &in.Deletions[i].Observations }); err != nil {
 		return nil, statusOut{}, err
 	}
 	if err := h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) error { return g.DeleteObservations(in.Deletions) }); err != nil {

@@ -470,3 +470,40 @@ func TestErrorsQuoteBounded(t *testing.T) {
 		t.Errorf("an unknown tool of 1 MiB: %d bytes: %.200v", len(fmt.Sprint(err)), err)
 	}
 }
+
+// TestObservationsRedacted: with a Redactor, observations written through
+// create_entities and add_observations are stored with placeholders,
+// numbered for the user (the graph is the user's, whatever the session),
+// and delete_observations naming the original text finds them.
+func TestObservationsRedacted(t *testing.T) {
+	st, err := memory.Open("", &memory.Options{Redactor: memory.NewRedactor()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cs := connect(t, NewServer(st, fixed(testScope)))
+	// The session numbers carol first; the user's numbering is its own.
+	if err := st.Session(testScope).Append(context.Background(), memory.Message{Role: memory.RoleUser, Content: "I am carol@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	ok(t, cs, "create_entities", raw(`{"entities": [{"name": "Bob", "entityType": "person", "observations": ["mail bob@example.org"]}]}`), nil)
+	ok(t, cs, "add_observations", raw(`{"observations": [{"entityName": "Bob", "contents": ["phone +44 20 7946 0958"]}]}`), nil)
+	stored := func() []string {
+		var e graph.Entity
+		err := st.ViewGraph(context.Background(), testScope, func(tx *graph.Tx) (err error) {
+			e, err = tx.Entity("Bob")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Observations
+	}
+	if got := stored(); !slices.Equal(got, []string{"mail [EMAIL_1]", "phone [PHONE_1]"}) {
+		t.Fatalf("observations stored %q", got)
+	}
+	ok(t, cs, "delete_observations", raw(`{"deletions": [{"entityName": "Bob", "observations": ["mail bob@example.org"]}]}`), nil)
+	if got := stored(); !slices.Equal(got, []string{"phone [PHONE_1]"}) {
+		t.Errorf("after the deletion: %q", got)
+	}
+}
