@@ -85,5 +85,6 @@ func ExampleStore_Recall() {
 	// graph     alice —renewal owner→ Dana
 	// episodes  Noted: Dana owns your renewal, and we will email you.
 	// episodes  My renewal owner is Dana. Please email me, no phone calls.
+	// memories  alice asks to email alice, no phone calls
 	// 1 system
 }
