@@ -118,83 +118,115 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if dsn, ok := redirectDSN(); ok {
 		return openTestBackend(dir, o, dsn) // testbackend.go: test binaries only
 	}
+	need := reserve(o.MemTableSize, maxBatchSize(o.MemTableSize))
 	var lock *dirLock
-	if dir != "" && !o.ReadOnly {
+	if dir != "" {
+		var err error
+		if lock, err = prepareDir(dir, o, need); err != nil {
+			return nil, err
+		}
+	}
+	db, err := openLocked(dir, o, lock, need)
+	if err != nil {
+		_ = lock.release()
+		return nil, err
+	}
+	return db, nil
+}
+
+// prepareDir creates and locks dir and checks its files before Badger
+// opens them: modes, an unfinished bulk load, checksums, DISCARD, free
+// space. On error the lock is released.
+func prepareDir(dir string, o Options, need int64) (*dirLock, error) {
+	if !o.ReadOnly {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("kv: create directory: %w", err)
 		}
 	}
-	if dir != "" {
-		var err error
-		if lock, err = lockDir(dir); err != nil {
-			return nil, err
-		}
-		secureDir(dir, o.Logger, o.ReadOnly) // filemode.go
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
 	}
+	if err := checkDir(dir, o, need); err != nil {
+		_ = lock.release()
+		return nil, err
+	}
+	return lock, nil
+}
+
+// checkDir runs prepareDir's checks on the locked dir.
+func checkDir(dir string, o Options, need int64) error {
+	secureDir(dir, o.Logger, o.ReadOnly)                 // filemode.go
 	if err := prepareOpen(dir, o.ReadOnly); err != nil { // readonly.go
-		_ = lock.release()
-		return nil, err
+		return err
 	}
-	var err error
-	if err = checkFiles(dir, o.EncryptionKey); err != nil {
-		_ = lock.release()
-		return nil, err
+	if err := checkFiles(dir, o.EncryptionKey); err != nil {
+		return err
 	}
-	// A read-only Badger never opens DISCARD, and a read-only open
-	// changes no file.
-	if !o.ReadOnly {
-		if err := repairDiscard(dir, o.Logger); err != nil { // discard.go
-			_ = lock.release()
-			return nil, err
-		}
+	// A read-only open changes no file, and a read-only Badger never
+	// opens DISCARD.
+	if o.ReadOnly {
+		return nil
+	}
+	if err := repairDiscard(dir, o.Logger); err != nil { // discard.go
+		return err
 	}
 	// Badger writes at open (it replays and flushes the write-ahead log,
 	// starts a new one) through memory maps: on a full disk that is SIGBUS,
 	// so a store on a full disk is not opened at all. A read-only open is
 	// no way out: Badger refuses it while a write-ahead log needs replay.
-	free := freeSpace
-	need := reserve(o.MemTableSize, maxBatchSize(o.MemTableSize))
-	if dir != "" && !o.ReadOnly {
-		if n, ok := free(dir); ok && n < need {
-			_ = lock.release()
-			return nil, fmt.Errorf("%w: %s has %s free; opening the store needs %s", ErrDiskFull, dir, mib(n), mib(need))
-		}
+	if n, ok := freeSpace(dir); ok && n < need {
+		return fmt.Errorf("%w: %s has %s free; opening the store needs %s", ErrDiskFull, dir, mib(n), mib(need))
 	}
+	return nil
+}
+
+// openLocked opens Badger in dir, which prepareDir has locked and checked
+// ("" for an in-memory store), with the record of its write-ahead logs.
+// The caller releases the lock on error.
+func openLocked(dir string, o Options, lock *dirLock, need int64) (*DB, error) {
+	writable := dir != "" && !o.ReadOnly
 	var wal *walMarker
-	if dir != "" && !o.ReadOnly {
+	if writable {
+		var err error
 		if wal, err = beforeOpen(dir); err != nil { // walmark.go
-			_ = lock.release()
 			return nil, err
 		}
 	}
 	log := &badgerLogger{l: o.Logger}
 	bdb, err := openBadger(dir, o.badger(dir, log))
 	if err != nil {
-		_ = lock.release()
 		return nil, err
 	}
-	if wal != nil {
-		if err := wal.afterOpen(o.MemTableSize); err != nil {
-			_ = bdb.Close()
-			_ = lock.release()
-			return nil, err
-		}
+	if err := afterOpen(dir, bdb, wal, o, writable); err != nil {
+		_ = bdb.Close()
+		return nil, err
 	}
-	if dir != "" && !o.ReadOnly {
-		if err := dropFlushMarker(bdb); err != nil {
-			_ = bdb.Close()
-			_ = lock.release()
-			return nil, fmt.Errorf("kv: open %q: drop compaction marker: %w", dir, convertError(err))
-		}
-	}
-	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, wal: wal, free: free, reserve: need,
+	db := &DB{dir: dir, opts: o, bdb: bdb, lock: lock, log: log, wal: wal, free: freeSpace, reserve: need,
 		bigValue:   int(bdb.Opts().ValueThreshold / 2),
 		compactSem: make(chan struct{}, 1), closing: make(chan struct{}), closeWait: stalledAfter}
-	if dir != "" && o.Durability == Sync && !o.perCommitSync && !o.ReadOnly {
+	if writable && o.Durability == Sync && !o.perCommitSync {
 		db.syncer = newSyncer(dir, liveSync(func() error { return db.bdb.Sync() }))
 		db.syncer.onRotate = wal.rotated
 	}
 	return db, nil
+}
+
+// afterOpen records the write-ahead logs Badger replayed and drops a
+// compaction's leftover marker.
+func afterOpen(dir string, bdb *badger.DB, wal *walMarker, o Options, writable bool) error {
+	if wal != nil {
+		if err := wal.afterOpen(o.MemTableSize); err != nil {
+			return err
+		}
+	}
+	if !writable {
+		return nil
+	}
+	if err := dropFlushMarker(bdb); err != nil {
+		return fmt.Errorf("kv: open %q: drop compaction marker: %w", dir, convertError(err))
+	}
+	return nil
 }
 
 // openBadger opens Badger, turning a panic in the calling goroutine into
