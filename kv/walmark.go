@@ -372,7 +372,17 @@ func (wm *walMarker) closed() error {
 // delete the logs; db.mu is held for writing. When the record cannot be
 // written it is removed, so that the next Open does not take the logs
 // Close flushes for lost ones.
+//
+// After a failed Restore Badger's loader may still be applying writes, and
+// Badger's MaxVersion reads the memtable without a lock (a data race the
+// race detector reports, in TestFailedRestoreLeavesOnlyClose): the record
+// is removed instead, as when it cannot be written. Such a store holds a
+// partial restore, to be restored again.
 func (db *DB) closeBadgerLocked() error {
+	if db.wal != nil && db.mu.restoreFailed {
+		_ = os.Remove(filepath.Join(db.dir, walMarkFile))
+		db.wal = nil
+	}
 	if db.wal != nil {
 		if err := db.wal.closing(db.bdb.MaxVersion()); err != nil {
 			_ = os.Remove(filepath.Join(db.dir, walMarkFile))
