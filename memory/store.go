@@ -329,10 +329,25 @@ func Open(dir string, opts *Options) (*Store, error) {
 		}
 		s.embedder, s.cache = c, c
 	}
+	s.setDefaults(o, embedder)
+	if err := s.sweep.start(s, o.SweepInterval); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if o.Extraction != ExtractOff {
+		s.startWorker() // resumes what an earlier run left queued
+	}
+	return s, nil
+}
+
+// setDefaults fills the fields of s that o leaves zero; e is the embedder
+// before any cache in front of it.
+func (s *Store) setDefaults(o Options, e embed.Embedder) {
+	_, refusing := e.(refusingEmbedder)
 	switch s.vectorWeight = o.VectorWeight; {
 	case s.vectorWeight < 0:
 		s.vectorWeight = 0
-	case s.vectorWeight == 0 && !refusing && !isHashing(embedder):
+	case s.vectorWeight == 0 && !refusing && !isHashing(e):
 		// Vectors by meaning (a static model or a provider) carry
 		// evidence BM25 misses.
 		s.vectorWeight = 1
@@ -350,14 +365,6 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if s.extractor = o.Extractor; s.extractor == nil {
 		s.extractor = defaultExtractor()
 	}
-	if err := s.sweep.start(s, o.SweepInterval); err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	if o.Extraction != ExtractOff {
-		s.startWorker() // resumes what an earlier run left queued
-	}
-	return s, nil
 }
 
 func isHashing(e embed.Embedder) bool {
