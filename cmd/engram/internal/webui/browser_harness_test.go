@@ -123,6 +123,24 @@ const cspProbe = `document.addEventListener("securitypolicyviolation", function 
 	console.error("engram-test csp violation: " + e.violatedDirective + " blocked " + e.blockedURI + " at " + e.sourceFile + ":" + e.lineNumber);
 }, true);`
 
+// fetchProbe counts the page's requests in flight, each until 50 ms after
+// it settles (time for the page to read the answer and draw it), so that
+// click can wait until what the last action set off has landed: a page
+// that answers an action by reloading the graph and reopening a panel
+// replaces the elements a click computed too early would hit
+// (TestBrowserWalkthrough and TestBrowserDeletes failed so under load).
+const fetchProbe = `(() => {
+	const fetch0 = window.fetch;
+	window.__engramPending = 0;
+	window.fetch = function (...args) {
+		window.__engramPending++;
+		const done = () => setTimeout(() => { window.__engramPending--; }, 50);
+		const p = fetch0.apply(this, args);
+		p.then(done, done);
+		return p;
+	};
+})();`
+
 // newBrowserEnv starts the server over a seeded in-memory store and a
 // headless browser, or skips the test when there is no browser.
 func newBrowserEnv(t *testing.T, opts *browserOptions) *browserEnv {
@@ -206,8 +224,10 @@ func newBrowserEnv(t *testing.T, opts *browserOptions) *browserEnv {
 	t.Cleanup(cancel)
 	b.ctx = ctx
 	b.do("set up the tab", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: cspProbe}); err != nil {
-			return err
+		for _, probe := range []string{cspProbe, fetchProbe} {
+			if _, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: probe}); err != nil {
+				return err
+			}
 		}
 		if opts.bypassCSP {
 			if _, err := cdp.Call(ctx, tg, page.SetBypassCSP, page.SetBypassCSPParams{Enabled: true}); err != nil {
@@ -358,8 +378,12 @@ func (b *browserEnv) navigate(path string) {
 // click clicks the first element matching the CSS selector with the mouse,
 // at its centre after scrolling it into view, the way a person would: it
 // fails when something else covers that point.
+//
+// It waits first for the page's requests to land (fetchProbe): a person
+// clicks what the page shows once it has settled.
 func (b *browserEnv) click(sel string) {
 	b.t.Helper()
+	b.waitFor("the page's requests to land before clicking "+sel, "!window.__engramPending")
 	b.waitFor("an element "+sel+" to click", fmt.Sprintf("document.querySelector(%q)", sel))
 	type point struct {
 		X, Y    float64
