@@ -60,24 +60,9 @@ func (w *worker) scanTaken() error {
 		if !w.s.owns(part) {
 			continue // lost again, or it was a loss
 		}
-		var found []job
-		base := queuePrefix(engine.NSExtractQueue, part)
-		err := w.s.db.View(w.ctx, func(tx *engine.Tx) error {
-			found = found[:0]
-			it := tx.NewIterator(engine.IterOptions{Prefix: base, KeysOnly: true})
-			defer it.Close()
-			for it.Seek(base); it.Valid(); {
-				j, ok := parseJob(engine.NSExtractQueue, it.Key(), nil)
-				if !ok {
-					it.Next()
-					continue
-				}
-				if jp, ok := engine.LeasePartition(j.prefix); ok && bytes.Equal(jp, part) {
-					found = append(found, j)
-				}
-				it.Seek(engine.PrefixEnd(queuePrefix(engine.NSExtractQueue, j.prefix)))
-			}
-			return nil
+		found, err := w.queueHeads(part, func(j job) bool {
+			jp, ok := engine.LeasePartition(j.prefix)
+			return ok && bytes.Equal(jp, part)
 		})
 		if err != nil {
 			w.mu.Lock()

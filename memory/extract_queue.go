@@ -337,23 +337,7 @@ func (w *worker) scanHeads() error {
 		return nil
 	}
 	started := time.Now()
-	var found []job
-	base := queuePrefix(engine.NSExtractQueue, nil)
-	err := w.s.db.View(w.ctx, func(tx *engine.Tx) error {
-		found = found[:0]
-		it := tx.NewIterator(engine.IterOptions{Prefix: base, KeysOnly: true})
-		defer it.Close()
-		for it.Seek(base); it.Valid(); {
-			j, ok := parseJob(engine.NSExtractQueue, it.Key(), nil)
-			if !ok {
-				it.Next() // not ours to judge; left alone
-				continue
-			}
-			found = append(found, j)
-			it.Seek(engine.PrefixEnd(queuePrefix(engine.NSExtractQueue, j.prefix)))
-		}
-		return nil
-	})
+	found, err := w.queueHeads(nil, nil)
 	if err != nil {
 		return err
 	}
@@ -364,6 +348,32 @@ func (w *worker) scanHeads() error {
 	w.mu.scanned = started
 	w.mu.Unlock()
 	return nil
+}
+
+// queueHeads reads the first queued job of every session under the key
+// prefix under (nil: the whole queue), skipping to the next session after
+// each, and returns those keep accepts (nil keeps all).
+func (w *worker) queueHeads(under []byte, keep func(job) bool) ([]job, error) {
+	var found []job
+	base := queuePrefix(engine.NSExtractQueue, under)
+	err := w.s.db.View(w.ctx, func(tx *engine.Tx) error {
+		found = found[:0]
+		it := tx.NewIterator(engine.IterOptions{Prefix: base, KeysOnly: true})
+		defer it.Close()
+		for it.Seek(base); it.Valid(); {
+			j, ok := parseJob(engine.NSExtractQueue, it.Key(), nil)
+			if !ok {
+				it.Next() // not ours to judge; left alone
+				continue
+			}
+			if keep == nil || keep(j) {
+				found = append(found, j)
+			}
+			it.Seek(engine.PrefixEnd(queuePrefix(engine.NSExtractQueue, j.prefix)))
+		}
+		return nil
+	})
+	return found, err
 }
 
 // nextJobs returns up to limit queued jobs, each session's in key order,
