@@ -464,8 +464,9 @@ const (
 // the file. checkLog makes sure nothing after that point holds data other
 // than what a crash leaves: one unfinished transaction, then at most one
 // torn record, then zeros (files are preallocated with zeros, and a write
-// cut short leaves the rest of its record zero, checksum included). It
-// returns the range of the versions Badger will replay.
+// cut short leaves the part of its record it did not store zero, the
+// checksum or the header included: checkTornTail). It returns the range of
+// the versions Badger will replay.
 func checkLog(path string, kr *badger.KeyRegistry) (versions versionRange, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -523,7 +524,7 @@ func checkLog(path string, kr *badger.KeyRegistry) (versions versionRange, err e
 			if at, err := firstNonZero(r); err != nil {
 				return versions, fmt.Errorf("kv: read log %s: %w", path, err)
 			} else if at >= 0 {
-				return versions, corrupt(path, "bad record at offset %d, with data after it that would not be replayed (first at offset %d)", off, off+n+at)
+				return versions, checkTornTail(f, path, off, size)
 			}
 			return versions, nil
 		}
@@ -565,6 +566,134 @@ func checkLog(path string, kr *badger.KeyRegistry) (versions versionRange, err e
 			}
 		}
 	}
+}
+
+// checkTornTail judges a log whose replay ends at off with data after it.
+// A kill in the middle of writing a record leaves it torn in any order of
+// its bytes: Go's copy stores the unaligned head of a long record last, so
+// a torn record can begin with zeros and hold data after them. That loses
+// nothing acknowledged; what would be lost is a whole record after off,
+// which only damage (a zeroed range, a lost page) leaves.
+func checkTornTail(f *os.File, path string, off, size int64) error {
+	at, err := findWholeRecord(f, off+1, size)
+	switch {
+	case errors.Is(err, errScanBudget):
+		return corrupt(path, "bad record at offset %d, with data after it that cannot be told from a torn write", off)
+	case err != nil:
+		return fmt.Errorf("kv: read log %s: %w", path, err)
+	case at >= 0:
+		return corrupt(path, "bad record at offset %d, with data after it that would not be replayed (a whole record at offset %d)", off, at)
+	}
+	return nil
+}
+
+// errScanBudget stops findWholeRecord on data so unlike a log's that
+// checking it would take too long.
+var errScanBudget = errors.New("kv: scan budget spent")
+
+// wholeRecordBudget bounds the bytes findWholeRecord hashes: a torn record
+// is at most one record, and its candidates cost far less.
+const wholeRecordBudget = 256 << 20
+
+// findWholeRecord returns the offset of the first record in [from, size)
+// of a log that Badger would replay if it read from there: a key of at
+// least the 8 bytes of its version and at most maxKeySize, lengths inside
+// the data, and a checksum that is not zero and matches. It returns -1 when
+// there is none. A whole record's checksum is not zero, so it ends within
+// 4 bytes of the last non-zero byte: candidates are bounded by that.
+func findWholeRecord(f io.ReaderAt, from, size int64) (int64, error) {
+	last, err := lastNonZero(f, from, size)
+	if err != nil || last < 0 {
+		return -1, err
+	}
+	end := min(size, last+5)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, from, end-from), 64<<10)
+	var buf []byte
+	budget := int64(wholeRecordBudget)
+	for s := from; s < end; s++ {
+		head, err := r.Peek(min(2+3*binary.MaxVarintLen64, int(end-s)))
+		if err != nil && !errors.Is(err, io.EOF) {
+			return -1, err
+		}
+		if len(head) > 2 && head[2] != 0 {
+			hn, klen, vlen, ok := parseHeader(head)
+			if total := int64(hn) + klen + vlen + 4; ok && klen >= 8 && klen <= maxKeySize && vlen <= end && s+total <= end {
+				if budget -= total; budget < 0 {
+					return -1, errScanBudget
+				}
+				if whole, err := isWholeRecord(f, s, head[:hn], int(klen+vlen), &buf); err != nil || whole {
+					return s, err
+				}
+			}
+		}
+		if _, err := r.Discard(1); err != nil {
+			return -1, err
+		}
+	}
+	return -1, nil
+}
+
+// parseHeader reads a record header (meta, user meta, then the key length,
+// value length and expiry as uvarints) from the start of b.
+func parseHeader(b []byte) (hn int, klen, vlen int64, ok bool) {
+	hn = 2
+	var lens [3]uint64
+	for i := range lens {
+		v, n := binary.Uvarint(b[hn:])
+		if n <= 0 {
+			return 0, 0, 0, false
+		}
+		lens[i], hn = v, hn+n
+	}
+	if lens[0] > maxKeySize || lens[1] > 1<<40 {
+		return 0, 0, 0, false
+	}
+	return hn, int64(lens[0]), int64(lens[1]), true
+}
+
+// isWholeRecord reports whether the record with header hdr at off has a
+// checksum that is not zero and matches its n bytes of key and value.
+func isWholeRecord(f io.ReaderAt, off int64, hdr []byte, n int, buf *[]byte) (bool, error) {
+	if cap(*buf) < n+4 {
+		*buf = make([]byte, n+4)
+	}
+	b := (*buf)[:n+4]
+	if _, err := f.ReadAt(b, off+int64(len(hdr))); err != nil {
+		return false, err
+	}
+	stored := binary.BigEndian.Uint32(b[n:])
+	h := crc32.New(y.CastagnoliCrcTable)
+	h.Write(hdr)
+	h.Write(b[:n])
+	return stored != 0 && h.Sum32() == stored, nil
+}
+
+// lastNonZero returns the offset of the last non-zero byte in [from, size)
+// of f, or -1 when there is none. It reads backwards: the end of a
+// preallocated log is zeros.
+func lastNonZero(f io.ReaderAt, from, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for end := size; end > from; {
+		start := max(from, end-int64(len(buf)))
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil {
+			return -1, err
+		}
+		if i := lastIndexNonZero(b); i >= 0 {
+			return start + int64(i), nil
+		}
+		end = start
+	}
+	return -1, nil
+}
+
+func lastIndexNonZero(b []byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // checkLogHeader checks that a log starts with a header naming a known data

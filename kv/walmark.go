@@ -47,7 +47,7 @@ import (
 //   - records zeroed at the end of the newest log, or a log cut and then
 //     extended back to its size with zeros: a log is preallocated with
 //     zeros, and a crash leaves the same shape (checkLog checks that
-//     nothing but zeros follows the last record);
+//     nothing but zeros, or one torn record, follows the last record);
 //   - with Async durability, a deleted newest .mem while an older log of
 //     the same session is left (nothing syncs, so nothing is told of the
 //     rotations; the log Badger created at open is recorded);
