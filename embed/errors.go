@@ -46,6 +46,35 @@ var (
 	// BertPreTokenizer, non-special added tokens, or a tensor dtype other
 	// than those [Static] documents.
 	ErrUnsupportedModel = errors.New("embed: unsupported model")
+
+	// ErrUnknownModel is returned by [Pull], [ModelDir] and [OpenModel]
+	// for a name that is neither a model this package knows (see [Pull])
+	// nor a Hugging Face repository "org/name", optionally with
+	// "@revision".
+	ErrUnknownModel = errors.New("embed: unknown model")
+
+	// ErrModelNotPulled is returned by [ModelDir] and [OpenModel] when the
+	// model of that name has not been pulled into the models folder, or
+	// its pull did not complete: run [Pull] (engram model pull NAME).
+	ErrModelNotPulled = errors.New("embed: model not pulled")
+
+	// ErrChecksum is returned by [Pull] when a downloaded file's size,
+	// SHA-256 or git blob id differs from the one expected for it (pinned
+	// by this package, recorded in the model's lock file, or reported by
+	// the Hub). Nothing of that file is left in place.
+	ErrChecksum = errors.New("embed: checksum mismatch")
+
+	// ErrLockMismatch is returned by [Pull] when the Hub reports, for a
+	// revision, files whose sizes or checksums differ from those pinned by
+	// this package or recorded in the lock file of an earlier pull of the
+	// same revision. Nothing is downloaded and the pulled model is left
+	// as it was.
+	ErrLockMismatch = errors.New("embed: model lock mismatch")
+
+	// ErrHub is returned by [Pull] when the Hub answers a request with an
+	// error status (a missing repository, revision or file; a gated model
+	// without a token) or with a response it cannot use.
+	ErrHub = errors.New("embed: hub request failed")
 )
 
 // ModelError reports which file of a model folder [NewStatic] could not
