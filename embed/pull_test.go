@@ -233,48 +233,56 @@ func TestPullWrongChecksum(t *testing.T) {
 // TestPullResume: a download cut midway keeps its bytes, the model is not
 // pulled, and the next pull asks for the rest with a Range request and
 // completes with the right checksum, without downloading again the files
-// the first pull finished.
+// the first pull finished. A server that ignores the Range and sends the
+// whole file is written from the start.
 func TestPullResume(t *testing.T) {
-	f := newHubFixture(t)
-	size := int64(len(f.files["model.safetensors"]))
-	f.hub.CutNext("model.safetensors", size/2)
-	_, err := f.pull(t, tinyRepo)
-	if err == nil || errors.Is(err, embed.ErrChecksum) || !strings.Contains(err.Error(), "pull again to resume") {
-		t.Fatalf("cut download: %v", err)
-	}
-	dir := filepath.Join(f.root, "acme--tiny")
-	partials, _ := filepath.Glob(filepath.Join(dir, "model.safetensors.*.partial"))
-	if len(partials) != 1 {
-		t.Fatalf("partial downloads %v", partials)
-	}
-	fi, err := os.Stat(partials[0])
-	if err != nil || fi.Size() != size/2 {
-		t.Fatalf("partial %v, %v; want %d bytes", fi, err, size/2)
-	}
-	if _, err := embed.ModelDir(tinyRepo); !errors.Is(err, embed.ErrModelNotPulled) {
-		t.Fatalf("ModelDir after a cut pull: %v", err)
-	}
-	if l, err := embed.ListModels(""); err != nil || len(l) != 1 || l[0].Complete || l[0].Name != tinyRepo {
-		t.Fatalf("ListModels after a cut pull: %+v, %v", l, err)
-	}
+	for _, ignoreRange := range []bool{false, true} {
+		t.Run(fmt.Sprint("ignore range ", ignoreRange), func(t *testing.T) {
+			f := newHubFixture(t)
+			size := int64(len(f.files["model.safetensors"]))
+			f.hub.CutNext("model.safetensors", size/2)
+			_, err := f.pull(t, tinyRepo)
+			if err == nil || errors.Is(err, embed.ErrChecksum) || !strings.Contains(err.Error(), "pull again to resume") {
+				t.Fatalf("cut download: %v", err)
+			}
+			dir := filepath.Join(f.root, "acme--tiny")
+			partials, _ := filepath.Glob(filepath.Join(dir, "model.safetensors.*.partial"))
+			if len(partials) != 1 {
+				t.Fatalf("partial downloads %v", partials)
+			}
+			fi, err := os.Stat(partials[0])
+			if err != nil || fi.Size() != size/2 {
+				t.Fatalf("partial %v, %v; want %d bytes", fi, err, size/2)
+			}
+			if _, err := embed.ModelDir(tinyRepo); !errors.Is(err, embed.ErrModelNotPulled) {
+				t.Fatalf("ModelDir after a cut pull: %v", err)
+			}
+			if l, err := embed.ListModels(""); err != nil || len(l) != 1 || l[0].Complete || l[0].Name != tinyRepo {
+				t.Fatalf("ListModels after a cut pull: %+v, %v", l, err)
+			}
 
-	n := len(f.hub.Requests())
-	m, err := f.pull(t, tinyRepo)
-	if err != nil {
-		t.Fatal(err)
+			if ignoreRange {
+				f.hub.IgnoreRange()
+			}
+			n := len(f.hub.Requests())
+			m, err := f.pull(t, tinyRepo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("model.safetensors bytes=%d-", size/2)
+			if got := f.downloads(n); !slices.Equal(got, []string{want}) {
+				t.Fatalf("resumed pull downloaded %q, want %q", got, want)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, "*.partial")); len(left) != 0 || !m.Complete {
+				t.Fatalf("after the resumed pull: %v left, %+v", left, m)
+			}
+			s, err := embed.OpenModel(tinyRepo, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameVectors(t, s, f.src)
+		})
 	}
-	want := fmt.Sprintf("model.safetensors bytes=%d-", size/2)
-	if got := f.downloads(n); !slices.Equal(got, []string{want}) {
-		t.Fatalf("resumed pull downloaded %q, want %q", got, want)
-	}
-	if left, _ := filepath.Glob(filepath.Join(dir, "*.partial")); len(left) != 0 || !m.Complete {
-		t.Fatalf("after the resumed pull: %v left, %+v", left, m)
-	}
-	s, err := embed.OpenModel(tinyRepo, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameVectors(t, s, f.src)
 }
 
 // TestPullLockMismatch: once a revision is pulled, a later pull of it must
@@ -324,6 +332,17 @@ func TestPullBranchMoves(t *testing.T) {
 	c2 := embedtest.Commit("two")
 	f.hub.AddCommit(tinyRepo, c2, files2)
 	f.hub.SetBranch(tinyRepo, "main", c2)
+	// Cut: the model pulled before stays as it was, usable.
+	f.hub.CutNext("model.safetensors", 100)
+	if _, err := f.pull(t, tinyRepo); err == nil {
+		t.Fatal("cut pull succeeded")
+	}
+	s, err := embed.OpenModel(tinyRepo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameVectors(t, s, f.src)
+
 	n := len(f.hub.Requests())
 	m, err := f.pull(t, tinyRepo)
 	if err != nil {
@@ -332,10 +351,10 @@ func TestPullBranchMoves(t *testing.T) {
 	if m.Commit != c2 || m.Revision != "main" {
 		t.Fatalf("pulled %+v, want commit %s", m, c2)
 	}
-	if got := f.downloads(n); !slices.Equal(got, []string{"model.safetensors "}) {
-		t.Fatalf("downloads %q, want only the changed table", got)
+	if got := f.downloads(n); !slices.Equal(got, []string{"model.safetensors bytes=100-"}) {
+		t.Fatalf("downloads %q, want only the rest of the changed table", got)
 	}
-	s, err := embed.OpenModel(tinyRepo, nil)
+	s, err = embed.OpenModel(tinyRepo, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ type Hub struct {
 	requests []HubRequest
 	cuts     map[string]int64
 	token    string
+	noRange  bool
 }
 
 // HubRequest is one request a [Hub] received.
@@ -146,6 +147,14 @@ func (h *Hub) RequireToken(token string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.token = token
+}
+
+// IgnoreRange makes the Hub answer every download with the whole file
+// (200), as a server without Range support does.
+func (h *Hub) IgnoreRange() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.noRange = true
 }
 
 // Requests returns the requests received so far, in order.
@@ -266,6 +275,7 @@ func (h *Hub) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
 	if f != nil {
 		data = f.served
 	}
+	noRange := h.noRange
 	cut, isCut := h.cuts[name]
 	if f != nil && isCut {
 		delete(h.cuts, name)
@@ -280,6 +290,9 @@ func (h *Hub) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
 	if isCut {
 		cutConnection(w, data, cut)
 		return
+	}
+	if noRange {
+		r.Header.Del("Range")
 	}
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
 }
