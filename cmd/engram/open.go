@@ -37,6 +37,7 @@ type openFlags struct {
 	embedModel string
 	embedDims  int
 	modelDir   string
+	model      string
 	synonyms   string
 	// fs is the flag set registerEmbedder added the flags to, to tell an
 	// explicit --embedder hashing from the default.
@@ -53,13 +54,14 @@ func (f *openFlags) register(fs *pflag.FlagSet, withEmbedder bool) {
 	}
 }
 
-// registerEmbedder adds --embedder, --model-dir, --embed-url,
+// registerEmbedder adds --embedder, --model, --model-dir, --embed-url,
 // --embed-model and --embed-dimensions.
 func (f *openFlags) registerEmbedder(fs *pflag.FlagSet) {
 	f.fs = fs
 	fs.StringVar(&f.embedder, "embedder", embedderHashing,
-		"the store's embedder: hashing (offline, lexical), static (offline, by meaning: a Model2Vec model in --model-dir), ollama or openai (any OpenAI-compatible server; the key from $"+apiKeyEnv+"); a store must always be opened with the same one")
+		"the store's embedder: hashing (offline, lexical), static (offline, by meaning: a Model2Vec model, --model or --model-dir), ollama or openai (any OpenAI-compatible server; the key from $"+apiKeyEnv+"); a store must always be opened with the same one")
 	fs.StringVar(&f.synonyms, "synonyms", "off", "expand Recall's BM25 queries with WordNet synonyms, built in (on or off; see the README for what it gains)")
+	fs.StringVar(&f.model, "model", "", "with --embedder static: a Model2Vec model pulled by name with engram model pull NAME (potion-base-8M, org/name); never downloads")
 	fs.StringVar(&f.modelDir, "model-dir", "", "with --embedder static: the folder of a Model2Vec model (model.safetensors, tokenizer.json, config.json), such as minishlab/potion-base-8M downloaded by you")
 	fs.StringVar(&f.embedURL, "embed-url", "", "the embedding server's base URL (default: the provider's)")
 	fs.StringVar(&f.embedModel, "embed-model", "", "the embedding model (required with ollama and openai)")
@@ -113,6 +115,9 @@ func (f *openFlags) newEmbedder() (embed.Embedder, error) {
 	if f.modelDir != "" && f.embedder != embedderStatic {
 		return nil, errors.New("--model-dir needs --embedder static")
 	}
+	if f.model != "" && f.embedder != embedderStatic {
+		return nil, errors.New("--model needs --embedder static (--embed-model names a provider's model)")
+	}
 	switch f.embedder {
 	case "", embedderHashing, embedderStatic:
 		if f.embedURL != "" || f.embedModel != "" || f.embedDims != 0 {
@@ -126,14 +131,7 @@ func (f *openFlags) newEmbedder() (embed.Embedder, error) {
 			}
 			return nil, nil
 		}
-		if f.modelDir == "" {
-			return nil, errors.New("--embedder static needs --model-dir, the folder of a Model2Vec model")
-		}
-		s, err := embed.NewStatic(f.modelDir, nil)
-		if err != nil {
-			return nil, fmt.Errorf("--embedder static: %w", err)
-		}
-		return s, nil
+		return f.staticEmbedder()
 	case embedderOllama:
 		p, err := embed.NewOllama(&embed.OllamaOptions{BaseURL: f.embedURL, Model: f.embedModel, Dimensions: f.embedDims})
 		if err != nil {
@@ -148,6 +146,28 @@ func (f *openFlags) newEmbedder() (embed.Embedder, error) {
 		return p, nil
 	}
 	return nil, fmt.Errorf("--embedder %q is not hashing, static, ollama or openai", f.embedder)
+}
+
+// staticEmbedder loads the model --model names (pulled before; nothing is
+// downloaded here) or the folder --model-dir names: exactly one of them.
+func (f *openFlags) staticEmbedder() (embed.Embedder, error) {
+	switch {
+	case f.model != "" && f.modelDir != "":
+		return nil, errors.New("--embedder static takes --model or --model-dir, not both")
+	case f.model != "":
+		s, err := embed.OpenModel(f.model, nil)
+		if err != nil {
+			return nil, fmt.Errorf("--embedder static --model %s: %w", f.model, err)
+		}
+		return s, nil
+	case f.modelDir != "":
+		s, err := embed.NewStatic(f.modelDir, nil)
+		if err != nil {
+			return nil, fmt.Errorf("--embedder static: %w", err)
+		}
+		return s, nil
+	}
+	return nil, errors.New("--embedder static needs --model NAME (a model pulled with engram model pull NAME) or --model-dir, the folder of a Model2Vec model")
 }
 
 // readKeyFile reads an encryption key: 16, 24 or 32 raw bytes, or their hex

@@ -268,7 +268,7 @@ func TestStaticEmbedderFlags(t *testing.T) {
 	// Named, another embedder is refused at open, with the hint.
 	wantError(t, []string{"vectors come from static/4-", "--embedder flags"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "hashing", "car")
 
-	wantError(t, []string{"--embedder static needs --model-dir"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "static", "x")
+	wantError(t, []string{"--embedder static needs --model NAME", "engram model pull NAME", "or --model-dir"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "static", "x")
 	wantError(t, []string{"--model-dir needs --embedder static"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--model-dir", model, "x")
 	wantError(t, []string{"--embedder static", "config.json"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "static", "--model-dir", t.TempDir(), "x")
 }

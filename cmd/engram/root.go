@@ -15,6 +15,6 @@ them. No service, no network unless you configure one.`,
 	}
 	root.AddCommand(newDemoCmd(), newVersionCmd(), newBenchCmd(), newServeCmd(),
 		newImportCmd(), newExportCmd(), newRecallCmd(), newInspectCmd(), newBackupCmd(), newRestoreCmd(), newMCPCmd(),
-		newCompactCmd(), newExtractCmd(), newUICmd())
+		newCompactCmd(), newExtractCmd(), newUICmd(), newModelCmd())
 	return root
 }
