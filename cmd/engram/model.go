@@ -167,7 +167,7 @@ func runModelList(w io.Writer) error {
 		m := &models[i]
 		name := m.Name
 		if !m.Complete {
-			name += ""
+			name += " (incomplete)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, modelSource(m), bytesText(m.Size), m.Dir)
 	}
