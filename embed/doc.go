@@ -4,9 +4,11 @@
 // default; [Static], a local static-embedding model (Model2Vec format);
 // [Provider], a network embedding API (Ollama, or OpenAI and any server
 // compatible with it); and [Cache], which remembers another Embedder's
-// vectors in a [CacheStore]. It imports no other package of Engram. Package
-// embedtest has fakes for tests, and writes small model folders for
-// [Static].
+// vectors in a [CacheStore]. [Pull] fetches a Static model from the Hugging
+// Face Hub, verified ([PullOptions], [PullProgress]; [ModelInfo] and
+// [ModelFile] describe what is pulled). It imports no other package of
+// Engram. Package embedtest has fakes for tests (a fake Hub among them),
+// and writes small model folders for [Static].
 //
 // # Basics
 //
@@ -30,12 +32,24 @@
 //	s, err := embed.NewStatic("/models/potion-base-8M", nil)
 //	vecs, err := s.Embed(ctx, []string{"Alice drives a red car"})
 //
-// Engram never downloads a model by itself. Get one once, for example
-// minishlab/potion-base-8M (MIT licence, 256 dimensions, 30 MB) from
-// https://huggingface.co/minishlab/potion-base-8M, say with
+// Engram never downloads a model by itself: only [Pull] does, which is
+// what `engram model pull NAME` runs. Pull once, for example
+// minishlab/potion-base-8M (MIT licence, 256 dimensions, 30 MB), at the
+// commit and with the SHA-256 pinned here:
+//
+//	engram model pull potion-base-8M
+//
+// and open it by name, in one line, for example as the engine's embedder
+// (the model goes to [ModelsDir], the user's cache folder unless
+// $ENGRAM_MODEL_DIR says otherwise; [OpenModel] only reads it):
+//
+//	s, err := embed.OpenModel("potion-base-8M", nil)
+//	st, err := memory.Open(dir, &memory.Options{Embedder: s})
+//
+// Or get a model folder any other way, say with
 // `huggingface-cli download minishlab/potion-base-8M --local-dir DIR`, and
-// point [NewStatic] at the folder: it reads model.safetensors,
-// tokenizer.json and config.json.
+// point [NewStatic] at it: it reads model.safetensors, tokenizer.json and
+// config.json.
 //
 // A network provider embeds with a real model. [NewOllama] and [NewOpenAI]
 // build one on the embedding functions of
@@ -79,8 +93,18 @@
 //     model.safetensors.
 //   - A [Provider] sends every text it embeds to the configured server, in
 //     plain text over http unless the URL says https. Nothing in this package
-//     touches the network unless a program constructs one. Its requests have
-//     no timeout of their own: put a deadline on the context.
+//     touches the network unless a program constructs one or calls [Pull].
+//     Its requests have no timeout of their own: put a deadline on the
+//     context.
+//   - [Pull] trusts the Hub for the checksums of every model but
+//     potion-base-8M: it checks each file against the SHA-256 the Hub
+//     reports for a file in LFS, or the git blob id (SHA-1) it reports for
+//     another, at the commit the revision resolves to; the lock file then
+//     holds the Hub to those on every later pull of that commit. The
+//     commits pinned for potion-base-32M, potion-retrieval-32M and
+//     potion-multilingual-128M are those public projects pin; they have not
+//     been fetched from here. Two pulls of the same model must not run at
+//     once.
 //   - [Cache] keys are the SHA-256 of the text plus the identity; see
 //     [CacheKey] for the stable layout. Two texts that differ by a single
 //     byte (a trailing space, Unicode normalisation) are different entries. A

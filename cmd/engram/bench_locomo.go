@@ -45,12 +45,13 @@ messages and the graph). Ingestion goes through the extraction pipeline
 the default and graph modes draw on the memories and facts extracted from
 the conversation; --extract off ingests the messages alone, to compare. The
 embedder is the offline default unless --embedder names another (static
-with --model-dir for a local Model2Vec model, or a network provider);
+with --model NAME for a model pulled by engram model pull NAME, or
+--model-dir for a Model2Vec folder; or a network provider);
 --synonyms on expands the BM25 queries with WordNet synonyms
 (memory.Options.Synonyms).`,
 		Example: `  engram bench locomo --data ../shared/data/locomo/locomo-sample.json
   engram bench locomo --data locomo10.json --mode default,bm25,vector --json locomo.json
-  engram bench locomo --data locomo10.json --embedder static --model-dir ./potion-base-8M`,
+  engram bench locomo --data locomo10.json --embedder static --model potion-base-8M`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchLocomo(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
