@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/embed/embedtest"
@@ -476,5 +477,26 @@ func TestListModels(t *testing.T) {
 	}
 	if _, err := embed.ModelDir(tinyRepo); !errors.Is(err, embed.ErrModelNotPulled) || !strings.Contains(err.Error(), "config.json is missing") {
 		t.Fatalf("ModelDir of an incomplete model: %v", err)
+	}
+}
+
+// TestPullStall: a download that stops receiving bytes is given up after
+// the stall timeout, keeping what it received, and the next pull resumes
+// it.
+func TestPullStall(t *testing.T) {
+	f := newHubFixture(t)
+	f.hub.StallNext("model.safetensors", 64)
+	o := &embed.PullOptions{Endpoint: f.url}
+	embed.SetStallTimeout(o, 50*time.Millisecond)
+	_, err := embed.Pull(context.Background(), tinyRepo, o)
+	if err == nil || !strings.Contains(err.Error(), "no data received") || !strings.Contains(err.Error(), "64 of") {
+		t.Fatalf("stalled pull: %v", err)
+	}
+	n := len(f.hub.Requests())
+	if _, err := f.pull(t, tinyRepo); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.downloads(n); !slices.Equal(got, []string{"model.safetensors bytes=64-"}) {
+		t.Fatalf("after the stall, downloads %q", got)
 	}
 }

@@ -37,6 +37,7 @@ type Hub struct {
 	repos    map[string]*hubRepo
 	requests []HubRequest
 	cuts     map[string]int64
+	stalls   map[string]int64
 	token    string
 	noRange  bool
 }
@@ -64,7 +65,7 @@ type hubFile struct {
 
 // NewHub returns an empty Hub.
 func NewHub() *Hub {
-	return &Hub{repos: map[string]*hubRepo{}, cuts: map[string]int64{}}
+	return &Hub{repos: map[string]*hubRepo{}, cuts: map[string]int64{}, stalls: map[string]int64{}}
 }
 
 // Commit returns a 40-hex-digit commit id made from seed, for tests that
@@ -139,6 +140,15 @@ func (h *Hub) CutNext(file string, n int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.cuts[file] = n
+}
+
+// StallNext makes the next download of a file named file answer 200 with
+// the whole file's Content-Length, send its first n bytes, and then send
+// nothing more until the client gives up.
+func (h *Hub) StallNext(file string, n int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stalls[file] = n
 }
 
 // RequireToken makes the Hub answer 401 to every request without the
@@ -277,8 +287,10 @@ func (h *Hub) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
 	}
 	noRange := h.noRange
 	cut, isCut := h.cuts[name]
-	if f != nil && isCut {
+	stall, isStall := h.stalls[name]
+	if f != nil {
 		delete(h.cuts, name)
+		delete(h.stalls, name)
 	}
 	h.mu.Unlock()
 	if f == nil {
@@ -287,8 +299,18 @@ func (h *Hub) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
 		return
 	}
 	w.Header().Set("X-Repo-Commit", commit)
-	if isCut {
+	switch {
+	case isCut:
 		cutConnection(w, data, cut)
+		return
+	case isStall:
+		w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(data[:min(max(stall, 0), int64(len(data)))])
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		<-r.Context().Done()
 		return
 	}
 	if noRange {
