@@ -145,24 +145,7 @@ func TestPullThenOpen(t *testing.T) {
 		t.Fatalf("last progress %+v", last)
 	}
 
-	var lock struct {
-		Repo, Revision, Commit string
-		Files                  []struct {
-			Path   string
-			Size   int64
-			SHA256 string
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(wantDir, "engram-model.lock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &lock); err != nil {
-		t.Fatal(err)
-	}
-	if lock.Repo != tinyRepo || lock.Revision != "main" || lock.Commit != f.commit || len(lock.Files) != 3 || len(lock.Files[2].SHA256) != 64 {
-		t.Fatalf("lock file:\n%s", b)
-	}
+	checkLockFile(t, wantDir, f.commit)
 
 	s, err := embed.OpenModel(tinyRepo, nil)
 	if err != nil {
@@ -185,6 +168,31 @@ func TestPullThenOpen(t *testing.T) {
 	if got := f.downloads(n); len(got) != 0 {
 		t.Fatalf("a second pull of the same revision downloaded %q", got)
 	}
+}
+
+// checkLockFile checks the lock file in dir records the pull of main at
+// commit.
+func checkLockFile(t *testing.T, dir, commit string) {
+	t.Helper()
+	var lock struct {
+		Repo, Revision, Commit string
+		Files                  []struct {
+			Path   string
+			Size   int64
+			SHA256 string
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "engram-model.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &lock); err != nil {
+		t.Fatal(err)
+	}
+	if lock.Repo != tinyRepo || lock.Revision != "main" || lock.Commit != commit || len(lock.Files) != 3 || len(lock.Files[2].SHA256) != 64 {
+		t.Fatalf("lock file:\n%s", b)
+	}
+
 }
 
 // TestPullWrongChecksum: a file whose bytes differ from what the Hub
