@@ -170,8 +170,11 @@ func ModelDir(name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: %w (engram model pull %s)", ErrModelNotPulled, ref.name, err, ref.name)
 	}
-	if ref.revision != "" && ref.revision != lock.Revision && !strings.EqualFold(ref.revision, lock.Commit) {
-		return "", fmt.Errorf("%w: %s was pulled at %s (%s), not %s", ErrModelNotPulled, ref.name, lock.Revision, lock.Commit, ref.revision)
+	// Only a revision the name states is checked: a known name finds the
+	// model pulled under it even if a later Engram pins another commit,
+	// so a store filled with it keeps opening.
+	if _, rev, ok := strings.Cut(name, "@"); ok && rev != lock.Revision && !strings.EqualFold(rev, lock.Commit) {
+		return "", fmt.Errorf("%w: %s was pulled at %s (%s), not %s", ErrModelNotPulled, ref.name, lock.Revision, lock.Commit, rev)
 	}
 	if missing := lock.missing(dir); missing != "" {
 		return "", fmt.Errorf("%w: %s is incomplete: %s (engram model pull %s)", ErrModelNotPulled, ref.name, missing, ref.name)

@@ -508,3 +508,20 @@ func TestPullStall(t *testing.T) {
 		t.Fatalf("after the stall, downloads %q", got)
 	}
 }
+
+// TestModelDirKnownName: a known name finds the model pulled under it
+// whatever commit its lock records (a later Engram may pin another), so a
+// store filled with it keeps opening.
+func TestModelDirKnownName(t *testing.T) {
+	f := newHubFixture(t)
+	if _, err := f.pull(t, tinyRepo); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.root, "potion-base-32M")
+	if err := os.Rename(filepath.Join(f.root, "acme--tiny"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := embed.ModelDir("potion-base-32M"); err != nil || got != dir {
+		t.Fatalf("ModelDir(potion-base-32M) = %q, %v; want %s", got, err, dir)
+	}
+}
