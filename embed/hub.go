@@ -126,11 +126,8 @@ func (h *hubClient) get(ctx context.Context, u, rng string) (*http.Response, err
 		req.Header.Set("Range", rng)
 	}
 	req.Header.Set("User-Agent", "engram")
-	resp, err := h.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", u, err)
-	}
-	return resp, nil
+	// A transport error (a *url.Error) names the method and the URL.
+	return h.client.Do(req)
 }
 
 // hubStatusError describes an error answer of the Hub, with a hint for
