@@ -17,8 +17,12 @@ const DefaultHubEndpoint = "https://huggingface.co"
 
 // The environment variables [Pull] reads, as the Hub's own tools do.
 const (
+	// HubEndpointEnv names the Hub's base URL when
+	// [PullOptions.Endpoint] is empty.
 	HubEndpointEnv = "HF_ENDPOINT"
-	HubTokenEnv    = "HF_TOKEN"
+	// HubTokenEnv holds the token sent to the Hub when
+	// [PullOptions.Token] is empty.
+	HubTokenEnv = "HF_TOKEN"
 )
 
 // maxHubInfoBytes bounds the Hub's answer about a revision: its list of

@@ -45,7 +45,7 @@ type knownModel struct {
 	files    map[string]pinnedFile // nil: the Hub's checksums, then the lock's
 }
 
-// knownModel returns the model [Pull] knows by name, if any.
+// lookupKnownModel returns the model [Pull] knows by name, if any.
 //
 // potion-base-8M's checksums are the published ones (the model's Hub page
 // at that commit; the same values are pinned by many projects that use
