@@ -44,15 +44,22 @@ func modeQuery(mode string, topK int) (memory.Query, bool) {
 	return q, true
 }
 
-// checkModes returns an error naming the first mode modeQuery does not
-// know.
-func checkModes(bench string, modes []string) error {
+// conversationSetup fills in a run's defaults: modes nil means
+// "default", open nil an in-memory store with default options. It
+// returns an error naming the first mode modeQuery does not know.
+func conversationSetup(bench string, modes []string, open func() (*memory.Store, error)) ([]string, func() (*memory.Store, error), error) {
+	if len(modes) == 0 {
+		modes = []string{"default"}
+	}
 	for _, m := range modes {
 		if _, ok := modeQuery(m, 1); !ok {
-			return fmt.Errorf("bench: unknown %s mode %q (have %v)", bench, m, ConversationModes)
+			return nil, nil, fmt.Errorf("bench: unknown %s mode %q (have %v)", bench, m, ConversationModes)
 		}
 	}
-	return nil
+	if open == nil {
+		open = func() (*memory.Store, error) { return memory.Open("", nil) }
+	}
+	return modes, open, nil
 }
 
 // writeSession appends msgs to the session of scope in one transaction
@@ -176,6 +183,16 @@ type tableLine struct {
 	mode, group string
 	questions   int
 	vals        []float64
+}
+
+// addTableValue sets column col (of ncols) of the line of mode and group
+// to v: the last line of lines when it is theirs, else a new one.
+func addTableValue(lines []tableLine, mode, group string, questions, col, ncols int, v float64) []tableLine {
+	if n := len(lines); n == 0 || lines[n-1].mode != mode || lines[n-1].group != group {
+		lines = append(lines, tableLine{mode: mode, group: group, questions: questions, vals: make([]float64, ncols)})
+	}
+	lines[len(lines)-1].vals[col] = v
+	return lines
 }
 
 // writeTable prints lines as a Markdown table headed "mode", group,

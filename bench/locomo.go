@@ -206,16 +206,9 @@ type LocomoOptions struct {
 // turn, and the items past them must still fill the top k turns. See
 // rankedKeys.
 func RunLocomo(ctx context.Context, samples []LocomoSample, opts LocomoOptions) ([]LocomoRow, error) {
-	modes := opts.Modes
-	if len(modes) == 0 {
-		modes = []string{"default"}
-	}
-	if err := checkModes("locomo", modes); err != nil {
+	modes, open, err := conversationSetup("locomo", opts.Modes, opts.Store)
+	if err != nil {
 		return nil, err
-	}
-	open := opts.Store
-	if open == nil {
-		open = func() (*memory.Store, error) { return memory.Open("", nil) }
 	}
 	sums := means{}
 	for si := range samples {
@@ -320,10 +313,7 @@ func WriteLocomoTable(w io.Writer, rows []LocomoRow) error {
 		if i < 0 {
 			continue
 		}
-		if n := len(lines); n == 0 || lines[n-1].mode != r.Mode || lines[n-1].group != r.Category {
-			lines = append(lines, tableLine{mode: r.Mode, group: r.Category, questions: r.Questions, vals: make([]float64, len(LocomoKs))})
-		}
-		lines[len(lines)-1].vals[i] = r.Recall
+		lines = addTableValue(lines, r.Mode, r.Category, r.Questions, i, len(LocomoKs), r.Recall)
 	}
 	return writeTable(w, "category", cols, lines)
 }

@@ -88,19 +88,26 @@ func parseConversationModes(s string) ([]string, error) {
 	return modes, nil
 }
 
-// writeJSONRows writes rows to the --json file, if one was given, as an
-// indented JSON array.
-func (o *conversationFlags) writeJSONRows(rows any) error {
+// report prints the table (what table writes) to stdout and the rows to
+// the --json file, if one was given. Errors are prefixed with cmd.
+func (o *conversationFlags) report(cmd string, stdout io.Writer, table func(io.Writer) error, rows any) error {
+	if err := table(stdout); err != nil {
+		return err
+	}
 	if o.jsonPath == "" {
 		return nil
 	}
-	err := fileio.WriteAtomic(o.jsonPath, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
-	})
-	if err != nil {
-		return fmt.Errorf("--json: %w", err)
+	if err := writeJSONFile(o.jsonPath, rows); err != nil {
+		return fmt.Errorf("%s: --json: %w", cmd, err)
 	}
 	return nil
+}
+
+// writeJSONFile writes v to path as indented JSON, atomically.
+func writeJSONFile(path string, v any) error {
+	return fileio.WriteAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	})
 }

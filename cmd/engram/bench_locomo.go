@@ -59,11 +59,5 @@ func runBenchLocomo(ctx context.Context, stdout, stderr io.Writer, o conversatio
 	if err != nil {
 		return fmt.Errorf("bench locomo: %w", err)
 	}
-	if err := bench.WriteLocomoTable(stdout, rows); err != nil {
-		return err
-	}
-	if err := o.writeJSONRows(rows); err != nil {
-		return fmt.Errorf("bench locomo: %w", err)
-	}
-	return nil
+	return o.report("bench locomo", stdout, func(w io.Writer) error { return bench.WriteLocomoTable(w, rows) }, rows)
 }
