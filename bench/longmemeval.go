@@ -365,7 +365,9 @@ func sessionScores(ranked []string, answers map[string]bool) []float64 {
 // with binary relevance: the sum of 1/log2(rank+1) over the relevant
 // sessions among the first k, divided by that of an ideal ranking (every
 // relevant session first: min(k, len(relevant)) of them). Zero when
-// nothing is relevant.
+// nothing is relevant. This is the usual discount; LongMemEval's own
+// script (src/retrieval/eval_utils.py) gives rank 2 the weight of rank 1
+// and ranks turns, not distinct sessions, so its NDCG is not this one.
 func ndcg(ranked []string, relevant map[string]bool, k int) float64 {
 	var dcg, ideal float64
 	for i, s := range ranked[:min(k, len(ranked))] {

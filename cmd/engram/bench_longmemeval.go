@@ -33,8 +33,8 @@ question from a new session of the same user dated question_date, and
 ranks the distinct haystack sessions of the items returned, best first.
 It reports, per question type and overall ("all"), session recall_any@k
 (k = 1, 5, 10: 1 when any answer session is among the first k sessions)
-and NDCG@10 (binary relevance; the ideal ranking puts every answer
-session first), averaged over the questions.
+and NDCG@10 (binary relevance, discount 1/log2(rank+1); the ideal ranking
+puts every answer session first), averaged over the questions.
 
 Abstention questions (ids ending in _abs: the answer is not in the
 history) are skipped, as LongMemEval's own retrieval evaluation does, and
