@@ -35,6 +35,14 @@
 // targets from four such runs, and a [ClientsCurve] sets append-only runs
 // at several client counts beside [ProbeFsync], the disk's fsync rate.
 //
+// [RunLocomo] and [RunLongMemEval] score Recall itself on published
+// conversation benchmarks (engram bench locomo, engram bench
+// longmemeval): each conversation or question haystack goes into a
+// fresh in-memory store through the normal pipeline (Write, extraction,
+// Flush), every question is asked from a new session of the same user,
+// and the turns (LoCoMo) or sessions (LongMemEval) of the recalled items
+// are ranked and scored, in one of the [ConversationModes].
+//
 // Every in-process system satisfies [System] (and optionally
 // [ParallelBuilder] and [Sizer]); more can be passed in Options.Extra.
 // Peers that only a benchmark needs live in the nested module bench/peers,

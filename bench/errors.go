@@ -53,6 +53,13 @@ var (
 	// could not be read back.
 	ErrLoadFailed = errors.New("bench: load run failed")
 
+	// ErrInvalidLongMemEval is returned by [LoadLongMemEval] for input that
+	// is not a LongMemEval file (not a JSON array of questions, a date it
+	// cannot read, haystack lists of different lengths, a role other than
+	// user or assistant), and by [RunLongMemEval] when no question can be
+	// scored.
+	ErrInvalidLongMemEval = errors.New("bench: invalid LongMemEval data")
+
 	// ErrUnavailable is returned when a peer cannot run on this machine: the
 	// hnswlib peer without a python3 that imports hnswlib and numpy. [Run]
 	// does not fail on it; it records the system in [Report.Skipped].

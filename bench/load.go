@@ -394,39 +394,13 @@ func seedUsers(ctx context.Context, c *loadClient, o LoadOptions) ([]loadUser, e
 		}
 		users[u] = loadUser{id: id, entities: GraphSeeds(facts, 16, o.Seed+uint64(u))}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	next := make(chan job)
-	errc := make(chan error, o.Clients)
-	var wg sync.WaitGroup
-	for range o.Clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range next {
-				if _, err := c.post(ctx, j.path, j.body, 201); err != nil {
-					errc <- fmt.Errorf("POST %s: %w", j.path, err)
-					cancel()
-					return
-				}
-			}
-		}()
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case next <- j:
-		case <-ctx.Done():
-			break feed
+	err := forEachParallel(ctx, len(jobs), o.Clients, func(ctx context.Context, i int) error {
+		if _, err := c.post(ctx, jobs[i].path, jobs[i].body, 201); err != nil {
+			return fmt.Errorf("POST %s: %w", jobs[i].path, err)
 		}
-	}
-	close(next)
-	wg.Wait()
-	close(errc)
-	if err := <-errc; err != nil {
-		return nil, err
-	}
-	return users, ctx.Err()
+		return nil
+	})
+	return users, err
 }
 
 // loadText returns n words of the synthetic vocabulary, one of them a

@@ -9,7 +9,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -49,9 +48,6 @@ type LocomoQA struct {
 	Category int      // 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial
 	Evidence []string // dia ids
 }
-
-// LocomoModes are the retrieval configurations RunLocomo knows.
-var LocomoModes = []string{"default", "bm25", "vector", "hybrid", "graph"}
 
 // LocomoKs are the cut-offs recall is reported at.
 var LocomoKs = []int{1, 5, 10, 25}
@@ -133,30 +129,6 @@ func LoadLocomo(path string) ([]LocomoSample, error) {
 	return out, nil
 }
 
-// locomoQuery returns the Recall query of a mode, or false for an unknown
-// mode. TopK is twice the largest k: memories and facts that come from a
-// turn already ranked give no new turn, and the items past them must still
-// fill the top k turns (see rankedTurns).
-func locomoQuery(mode string) (memory.Query, bool) {
-	q := memory.Query{TopK: 2 * slices.Max(LocomoKs), MaxTokens: 1 << 20, MaxMessages: 1}
-	switch mode {
-	case "default":
-		// Sources nil: what a Query draws on by default (memories,
-		// episodes and the graph).
-	case "bm25":
-		q.Sources, q.Retrieval = []memory.Source{memory.SourceEpisodes}, memory.RetrievalLexical
-	case "vector":
-		q.Sources, q.Retrieval = []memory.Source{memory.SourceEpisodes}, memory.RetrievalVector
-	case "hybrid":
-		q.Sources = []memory.Source{memory.SourceEpisodes}
-	case "graph":
-		q.Sources = []memory.Source{memory.SourceEpisodes, memory.SourceGraph}
-	default:
-		return q, false
-	}
-	return q, true
-}
-
 // message returns turn i of a session as a message: the first speaker's
 // turns are user messages and the second speaker's assistant messages,
 // named after the speaker, a second apart from the session's date, with an
@@ -188,7 +160,7 @@ func IngestLocomo(ctx context.Context, store *memory.Store, tenant string, s *Lo
 	ids := map[string]string{}
 	for _, sess := range s.Sessions {
 		scope := memory.Scope{Tenant: tenant, User: s.ID, Session: fmt.Sprintf("session_%d", sess.N)}
-		var b memory.Batch
+		var msgs []memory.Message
 		var dia []string
 		for i, t := range sess.Turns {
 			m, ok := s.message(&sess, i)
@@ -196,18 +168,11 @@ func IngestLocomo(ctx context.Context, store *memory.Store, tenant string, s *Lo
 				continue
 			}
 			m.Metadata = map[string]string{"dia_id": t.DiaID}
-			b.Append(scope, m)
+			msgs = append(msgs, m)
 			dia = append(dia, t.DiaID)
 		}
-		if b.Len() == 0 {
-			continue
-		}
-		res, err := store.Write(ctx, &b)
-		if err != nil {
+		if err := writeSession(ctx, store, scope, msgs, dia, ids); err != nil {
 			return nil, fmt.Errorf("bench: ingest %s session %d: %w", s.ID, sess.N, err)
-		}
-		for i, id := range res.MessageIDs {
-			ids[id] = dia[i]
 		}
 	}
 	return ids, nil
@@ -236,114 +201,26 @@ type LocomoOptions struct {
 // and facts with other sources point nowhere). The ranked turns are the
 // candidates' turns in the Recall's final order, each turn once, at the
 // rank of its first appearance: a memory and the message it came from
-// take one place of the top k, not two. See rankedTurns.
+// take one place of the top k, not two. TopK is twice the largest k:
+// memories and facts that come from a turn already ranked give no new
+// turn, and the items past them must still fill the top k turns. See
+// rankedKeys.
 func RunLocomo(ctx context.Context, samples []LocomoSample, opts LocomoOptions) ([]LocomoRow, error) {
-	modes := opts.Modes
-	if len(modes) == 0 {
-		modes = []string{"default"}
+	modes, open, err := conversationSetup("locomo", opts.Modes, opts.Store)
+	if err != nil {
+		return nil, err
 	}
-	for _, m := range modes {
-		if _, ok := locomoQuery(m); !ok {
-			return nil, fmt.Errorf("bench: unknown locomo mode %q (have %v)", m, LocomoModes)
-		}
-	}
-	open := opts.Store
-	if open == nil {
-		open = func() (*memory.Store, error) { return memory.Open("", nil) }
-	}
-	// sums[mode][category][k]
-	type acc struct {
-		sum float64
-		n   int
-	}
-	sums := map[string]map[string]map[int]*acc{}
-	add := func(mode, cat string, k int, v float64) {
-		if sums[mode] == nil {
-			sums[mode] = map[string]map[int]*acc{}
-		}
-		if sums[mode][cat] == nil {
-			sums[mode][cat] = map[int]*acc{}
-		}
-		a := sums[mode][cat][k]
-		if a == nil {
-			a = &acc{}
-			sums[mode][cat][k] = a
-		}
-		a.sum += v
-		a.n++
-	}
+	sums := means{}
 	for si := range samples {
-		s := &samples[si]
-		store, err := open()
-		if err != nil {
+		if err := runLocomoSample(ctx, open, &samples[si], modes, sums, opts.Progress); err != nil {
 			return nil, err
-		}
-		began := time.Now()
-		dia, err := IngestLocomo(ctx, store, "locomo", s)
-		if err == nil {
-			// Memories and facts are formed in the background: wait for
-			// them, as an agent's next session would find them.
-			err = store.Flush(ctx)
-		}
-		if err != nil {
-			store.Close()
-			return nil, err
-		}
-		ingest := time.Since(began)
-		questions := 0
-		for _, mode := range modes {
-			q, _ := locomoQuery(mode)
-			q.Scope = memory.Scope{Tenant: "locomo", User: s.ID, Session: "questions"}
-			for _, qa := range s.QA {
-				if qa.Category < 1 || qa.Category > 4 || len(qa.Evidence) == 0 {
-					continue
-				}
-				q.Text = qa.Question
-				rec, err := store.Recall(ctx, q)
-				if err != nil {
-					store.Close()
-					return nil, fmt.Errorf("bench: %s %q: %w", s.ID, qa.Question, err)
-				}
-				ranked := rankedTurns(rec, dia)
-				ev := map[string]bool{}
-				for _, e := range qa.Evidence {
-					ev[e] = true
-				}
-				for _, k := range LocomoKs {
-					hit := 0
-					for _, d := range ranked[:min(k, len(ranked))] {
-						if ev[d] {
-							hit++
-							ev[d] = false // a turn counts once
-						}
-					}
-					for d := range ev {
-						ev[d] = true
-					}
-					r := float64(hit) / float64(len(ev))
-					add(mode, strconv.Itoa(qa.Category), k, r)
-					add(mode, "all", k, r)
-				}
-				questions++
-			}
-		}
-		if err := store.Close(); err != nil {
-			return nil, err
-		}
-		if opts.Progress != nil {
-			fmt.Fprintf(opts.Progress, "%s: %d sessions ingested in %v, %d question runs\n", s.ID, len(s.Sessions), ingest.Round(time.Millisecond), questions)
 		}
 	}
 	var rows []LocomoRow
 	for _, mode := range modes {
-		cats := make([]string, 0, len(sums[mode]))
-		for c := range sums[mode] {
-			cats = append(cats, c)
-		}
-		sort.Strings(cats) // "1" < ... < "4" < "all"
-		for _, c := range cats {
-			for _, k := range LocomoKs {
-				if a := sums[mode][c][k]; a != nil {
+		for _, c := range sums.groups(mode) { // "1" < ... < "4", then "all"
+			for i, k := range LocomoKs {
+				if a := sums[meanKey{mode, c, i}]; a != nil {
 					rows = append(rows, LocomoRow{Mode: mode, Category: c, K: k, Recall: a.sum / float64(a.n), Questions: a.n})
 				}
 			}
@@ -355,88 +232,88 @@ func RunLocomo(ctx context.Context, samples []LocomoSample, opts LocomoOptions) 
 	return rows, nil
 }
 
-// rankedTurns returns the dia ids of the turns a Recall ranked, best
-// first, each once at the rank of its first appearance: its trace's
-// candidates in final order, whether or not they fit the context, except
-// those dropped as duplicates or for the query's filters. An episode is
-// the turn of its message; a memory or a fact in the context (rec.Items)
-// gives the turns of the message ids in its Source, in order. A memory or
-// fact dropped before the context was filled ("top k") was never read, so
-// its sources are unknown: it gives no turn, and RunLocomo asks for twice
-// the largest k items so that those counted are enough.
-func rankedTurns(rec *memory.Recollection, dia map[string]string) []string {
-	type key struct {
-		src memory.Source
-		id  string
+// runLocomoSample ingests one sample into a fresh store and adds the
+// recall@k of each of its questions to sums, per mode, category and k.
+func runLocomoSample(ctx context.Context, open func() (*memory.Store, error), s *LocomoSample, modes []string, sums means, progress io.Writer) error {
+	store, err := open()
+	if err != nil {
+		return err
 	}
-	items := make(map[key]*memory.Item, len(rec.Items))
-	for i := range rec.Items {
-		it := &rec.Items[i]
-		items[key{it.Source, it.ID}] = it
+	began := time.Now()
+	dia, err := IngestLocomo(ctx, store, "locomo", s)
+	if err == nil {
+		// Memories and facts are formed in the background: wait for
+		// them, as an agent's next session would find them.
+		err = store.Flush(ctx)
 	}
-	var out []string
-	seen := map[string]bool{}
-	add := func(msg string) {
-		if d, ok := dia[msg]; ok && !seen[d] {
-			seen[d] = true
-			out = append(out, d)
-		}
+	if err != nil {
+		store.Close()
+		return err
 	}
-	for _, c := range rec.Trace.Candidates {
-		if c.Reason != "" && c.Reason != "top k" && c.Reason != "budget" {
-			continue
-		}
-		if c.Source == memory.SourceEpisodes {
-			add(c.ID)
-			continue
-		}
-		it := items[key{c.Source, c.ID}]
-		switch {
-		case it == nil:
-		case it.Memory != nil:
-			for _, src := range it.Memory.Source {
-				add(src)
+	ingest := time.Since(began)
+	questions := 0
+	for _, mode := range modes {
+		q, _ := modeQuery(mode, 2*slices.Max(LocomoKs))
+		q.Scope = memory.Scope{Tenant: "locomo", User: s.ID, Session: "questions"}
+		for _, qa := range s.QA {
+			if qa.Category < 1 || qa.Category > 4 || len(qa.Evidence) == 0 {
+				continue
 			}
-		case it.Fact != nil:
-			add(it.Fact.Source)
+			q.Text = qa.Question
+			rec, err := store.Recall(ctx, q)
+			if err != nil {
+				store.Close()
+				return fmt.Errorf("bench: %s %q: %w", s.ID, qa.Question, err)
+			}
+			ranked := rankedKeys(rec, dia)
+			for i, k := range LocomoKs {
+				r := evidenceRecall(ranked[:min(k, len(ranked))], qa.Evidence)
+				sums.add(mode, strconv.Itoa(qa.Category), i, r)
+				sums.add(mode, "all", i, r)
+			}
+			questions++
 		}
 	}
-	return out
+	if err := store.Close(); err != nil {
+		return err
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "%s: %d sessions ingested in %v, %d question runs\n", s.ID, len(s.Sessions), ingest.Round(time.Millisecond), questions)
+	}
+	return nil
+}
+
+// evidenceRecall returns the share of the distinct evidence turns among
+// top.
+func evidenceRecall(top, evidence []string) float64 {
+	ev := map[string]bool{}
+	for _, e := range evidence {
+		ev[e] = true
+	}
+	hit := 0
+	for _, d := range top {
+		if ev[d] {
+			hit++
+			ev[d] = false // a turn counts once
+		}
+	}
+	return float64(hit) / float64(len(ev))
 }
 
 // WriteLocomoTable prints rows as a table: one line per mode and category,
 // a column per k.
 func WriteLocomoTable(w io.Writer, rows []LocomoRow) error {
-	type key struct{ mode, cat string }
-	var order []key
-	vals := map[key]map[int]float64{}
-	qs := map[key]int{}
+	cols := make([]string, len(LocomoKs))
+	for i, k := range LocomoKs {
+		cols[i] = fmt.Sprintf("R@%d", k)
+	}
+	var lines []tableLine
 	for _, r := range rows {
-		k := key{r.Mode, r.Category}
-		if vals[k] == nil {
-			vals[k] = map[int]float64{}
-			order = append(order, k)
+		i := slices.Index(LocomoKs, r.K)
+		if i < 0 {
+			continue
 		}
-		vals[k][r.K] = r.Recall
-		qs[k] = r.Questions
+		lines = addTableValue(lines, r.Mode, r.Category, r.Questions, i, len(LocomoKs), r.Recall)
 	}
-	var b strings.Builder
-	b.WriteString("| mode | category | questions |")
-	for _, k := range LocomoKs {
-		fmt.Fprintf(&b, " R@%d |", k)
-	}
-	b.WriteString("\n|---|---|---|")
-	for range LocomoKs {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for _, k := range order {
-		fmt.Fprintf(&b, "| %s | %s | %d |", k.mode, k.cat, qs[k])
-		for _, kk := range LocomoKs {
-			fmt.Fprintf(&b, " %.3f |", vals[k][kk])
-		}
-		b.WriteString("\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeTable(w, "category", cols, lines)
 }

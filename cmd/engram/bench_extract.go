@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engramdb/engram/bench"
-	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -95,12 +93,7 @@ func runBenchExtract(ctx context.Context, stdout, stderr io.Writer, o benchExtra
 		return err
 	}
 	if o.jsonPath != "" {
-		err := fileio.WriteAtomic(o.jsonPath, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(rep)
-		})
-		if err != nil {
+		if err := writeJSONFile(o.jsonPath, rep); err != nil {
 			return fmt.Errorf("bench extract: --json: %w", err)
 		}
 	}

@@ -17,9 +17,16 @@ import (
 // benchRowKeys is the JSON schema of a row, exactly.
 var benchRowKeys = []string{"build_seconds", "bytes_per_vector", "dataset", "dim", "k", "n", "params", "qps", "recall_at_k", "system"}
 
-// readRows decodes a --json file and checks every row has exactly the
-// schema's keys.
+// readRows decodes a bench ann --json file and checks every row has
+// exactly the schema's keys.
 func readRows(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	return readRowsKeys(t, path, benchRowKeys)
+}
+
+// readRowsKeys decodes a --json file and checks every row has exactly
+// the keys of schema (sorted).
+func readRowsKeys(t *testing.T, path string, schema []string) []map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -35,8 +42,8 @@ func readRows(t *testing.T, path string) []map[string]any {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		if !slices.Equal(keys, benchRowKeys) {
-			t.Errorf("row %d keys %v, want %v", i, keys, benchRowKeys)
+		if !slices.Equal(keys, schema) {
+			t.Errorf("row %d keys %v, want %v", i, keys, schema)
 		}
 	}
 	return rows

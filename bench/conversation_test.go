@@ -7,10 +7,10 @@ import (
 	"github.com/engramdb/engram/memory"
 )
 
-// TestRankedTurns: memories and facts count through their Source message
+// TestRankedKeys: memories and facts count through their Source message
 // ids, each turn once at the rank of its first appearance, and candidates
 // dropped as duplicates or by filters count not at all.
-func TestRankedTurns(t *testing.T) {
+func TestRankedKeys(t *testing.T) {
 	dia := map[string]string{"m1": "D1:1", "m2": "D1:2", "m3": "D2:1", "m4": "D2:2", "m5": "D3:1"}
 	mem := &memory.Memory{ID: "mem1", Text: "likes tea", Source: []string{"m2", "m3"}}
 	fact := &memory.Fact{ID: "f1", Subject: "Ann", Predicate: "likes", Object: "tea", Source: "m4"}
@@ -33,7 +33,7 @@ func TestRankedTurns(t *testing.T) {
 			{ID: "zz", Source: memory.SourceEpisodes, Reason: "budget"},         // not a LoCoMo turn
 		}},
 	}
-	got := rankedTurns(rec, dia)
+	got := rankedKeys(rec, dia)
 	if want := []string{"D1:2", "D2:1", "D2:2", "D1:1", "D3:1"}; !slices.Equal(got, want) {
 		t.Fatalf("ranked %v, want %v", got, want)
 	}
