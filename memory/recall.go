@@ -200,6 +200,10 @@ type Trace struct {
 	// shared first, and "graph.other" the rest at a tenth of the weight;
 	// otherwise "graph" holds every fact reached, nearest first.
 	Lists map[string]int
+	// When is the time expression the query named ("last week", "in May
+	// 2023"), resolved against Query.Now, or nil. Episodes and memories
+	// from its span ranked higher (Candidate.Boost).
+	When *TimeSpan
 	// Candidates are every candidate, in final order (best first), kept or
 	// dropped. Records are read only for candidates that could reach the
 	// context: one dropped for "top k" before being read has no Text or
@@ -229,8 +233,14 @@ type Candidate struct {
 	Ranks  map[string]int
 	Scores map[string]float64
 	// Fused is the weighted reciprocal-rank fusion score (Σ weight/(60 +
-	// rank) over the lists), after recency decay.
+	// rank) over the lists), after recency decay and Boost.
 	Fused float64
+	// Boost, when not zero, is the factor the fused score was multiplied
+	// by once the record was read: above 1 for an item from the span of
+	// time the query names (Trace.When), below 1 for an earlier message
+	// the query repeats (a question whose words are all the query's, or a
+	// near copy), whose reply then takes its score (Ranks["reply"]).
+	Boost float64
 	// Rank is its 1-based place in the final order.
 	Rank int
 	// Kept says whether it is in the context; Reason says why not ("top
@@ -474,6 +484,9 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 			}
 		}
 		cands = f.rank(&q, inWindow)
+		if cands, err = s.rerank(ctx, h, f, cands, &q, &rec.Trace); err != nil {
+			return err
+		}
 		if q.MMR > 0 {
 			return nil
 		}

@@ -47,6 +47,8 @@ type Trace struct {
 	Entities []string `json:"entities" jsonschema:"the graph entities the query named"`
 	// Lists are the ranked lists fused, with how many candidates each gave.
 	Lists map[string]int `json:"lists" jsonschema:"the ranked lists fused, with how many candidates each gave"`
+	// When is the time expression the query named and its resolved span.
+	When *When `json:"when,omitempty" jsonschema:"the time expression the query named, resolved against its time; items from that span ranked higher"`
 	// Candidates are every candidate, best first, kept or dropped.
 	Candidates []Candidate `json:"candidates" jsonschema:"every candidate, best first, kept or dropped"`
 	// Budget is the token budget; the other token counts are what the
@@ -77,6 +79,9 @@ type Candidate struct {
 	Scores map[string]float64 `json:"scores" jsonschema:"score in each ranked list (cosine, BM25, or 1/(1+hops) for the graph)"`
 	// Fused is the reciprocal-rank fusion score after recency decay.
 	Fused float64 `json:"fused" jsonschema:"reciprocal-rank fusion score after recency decay"`
+	// Boost is the factor the fused score was multiplied by once the
+	// record was read (0: none).
+	Boost float64 `json:"boost,omitempty" jsonschema:"the factor the fused score was multiplied by once the record was read: above 1 for an item from the span of time the query names, below 1 for an earlier message the query repeats"`
 	// Rank is its 1-based place in the final order.
 	Rank int `json:"rank" jsonschema:"1-based place in the final order"`
 	// Kept says whether it is in the context, Reason why not.
@@ -84,6 +89,14 @@ type Candidate struct {
 	Reason string `json:"reason,omitempty" jsonschema:"why it was dropped: top k, budget, duplicate of ID, expired, outside time range, in window"`
 	// Tokens is what it takes in the preamble, when kept.
 	Tokens int `json:"tokens,omitempty" jsonschema:"the tokens it takes in the preamble, when kept"`
+}
+
+// When is the JSON of a [memory.TimeSpan].
+type When struct {
+	Phrase   string    `json:"phrase" jsonschema:"the expression as written, lower case"`
+	Resolved string    `json:"resolved" jsonschema:"what the date resolver made of it"`
+	From     time.Time `json:"from" jsonschema:"the start of the span, inclusive"`
+	To       time.Time `json:"to" jsonschema:"the end of the span, exclusive"`
 }
 
 // NewRecall returns the items and trace of rec, with empty slices and maps
@@ -110,9 +123,12 @@ func newTrace(t *memory.Trace) Trace {
 		TookMS:         millis(t.Took),
 		EmbedMS:        millis(t.Embed),
 	}
+	if w := t.When; w != nil {
+		out.When = &When{Phrase: w.Phrase, Resolved: w.Resolved, From: w.From, To: w.To}
+	}
 	for _, c := range t.Candidates {
 		out.Candidates = append(out.Candidates, Candidate{ID: c.ID, Source: c.Source, Text: c.Text, Time: c.Time,
-			Ranks: nonNilMap(c.Ranks), Scores: nonNilMap(c.Scores), Fused: c.Fused, Rank: c.Rank, Kept: c.Kept,
+			Ranks: nonNilMap(c.Ranks), Scores: nonNilMap(c.Scores), Fused: c.Fused, Boost: c.Boost, Rank: c.Rank, Kept: c.Kept,
 			Reason: c.Reason, Tokens: c.Tokens})
 	}
 	return out

@@ -1,0 +1,131 @@
+package memory
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// episodeOrder returns the texts of the episodes a Recall ranked, best
+// first, from its trace.
+func episodeOrder(rec *Recollection) []string {
+	var out []string
+	for _, c := range rec.Trace.Candidates {
+		if c.Source == SourceEpisodes && c.Text != "" && (c.Kept || c.Reason == "top k" || c.Reason == "budget") {
+			out = append(out, c.Text)
+		}
+	}
+	return out
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestRecallEchoQuestion: a user who asked "Who owns my renewal?" before
+// must not get that question back above the message that answers it,
+// though BM25 ranks the exact copy first; the reply that followed the
+// question takes its place. Fails with echoFactor 1, or with replies
+// returning none.
+func TestRecallEchoQuestion(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, &Options{Extraction: ExtractOff})
+	at := time.Date(2024, 3, 1, 9, 0, 0, 0, time.UTC)
+	u := Scope{Tenant: "t", User: "u"}
+	write := func(sess string, msgs ...Message) {
+		for i := range msgs {
+			msgs[i].Time = at
+			at = at.Add(time.Minute)
+		}
+		mustAppend(t, s.Session(Scope{Tenant: u.Tenant, User: u.User, Session: sess}), msgs...)
+	}
+	write("monday", user("Who owns my renewal?"), asst("The renewal owner is Dana, since the reorg."))
+	write("tuesday", user("Who owns my renewal?"), asst("Still Dana."))
+	write("wednesday", user("Dana took over my renewal last month."), asst("Noted."))
+	rec, err := s.Recall(ctx, Query{Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Who owns my renewal?", TopK: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := episodeOrder(rec)
+	echo := indexOf(order, "Who owns my renewal?")
+	for _, answer := range []string{"The renewal owner is Dana, since the reorg.", "Dana took over my renewal last month."} {
+		if a := indexOf(order, answer); a < 0 || (echo >= 0 && echo < a) {
+			t.Fatalf("episodes ranked %q: the earlier question is above %q", order, answer)
+		}
+	}
+	var boosted, replied bool
+	for _, c := range rec.Trace.Candidates {
+		boosted = boosted || (c.Text == "Who owns my renewal?" && c.Boost > 0 && c.Boost < 1)
+		replied = replied || (c.Text == "Still Dana." && c.Ranks["reply"] == 1)
+	}
+	if !boosted || !replied {
+		t.Fatalf("trace: echo demoted %v, reply ranked %v; want both", boosted, replied)
+	}
+}
+
+// TestRecallTimeSpan: a query that names a time ("last week") ranks what
+// was said in that span above a better lexical match from earlier, and the
+// trace shows the span. Fails with whenBoost 1.
+func TestRecallTimeSpan(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, &Options{Extraction: ExtractOff})
+	old := Message{Role: RoleUser, Content: "I went hiking, a long hiking day, with Alex.", Time: time.Date(2023, 3, 1, 9, 0, 0, 0, time.UTC)}
+	recent := Message{Role: RoleUser, Content: "I went hiking with Sam.", Time: time.Date(2023, 5, 2, 9, 0, 0, 0, time.UTC)}
+	mustAppend(t, s.Session(Scope{Tenant: "t", User: "u", Session: "march"}), old)
+	mustAppend(t, s.Session(Scope{Tenant: "t", User: "u", Session: "may"}), recent)
+	q := Query{Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Who did I go hiking with?", Now: time.Date(2023, 5, 8, 12, 0, 0, 0, time.UTC)}
+	rec, err := s.Recall(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if order := episodeOrder(rec); len(order) < 2 || order[0] != old.Content {
+		t.Fatalf("without a time, episodes ranked %q; want the better match first", order)
+	}
+	q.Text = "Who did I go hiking with last week?"
+	if rec, err = s.Recall(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if order := episodeOrder(rec); len(order) < 2 || order[0] != recent.Content {
+		t.Fatalf("episodes ranked %q; want last week's first", order)
+	}
+	w := rec.Trace.When
+	if w == nil || w.Phrase != "last week" || !w.From.Equal(time.Date(2023, 4, 24, 0, 0, 0, 0, time.UTC)) || !w.To.Equal(time.Date(2023, 5, 8, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("Trace.When = %+v; want last week, [24 April, 8 May 2023)", w)
+	}
+}
+
+// TestRuleSpanOf pins the span of every form the date resolver renders.
+func TestRuleSpanOf(t *testing.T) {
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	for _, c := range []struct {
+		resolved string
+		from, to time.Time
+	}{
+		{"on Sunday 7 May 2023", day(2023, 5, 7), day(2023, 5, 8)},
+		{"on 3 May 2021", day(2021, 5, 3), day(2021, 5, 4)},
+		{"in April 2023", day(2023, 4, 1), day(2023, 5, 1)},
+		{"in 2019", day(2019, 1, 1), day(2020, 1, 1)},
+		{"the week of 8 May 2023", day(2023, 5, 1), day(2023, 5, 9)},
+		{"the weekend of 8 May 2023", day(2023, 5, 5), day(2023, 5, 9)},
+		{"the week before 8 May 2023", day(2023, 4, 24), day(2023, 5, 8)},
+		{"the weekend before 8 May 2023", day(2023, 4, 28), day(2023, 5, 8)},
+		{"a few days before 8 May 2023", day(2023, 4, 28), day(2023, 5, 8)},
+		{"a few weeks before 8 May 2023", day(2023, 3, 13), day(2023, 5, 1)},
+		{"a few months before 8 May 2023", day(2022, 9, 8), day(2023, 4, 8)},
+		{"a few years before 8 May 2023", day(2015, 5, 8), day(2022, 5, 8)},
+		{"2 weeks before 8 May 2023", day(2023, 4, 17), day(2023, 5, 1)},
+	} {
+		from, to, ok := ruleSpanOf(c.resolved, time.UTC)
+		if !ok || !from.Equal(c.from) || !to.Equal(c.to) {
+			t.Errorf("%q: [%v, %v) ok=%v; want [%v, %v)", c.resolved, from, to, ok, c.from, c.to)
+		}
+	}
+	if _, _, ok := ruleSpanOf("last summer (before 8 May 2023)", time.UTC); ok {
+		t.Error("last summer has a span; it should have none")
+	}
+}
