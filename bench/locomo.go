@@ -232,6 +232,23 @@ func RunLocomo(ctx context.Context, samples []LocomoSample, opts LocomoOptions) 
 	return rows, nil
 }
 
+// askedAt is when the questions of s are asked: the day after its last
+// dated session, so that "last year" or "in July" in a question means what
+// it meant to the people who wrote it; zero (the current time) when no
+// session is dated.
+func (s *LocomoSample) askedAt() time.Time {
+	var last time.Time
+	for _, sess := range s.Sessions {
+		if sess.Time.After(last) {
+			last = sess.Time
+		}
+	}
+	if last.IsZero() {
+		return last
+	}
+	return last.AddDate(0, 0, 1)
+}
+
 // runLocomoSample ingests one sample into a fresh store and adds the
 // recall@k of each of its questions to sums, per mode, category and k.
 func runLocomoSample(ctx context.Context, open func() (*memory.Store, error), s *LocomoSample, modes []string, sums means, progress io.Writer) error {
@@ -255,6 +272,7 @@ func runLocomoSample(ctx context.Context, open func() (*memory.Store, error), s 
 	for _, mode := range modes {
 		q, _ := modeQuery(mode, 2*slices.Max(LocomoKs))
 		q.Scope = memory.Scope{Tenant: "locomo", User: s.ID, Session: "questions"}
+		q.Now = s.askedAt()
 		for _, qa := range s.QA {
 			if qa.Category < 1 || qa.Category > 4 || len(qa.Evidence) == 0 {
 				continue
