@@ -117,7 +117,7 @@ func (o *StaticOptions) validate() error {
 // size of model.safetensors), and never changes; a Static is safe for
 // concurrent use.
 type Static struct {
-	tok       *wordPiece
+	tok       *tokenizer
 	dims      int
 	rows      int
 	f32       []float32 // the table when stored as F32
@@ -213,6 +213,7 @@ func NewStatic(dir string, opts *StaticOptions) (*Static, error) {
 	for id, t := range s.tok.tokens {
 		fmt.Fprintf(h, "%s\x00%t\x00", t, s.tok.dropped[id])
 	}
+	h.Write(s.tok.describe) // empty on the BERT fast path, whose identities predate it
 	model := strconv.Itoa(s.dims) + "-"
 	if o.MaxTokens != DefaultStaticMaxTokens {
 		fmt.Fprintf(h, "max=%d\x00", o.MaxTokens)
@@ -275,6 +276,28 @@ func (s *Static) loadTensors(ts map[string]*stTensor, h interface{ Write([]byte)
 	if !hasMapping && s.rows != vocab {
 		return fmt.Errorf("embeddings has %d rows for a vocabulary of %d tokens and no mapping: %w", s.rows, vocab, ErrInvalidModel)
 	}
+	if err := s.loadEmbeddings(e); err != nil {
+		return err
+	}
+	hashTensor(h, "embeddings", e)
+	if w, ok := ts["weights"]; ok {
+		if err := s.loadWeights(w, vocab); err != nil {
+			return err
+		}
+		hashTensor(h, "weights", w)
+	}
+	if hasMapping {
+		if err := s.loadMapping(m, vocab); err != nil {
+			return err
+		}
+		hashTensor(h, "mapping", m)
+	}
+	return nil
+}
+
+// loadEmbeddings copies the table e into s, in its dtype: F32, F16 or I8
+// as stored, F64 rounded to F32.
+func (s *Static) loadEmbeddings(e *stTensor) error {
 	n := s.rows * s.dims
 	switch e.dtype.name {
 	case "F32":
@@ -285,6 +308,18 @@ func (s *Static) loadTensors(ts map[string]*stTensor, h interface{ Write([]byte)
 				return fmt.Errorf("embeddings row %d holds %v: %w", i/s.dims, x, ErrInvalidModel)
 			}
 			s.f32[i] = x
+		}
+	case "F64":
+		s.f32 = make([]float32, n)
+		for i := range s.f32 {
+			x := math.Float64frombits(binary.LittleEndian.Uint64(e.data[8*i:]))
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("embeddings row %d holds %v: %w", i/s.dims, x, ErrInvalidModel)
+			}
+			if math.Abs(x) > math.MaxFloat32 {
+				return fmt.Errorf("embeddings row %d holds %v, beyond float32's range: %w", i/s.dims, x, ErrUnsupportedModel)
+			}
+			s.f32[i] = float32(x)
 		}
 	case "F16":
 		s.f16 = make([]uint16, n)
@@ -301,56 +336,58 @@ func (s *Static) loadTensors(ts map[string]*stTensor, h interface{ Write([]byte)
 			s.i8[i] = int8(e.data[i])
 		}
 	default:
-		return fmt.Errorf("embeddings dtype %s (want F32, F16 or I8): %w", e.dtype.name, ErrUnsupportedModel)
+		return fmt.Errorf("embeddings dtype %s (want F32, F64, F16 or I8): %w", e.dtype.name, ErrUnsupportedModel)
 	}
-	hashTensor(h, "embeddings", e)
+	return nil
+}
 
-	if w, ok := ts["weights"]; ok {
-		if len(w.shape) != 1 || w.shape[0] != vocab {
-			return fmt.Errorf("weights has shape %v, want [%d], the vocabulary size: %w", w.shape, vocab, ErrInvalidModel)
-		}
-		s.weights = make([]float32, vocab)
-		for i := range s.weights {
-			var x float64
-			switch w.dtype.name {
-			case "F64":
-				x = math.Float64frombits(binary.LittleEndian.Uint64(w.data[8*i:]))
-			case "F32":
-				x = float64(math.Float32frombits(binary.LittleEndian.Uint32(w.data[4*i:])))
-			case "F16":
-				x = float64(halfToFloat32(binary.LittleEndian.Uint16(w.data[2*i:])))
-			default:
-				return fmt.Errorf("weights dtype %s (want F64, F32 or F16): %w", w.dtype.name, ErrUnsupportedModel)
-			}
-			// A weight beyond float32's range could overflow the pooled sum.
-			if math.IsNaN(x) || math.Abs(x) > math.MaxFloat32 {
-				return fmt.Errorf("weight %d is %v: %w", i, x, ErrInvalidModel)
-			}
-			s.weights[i] = float32(x)
-		}
-		hashTensor(h, "weights", w)
+// loadWeights copies the per-token weights w (F64, F32 or F16) into s.
+func (s *Static) loadWeights(w *stTensor, vocab int) error {
+	if len(w.shape) != 1 || w.shape[0] != vocab {
+		return fmt.Errorf("weights has shape %v, want [%d], the vocabulary size: %w", w.shape, vocab, ErrInvalidModel)
 	}
-	if hasMapping {
-		if len(m.shape) != 1 || m.shape[0] != vocab {
-			return fmt.Errorf("mapping has shape %v, want [%d], the vocabulary size: %w", m.shape, vocab, ErrInvalidModel)
+	s.weights = make([]float32, vocab)
+	for i := range s.weights {
+		var x float64
+		switch w.dtype.name {
+		case "F64":
+			x = math.Float64frombits(binary.LittleEndian.Uint64(w.data[8*i:]))
+		case "F32":
+			x = float64(math.Float32frombits(binary.LittleEndian.Uint32(w.data[4*i:])))
+		case "F16":
+			x = float64(halfToFloat32(binary.LittleEndian.Uint16(w.data[2*i:])))
+		default:
+			return fmt.Errorf("weights dtype %s (want F64, F32 or F16): %w", w.dtype.name, ErrUnsupportedModel)
 		}
-		s.mapping = make([]int32, vocab)
-		for i := range s.mapping {
-			var r int64
-			switch m.dtype.name {
-			case "I64":
-				r = int64(binary.LittleEndian.Uint64(m.data[8*i:]))
-			case "I32":
-				r = int64(int32(binary.LittleEndian.Uint32(m.data[4*i:])))
-			default:
-				return fmt.Errorf("mapping dtype %s (want I64 or I32): %w", m.dtype.name, ErrUnsupportedModel)
-			}
-			if r < 0 || r >= int64(s.rows) {
-				return fmt.Errorf("mapping sends token %d to row %d of %d: %w", i, r, s.rows, ErrInvalidModel)
-			}
-			s.mapping[i] = int32(r)
+		// A weight beyond float32's range could overflow the pooled sum.
+		if math.IsNaN(x) || math.Abs(x) > math.MaxFloat32 {
+			return fmt.Errorf("weight %d is %v: %w", i, x, ErrInvalidModel)
 		}
-		hashTensor(h, "mapping", m)
+		s.weights[i] = float32(x)
+	}
+	return nil
+}
+
+// loadMapping copies the token -> row mapping m (I64 or I32) into s.
+func (s *Static) loadMapping(m *stTensor, vocab int) error {
+	if len(m.shape) != 1 || m.shape[0] != vocab {
+		return fmt.Errorf("mapping has shape %v, want [%d], the vocabulary size: %w", m.shape, vocab, ErrInvalidModel)
+	}
+	s.mapping = make([]int32, vocab)
+	for i := range s.mapping {
+		var r int64
+		switch m.dtype.name {
+		case "I64":
+			r = int64(binary.LittleEndian.Uint64(m.data[8*i:]))
+		case "I32":
+			r = int64(int32(binary.LittleEndian.Uint32(m.data[4*i:])))
+		default:
+			return fmt.Errorf("mapping dtype %s (want I64 or I32): %w", m.dtype.name, ErrUnsupportedModel)
+		}
+		if r < 0 || r >= int64(s.rows) {
+			return fmt.Errorf("mapping sends token %d to row %d of %d: %w", i, r, s.rows, ErrInvalidModel)
+		}
+		s.mapping[i] = int32(r)
 	}
 	return nil
 }

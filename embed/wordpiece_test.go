@@ -42,7 +42,7 @@ var testVocab = []string{
 }
 
 // tokens returns the tokens tp produces for text.
-func tokens(tp *wordPiece, text string, limit int) []string {
+func tokens(tp *tokenizer, text string, limit int) []string {
 	s := &tokenScratch{limit: limit}
 	tp.encode(s, text, 0)
 	out := make([]string, len(s.ids))
@@ -70,7 +70,7 @@ func TestWordPieceTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		tp   *wordPiece
+		tp   *tokenizer
 		text string
 		want []string
 	}{
