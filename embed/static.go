@@ -82,36 +82,54 @@ func (o *StaticOptions) validate() error {
 // The folder holds three files, as Model2Vec's save_pretrained writes them:
 //
 //   - model.safetensors: the tensor "embeddings" [rows × dimensions] in
-//     F32, F16 or I8; optionally "weights" [vocabulary] (F64, F32 or F16),
-//     a scale per token id, and "mapping" [vocabulary] (I64 or I32), the
-//     table row of each token id. Without a mapping, rows equal the
+//     F32, F64 (rounded to F32 on load), F16 or I8; optionally "weights"
+//     [vocabulary] (F64, F32 or F16), a scale per token id, and "mapping"
+//     [vocabulary] (I64 or I32), the table row of each token id, as in
+//     Model2Vec's vocabulary-quantized models, whose table has fewer rows
+//     than the vocabulary has tokens. Without a mapping, rows equal the
 //     vocabulary size.
-//   - tokenizer.json: a Hugging Face tokenizers WordPiece model with a
-//     BertNormalizer and a BertPreTokenizer (BERT's uncased tokenizer and
-//     those derived from it).
+//   - tokenizer.json: a Hugging Face tokenizers file with a WordPiece or
+//     a Unigram model (with its unk_id and byte_fallback); a normalizer
+//     that is absent or one of BertNormalizer, Replace (a string, or a
+//     regular expression Go's regexp can run once Oniguruma's \s, \d and
+//     \w are made Unicode), Lowercase, NFC, NFD, NFKC, NFKD, Strip,
+//     StripAccents, Prepend, Nmt, or a Sequence of them; a pre-tokenizer
+//     that is absent or one of Metaspace, Whitespace, WhitespaceSplit,
+//     BertPreTokenizer, Digits, or a Sequence of them. That covers BERT's
+//     uncased tokenizer and those derived from it (potion-base-8M) and the
+//     newer Model2Vec form (a Unigram model behind a Sequence normalizer
+//     and a Metaspace pre-tokenizer). Any other component (a BPE model, a
+//     Precompiled normalizer, a ByteLevel or Split pre-tokenizer) is
+//     refused with a [*ComponentError] naming it.
 //   - config.json: a JSON object; its "normalize", if present, must be a
 //     boolean (see [Static.Embed] for why it is not obeyed).
 //
 // Embedding a text:
 //
 //  1. Cut special added tokens ("[CLS]", ...) out of the raw text.
-//  2. Normalise as BertNormalizer does: remove control characters, make
-//     each CJK ideograph a word, strip accents (Unicode NFD, then drop
-//     nonspacing marks) and lowercase, as the tokenizer says.
-//  3. Split on whitespace and punctuation, each punctuation character a
-//     word of its own.
-//  4. WordPiece: greedy longest match against the vocabulary, "##"
-//     continuations; a word with an unmatched part, or longer than
-//     max_input_chars_per_word, is unknown.
-//  5. Drop unknown and special tokens; keep the first MaxTokens.
-//  6. Sum the table rows of the tokens (through "mapping" when present),
+//  2. Normalise and pre-tokenize each remaining span as the tokenizer
+//     says, in tokenizers' order. BERT's form (BertNormalizer,
+//     BertPreTokenizer) runs in one streaming pass: remove control
+//     characters, make each CJK ideograph a word, strip accents (Unicode
+//     NFD, then drop nonspacing marks) and lowercase, then split on
+//     whitespace and punctuation, each punctuation character a word.
+//  3. Tokenize each word: WordPiece is a greedy longest match against the
+//     vocabulary with "##" continuations (a word with an unmatched part,
+//     or longer than max_input_chars_per_word, is unknown); Unigram is
+//     the segmentation whose piece scores sum highest (Viterbi), with
+//     adjacent unknown characters fused into one unknown token.
+//  4. Drop unknown and special tokens; keep the first MaxTokens.
+//  5. Sum the table rows of the tokens (through "mapping" when present),
 //     each scaled by its "weights" entry when present, and L2-normalise
 //     the sum (which is the mean, normalised).
 //
+// The token ids of steps 1-3 are those of Hugging Face's tokenizers
+// (checked against it on hundreds of sentences for every supported form).
 // This is what Model2Vec's StaticModel.encode computes, up to
-// floating-point rounding and its normalize flag. A text with no known
-// token ("", "!!!", a word of an unknown script) embeds to the zero
-// vector.
+// floating-point rounding and its normalize flag, except that a special
+// token typed in the text ("[CLS]") is dropped here and pooled there. A
+// text with no known token ("", "!!!", a word of an unknown script)
+// embeds to the zero vector.
 //
 // The model is loaded into memory once, in its stored dtype (about the
 // size of model.safetensors), and never changes; a Static is safe for
@@ -139,8 +157,10 @@ type Static struct {
 // [*ModelError] naming the file for a model it cannot use: wrapping
 // [ErrInvalidModel] for a missing or malformed file (also wrapping
 // fs.ErrNotExist for a missing one), or [ErrUnsupportedModel] for a
-// well-formed model of a kind this package does not run (another
-// tokenizer, another dtype). NewStatic never downloads anything.
+// well-formed model of a kind this package does not run (another dtype;
+// a tokenizer component it does not implement, for which the error also
+// holds a [*ComponentError] naming it and wraps [ErrUnknownComponent]).
+// NewStatic never downloads anything.
 //
 // Loading reads the three files whole, checks every table value is finite
 // and hashes the table and vocabulary for [Static.Identity]: for a model of
