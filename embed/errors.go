@@ -44,8 +44,9 @@ var (
 	// ErrUnsupportedModel is returned, inside a [*ModelError], by
 	// [NewStatic] for a well-formed model this package cannot run: a
 	// tokenizer component it does not implement (see
-	// [ErrUnknownComponent]), non-special added tokens, or a tensor dtype
-	// other than those [Static] documents.
+	// [ErrUnknownComponent]), an added token with an option it does not
+	// implement (single_word, lstrip or rstrip on a non-special one), or a
+	// tensor dtype other than those [Static] documents.
 	ErrUnsupportedModel = errors.New("embed: unsupported model")
 
 	// ErrUnknownComponent is returned, inside a [*ComponentError] inside a
@@ -60,10 +61,12 @@ var (
 // ComponentError names the part of a tokenizer.json that [NewStatic]
 // cannot run. It wraps [ErrUnknownComponent] and [ErrUnsupportedModel].
 type ComponentError struct {
-	// Component is "model", "normalizer" or "pre_tokenizer".
+	// Component is "model", "normalizer", "pre_tokenizer" or
+	// "added_tokens".
 	Component string
-	// Type is the component's "type" ("BPE", "Precompiled", ...), or
-	// "Replace" and so on for an unsupported option of a known type.
+	// Type is the component's "type" ("BPE", "Precompiled", ...), also
+	// for an unsupported option of a known type ("Replace"), or an added
+	// token's content.
 	Type string
 	// Detail says what is unsupported when the type itself is known;
 	// empty otherwise.

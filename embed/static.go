@@ -106,7 +106,11 @@ func (o *StaticOptions) validate() error {
 //
 // Embedding a text:
 //
-//  1. Cut special added tokens ("[CLS]", ...) out of the raw text.
+//  1. Cut the added tokens out of the raw text: special ones ("[CLS]",
+//     ...) are dropped, others (the multi-word tokens Model2Vec can add,
+//     "new york") are tokens of their own. Off BERT's fast path, an added
+//     token marked normalized is cut from each normalised span instead
+//     (step 2), as tokenizers does.
 //  2. Normalise and pre-tokenize each remaining span as the tokenizer
 //     says, in tokenizers' order. BERT's form (BertNormalizer,
 //     BertPreTokenizer) runs in one streaming pass: remove control

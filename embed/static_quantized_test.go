@@ -14,13 +14,13 @@ import (
 )
 
 // quantizedModel writes a vocabulary-quantized model in the newer
-// Model2Vec format: testdata's tiny Model2Vec-style Unigram tokenizer
-// (1,352 pieces), a table of four rows of three dimensions in dtype, a
-// mapping sending token id to row (id*7)%4 and a weight per token id
-// 0.5 + 0.25×(id%5) in weightsDType.
+// Model2Vec format: testdata's hand-written Model2Vec-style Unigram
+// tokenizer (14 pieces), a table of four rows of three dimensions in
+// dtype, a mapping sending token id to row (id*7)%4 and a weight per
+// token id 0.5 + 0.25×(id%5) in weightsDType.
 func quantizedModel(t *testing.T, dtype, weightsDType, mappingDType string) string {
 	t.Helper()
-	tok, err := os.ReadFile(filepath.Join("testdata", "tokenizers", "tiny-unigram-model2vec.json"))
+	tok, err := os.ReadFile(filepath.Join("testdata", "tokenizers", "hand-unigram-model2vec.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,22 +91,24 @@ func quantizedModel(t *testing.T, dtype, weightsDType, mappingDType string) stri
 // StaticModel._encode_batch computes them: the mean of the rows of the
 // text's token ids through mapping, each times its weight, normalised.
 // The token ids are those Hugging Face's tokenizers gives (see
-// testdata/tokenizers).
+// testdata/tokenizers/expected/hand-unigram-model2vec.json).
 func TestStaticQuantized(t *testing.T) {
 	cases := []struct {
 		text string
 		want []float32
 	}{
-		// "▁hello" 770 -> row 2, weight 0.5; "▁world" 1131 -> row 1, 0.75.
-		{"hello world", unit(0, 0.75, 0.5)},
-		// ...and "▁" 2 twice (row 2, 1.0), "," 18 (row 2, 1.25), "!" 7
-		// (row 1, 1.0): row 1 × 1.75, row 2 × 3.75.
-		{"Hello, World!", unit(0, 1.75, 3.75)},
-		// "▁caf" 626 (row 2, 0.75), "e" 47 ×3 (row 1, 1.0), "▁n" 885
-		// (row 3, 0.5), "ai" 705 (row 3, 0.5), "v" 65 (row 3, 0.5), "▁r" 947
-		// (row 1, 1.0), "es" 1074 (row 2, 1.5), "um" 814 (row 2, 1.5):
-		// row 1 × 4, row 2 × 3.75, row 3 × 1.5.
-		{"Café naïve résumé", unit(1.5, 4+1.5, 3.75+1.5)},
+		// Rows: 0 (1,0,0), 1 (0,1,0), 2 (0,0,1), 3 (1,1,1).
+		// "▁hello" 3 -> row 1, weight 1.25; "▁world" 4 -> row 0, 1.5.
+		{"hello world", unit(1.5, 1.25, 0)},
+		// ...and "▁" 2 twice (row 2, 1.0), "," 5 (row 3, 0.5), "!" 6
+		// (row 2, 0.75): row 0 × 1.5, row 1 × 1.25, row 2 × 2.75, row 3 × 0.5.
+		{"Hello, World!", unit(2, 1.75, 3.25)},
+		// "▁caf" 9 (row 3, 1.5), "e" 10 twice (row 2, 0.5), "▁na" 11
+		// (row 1, 0.75), "i" 12 (row 0, 1.0), "v" 13 (row 3, 1.25): row 0 ×
+		// 1, row 1 × 0.75, row 2 × 1, row 3 × 2.75.
+		{"Café naïve", unit(3.75, 3.5, 3.75)},
+		// "▁hello" 3, "▁" 2, and the unknown "😀", dropped.
+		{"hello 😀", unit(0, 1.25, 1)},
 		{"", unit(0, 0, 0)},
 	}
 	for _, dt := range []struct{ emb, weights, mapping string }{

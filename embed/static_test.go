@@ -498,9 +498,12 @@ func TestStaticMalformed(t *testing.T) {
 		{"vocab duplicate token", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { tokModel(d)["vocab"] = json.RawMessage(`{"[UNK]":0,"a":1,"a":2}`) }}, embed.ErrInvalidModel},
 		{"unk missing", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { tokModel(d)["unk_token"] = "<unk>" }}, embed.ErrInvalidModel},
 		{"max chars zero", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { tokModel(d)["max_input_chars_per_word"] = 0 }}, embed.ErrInvalidModel},
-		{"non-special added token", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
-			d["added_tokens"] = []any{map[string]any{"id": 1, "content": "a", "special": false}}
-		}}, embed.ErrUnsupportedModel},
+		{"non-special added token with lstrip", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["added_tokens"] = []any{map[string]any{"id": 1, "content": "a", "special": false, "lstrip": true}}
+		}}, embed.ErrUnknownComponent},
+		{"added token past the vocabulary", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["added_tokens"] = []any{map[string]any{"id": 1000, "content": "new york", "special": false}}
+		}}, embed.ErrInvalidModel},
 		{"added token id mismatch", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
 			d["added_tokens"] = []any{map[string]any{"id": 2, "content": "a", "special": true}}
 		}}, embed.ErrInvalidModel},

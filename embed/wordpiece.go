@@ -45,22 +45,38 @@ type tokenizer struct {
 	// predates it.
 	describe []byte
 
-	specials []string // the contents of special added tokens, cut from raw text
-	dropped  []bool   // dropped[id]: a special token, never pooled
+	// The added tokens matched in the raw text, before normalisation:
+	// their contents, longest first, and ids. The fast path treats every
+	// special token so.
+	specials   []string
+	specialIDs []int32
+	// The added tokens matched in the normalised text (normalized true,
+	// on the general path): their normalised contents, longest first, and
+	// ids.
+	normAdded   []string
+	normAddedID []int32
+	dropped     []bool // dropped[id]: a special token, never pooled
 
 	medianRunes int // the median token length in characters, as Model2Vec computes it
 }
 
 // tokenizerJSON is the part of a tokenizer.json this package reads.
 type tokenizerJSON struct {
-	AddedTokens []struct {
-		ID      *int64  `json:"id"`
-		Content *string `json:"content"`
-		Special bool    `json:"special"`
-	} `json:"added_tokens"`
-	Normalizer   json.RawMessage `json:"normalizer"`
-	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
-	Model        json.RawMessage `json:"model"`
+	AddedTokens  []addedTokenJSON `json:"added_tokens"`
+	Normalizer   json.RawMessage  `json:"normalizer"`
+	PreTokenizer json.RawMessage  `json:"pre_tokenizer"`
+	Model        json.RawMessage  `json:"model"`
+}
+
+// addedTokenJSON is one of a tokenizer.json's added tokens.
+type addedTokenJSON struct {
+	ID         *int64  `json:"id"`
+	Content    *string `json:"content"`
+	Special    bool    `json:"special"`
+	Normalized *bool   `json:"normalized"` // absent: !special, as in tokenizers
+	SingleWord bool    `json:"single_word"`
+	LStrip     bool    `json:"lstrip"`
+	RStrip     bool    `json:"rstrip"`
 }
 
 // tokenizerModels parses each model type this package runs into tp.
@@ -90,7 +106,8 @@ func parseTokenizer(b []byte) (*tokenizer, error) {
 	if err := parse(tp, doc.Model); err != nil {
 		return nil, err
 	}
-	if err := tp.parsePipeline(doc, modelType); err != nil {
+	general := slices.ContainsFunc(doc.AddedTokens, func(a addedTokenJSON) bool { return !a.Special })
+	if err := tp.parsePipeline(doc, modelType, general); err != nil {
 		return nil, err
 	}
 	if err := tp.parseAdded(doc); err != nil {
@@ -101,8 +118,8 @@ func parseTokenizer(b []byte) (*tokenizer, error) {
 }
 
 // parsePipeline sets up the normalizer and pre-tokenizer: the fast path for
-// BERT's form, else a pipeline.
-func (tp *tokenizer) parsePipeline(doc tokenizerJSON, modelType string) error {
+// BERT's form unless general, else a pipeline.
+func (tp *tokenizer) parsePipeline(doc tokenizerJSON, modelType string, general bool) error {
 	nzType, err := partType(doc.Normalizer)
 	if err != nil {
 		return fmt.Errorf("normalizer: %w", err)
@@ -111,7 +128,7 @@ func (tp *tokenizer) parsePipeline(doc tokenizerJSON, modelType string) error {
 	if err != nil {
 		return fmt.Errorf("pre_tokenizer: %w", err)
 	}
-	if nzType == "BertNormalizer" && ptType == "BertPreTokenizer" && modelType == "WordPiece" {
+	if nzType == "BertNormalizer" && ptType == "BertPreTokenizer" && modelType == "WordPiece" && !general {
 		b, err := parseBertNormalizer(doc.Normalizer)
 		if err != nil {
 			return fmt.Errorf("normalizer: %w", err)
@@ -171,31 +188,94 @@ func parseWordPiece(tp *tokenizer, raw json.RawMessage) error {
 	return nil
 }
 
-// parseAdded reads the added tokens: each must match the vocabulary and be
-// special; their contents are cut from raw text and their ids dropped.
+// parseAdded reads the added tokens. Each must be the vocabulary's entry
+// for its id, or extend the vocabulary by the next id. A special token is
+// cut from the text and dropped; another is cut and kept. On the fast path
+// every special token is matched in the raw text; on the general path a
+// token with normalized true is matched in the normalised text, against
+// its content normalised, as tokenizers does.
 func (tp *tokenizer) parseAdded(doc tokenizerJSON) error {
-	tp.dropped = make([]bool, len(tp.tokens))
-	for i, at := range doc.AddedTokens {
+	added := slices.Clone(doc.AddedTokens)
+	for i, at := range added {
 		if at.ID == nil || at.Content == nil || *at.Content == "" {
 			return fmt.Errorf("added_tokens[%d] lacks an id or content: %w", i, ErrInvalidModel)
 		}
-		if *at.ID < 0 || *at.ID >= int64(len(tp.tokens)) || tp.tokens[*at.ID] != *at.Content {
-			return fmt.Errorf("added_tokens[%d] %q with id %d does not match the vocabulary: %w", i, *at.Content, *at.ID, ErrInvalidModel)
-		}
-		if !at.Special {
-			// A non-special added token is matched in the raw text before
-			// normalisation and kept: a tokenization this package does
-			// not implement.
-			return fmt.Errorf("added_tokens[%d] %q is not special: %w", i, *at.Content, ErrUnsupportedModel)
-		}
-		tp.dropped[*at.ID] = true
-		if !slices.Contains(tp.specials, *at.Content) {
-			tp.specials = append(tp.specials, *at.Content)
+	}
+	slices.SortStableFunc(added, func(a, b addedTokenJSON) int { return int(*a.ID - *b.ID) })
+	for i, at := range added {
+		if err := tp.checkAdded(i, at); err != nil {
+			return err
 		}
 	}
-	// Longest first, so a special token that contains another is cut whole.
-	slices.SortStableFunc(tp.specials, func(a, b string) int { return len(b) - len(a) })
+	tp.dropped = make([]bool, len(tp.tokens))
+	for _, at := range added {
+		tp.addAdded(at)
+	}
+	// Longest first, so a token that contains another is cut whole.
+	sortLongestFirst(tp.specials, tp.specialIDs)
+	sortLongestFirst(tp.normAdded, tp.normAddedID)
 	return nil
+}
+
+// checkAdded checks the added token at (added_tokens[i]) against the
+// vocabulary, which it extends when at takes the next id.
+func (tp *tokenizer) checkAdded(i int, at addedTokenJSON) error {
+	id, content := *at.ID, *at.Content
+	if id == int64(len(tp.tokens)) && id < maxVocab {
+		if _, dup := tp.vocab[content]; !dup {
+			tp.vocab[content] = int32(id)
+			tp.tokens = append(tp.tokens, content)
+		}
+	}
+	if id < 0 || id >= int64(len(tp.tokens)) || tp.tokens[id] != content {
+		return fmt.Errorf("added_tokens[%d] %q with id %d does not match the vocabulary: %w", i, content, id, ErrInvalidModel)
+	}
+	if !at.Special && (at.SingleWord || at.LStrip || at.RStrip) {
+		return &ComponentError{Component: "added_tokens", Type: content, Detail: "single_word, lstrip or rstrip"}
+	}
+	return nil
+}
+
+// addAdded registers the checked added token at to be cut from the raw or
+// the normalised text.
+func (tp *tokenizer) addAdded(at addedTokenJSON) {
+	id, content := int32(*at.ID), *at.Content
+	tp.dropped[id] = at.Special
+	normalized := !at.Special
+	if at.Normalized != nil {
+		normalized = *at.Normalized
+	}
+	if tp.pipe != nil {
+		tp.describe = fmt.Appendf(tp.describe, "added %d %q %t %t\x00", id, content, at.Special, normalized)
+	}
+	if tp.pipe == nil || !normalized {
+		if !slices.Contains(tp.specials, content) {
+			tp.specials = append(tp.specials, content)
+			tp.specialIDs = append(tp.specialIDs, id)
+		}
+		return
+	}
+	if tp.pipe.norm != nil {
+		content = tp.pipe.norm(content)
+	}
+	if content != "" && !slices.Contains(tp.normAdded, content) {
+		tp.normAdded = append(tp.normAdded, content)
+		tp.normAddedID = append(tp.normAddedID, id)
+	}
+}
+
+// sortLongestFirst sorts contents, longest first and otherwise stably, and
+// ids with them.
+func sortLongestFirst(contents []string, ids []int32) {
+	idx := make([]int, len(contents))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return len(contents[b]) - len(contents[a]) })
+	c, d := slices.Clone(contents), slices.Clone(ids)
+	for i, j := range idx {
+		contents[i], ids[i] = c[j], d[j]
+	}
 }
 
 // medianRunes is the median token length in characters (of the vocabulary
@@ -354,8 +434,10 @@ func (tp *tokenizer) encode(s *tokenScratch, text string, maxRunes int) {
 			break
 		}
 		tp.span(s, text[pos:at], pos == 0)
-		if s.keepAll && !s.full {
-			s.ids = append(s.ids, tp.vocab[tp.specials[k]])
+		if !s.full {
+			mark := len(s.ids)
+			s.ids = append(s.ids, tp.specialIDs[k])
+			tp.keep(s, mark)
 		}
 		pos = at + len(tp.specials[k])
 		for j, i := range next {
@@ -382,6 +464,41 @@ func (tp *tokenizer) span(s *tokenScratch, text string, at0 bool) {
 	if tp.pipe.norm != nil {
 		text = tp.pipe.norm(text)
 	}
+	if len(tp.normAdded) > 0 {
+		tp.splitNormAdded(s, text, at0)
+		return
+	}
+	tp.words(s, text, at0)
+}
+
+// splitNormAdded cuts the normalised added tokens out of text, a
+// normalised span, leftmost and then longest first, and tokenizes the
+// rest; only a part at the start of a span that starts the text starts
+// the text.
+func (tp *tokenizer) splitNormAdded(s *tokenScratch, text string, at0 bool) {
+	for pos := 0; !s.full; {
+		at, k := -1, 0
+		for j, c := range tp.normAdded {
+			if i := strings.Index(text[pos:], c); i >= 0 && (at < 0 || pos+i < at) {
+				at, k = pos+i, j
+			}
+		}
+		if at < 0 {
+			tp.words(s, text[pos:], at0 && pos == 0)
+			return
+		}
+		tp.words(s, text[pos:at], at0 && pos == 0)
+		if !s.full {
+			mark := len(s.ids)
+			s.ids = append(s.ids, tp.normAddedID[k])
+			tp.keep(s, mark)
+		}
+		pos = at + len(tp.normAdded[k])
+	}
+}
+
+// words pre-tokenizes text, normalised, and runs the model on each word.
+func (tp *tokenizer) words(s *tokenScratch, text string, at0 bool) {
 	if text == "" {
 		return
 	}

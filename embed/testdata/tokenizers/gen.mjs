@@ -8,6 +8,8 @@
 //     normalizers; Metaspace, Whitespace and other pre-tokenizers), built
 //     here from the sentences below with a seeded generator;
 //   - sentences.json: the sentences, hand-written and generated below;
+//   - expected/hand-*.json: the ids of the hand-written tokenizers
+//     hand-*.json (inputs: their ids are worked out by hand in tests);
 //   - expected/<name>.json: for each tokenizer (those, and the two real
 //     Model2Vec tokenizers in ../shared/data/model2vec when that folder
 //     exists), the ids of every sentence, in order, encoded without
@@ -90,6 +92,8 @@ const written = [
   "Hello\u0301 wo\u0308rld", "a\u0300\u0301\u0302\u0303 stacked", "\u0301leading combining",
   "Ǆ ǅ ǆ Ǳ title case", "ﬀ ﬃ", "ＡＢＣ", "Ⓐⓑⓒ circled", "𝐀𝐁𝐂 𝒶𝒷𝒸 math alphanumerics",
   "tab\t\t\tseparated\t\tvalues", "trailing newline\n", "\n\nleading newlines", "end.",
+  "I moved to New York last week to study machine learning.", "NEW YORK new york New  York newyork",
+  "Engram ENGRAM engram EnGram", "c++ and C++ code, C++11", "an e-mail or an E-Mail", "東京タワー and 東京",
 ];
 
 // Fragments the generated sentences are drawn from.
@@ -198,6 +202,24 @@ const doc = (added, normalizer, pre, model) => ({
 });
 const punct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
+// withAdded adds non-special added tokens to t, extending its vocabulary
+// (a WordPiece object or a Unigram list) by those it lacks: normalized
+// ones are matched in the normalised text, the others in the raw text.
+function withAdded(t, tokens) {
+  const m = t.model;
+  let next = Array.isArray(m.vocab) ? m.vocab.length : Object.keys(m.vocab).length;
+  for (const [content, normalized] of tokens) {
+    // A token already in the vocabulary keeps its id.
+    let id = Array.isArray(m.vocab) ? m.vocab.findIndex((p) => p[0] === content) : m.vocab[content] ?? -1;
+    if (id < 0) {
+      id = next++;
+      if (Array.isArray(m.vocab)) m.vocab.push([content, 0]); else m.vocab[content] = id;
+    }
+    t.added_tokens.push({ id, content, single_word: false, lstrip: false, rstrip: false, normalized, special: false });
+  }
+  return t;
+}
+
 // The tiny tokenizers, one per format.
 function tinyTokenizers(texts) {
   const bert = { type: "BertNormalizer", clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true };
@@ -240,6 +262,15 @@ function tinyTokenizers(texts) {
     "tiny-unigram-prepend": doc([special(0, "<unk>")],
       { type: "Sequence", normalizers: [{ type: "NFC" }, { type: "Prepend", prepend: "\u2581" }, { type: "Replace", pattern: { String: " " }, content: "\u2581" }] },
       null, uni(6, ["<unk>"], 0, false)),
+    // Non-special added tokens (Model2Vec adds multi-word ones so), which
+    // take the general pipeline even in BERT's form.
+    "tiny-wordpiece-added": withAdded(doc([...bertSpecials], bert, { type: "BertPreTokenizer" }, wp(8, 100)),
+      [["new york", true], ["machine learning", true], ["C++", false], ["東京", true]]),
+    "tiny-unigram-added": withAdded(doc([special(0, "[PAD]"), special(1, "[UNK]")],
+      { type: "Sequence", normalizers: [bert, ...[...punct].map((c) => ({ type: "Replace", pattern: { String: c }, content: ` ${c} ` })),
+        { type: "Replace", pattern: { Regex: "\\s+" }, content: " " }, { type: "Strip", strip_left: true, strip_right: true }] },
+      { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: false }, uni(9, ["[PAD]", "[UNK]"], 1, false)),
+      [["new york", true], ["last week", true], ["e-mail", true], ["ENGRAM", false], ["東京", true]]),
     // A Sequence of pre-tokenizers ending in Metaspace, no normalizer.
     "tiny-unigram-pretokenizers": doc([special(0, "<unk>")], null,
       { type: "Sequence", pretokenizers: [{ type: "WhitespaceSplit" }, { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true }] },
@@ -270,6 +301,10 @@ const tiny = tinyTokenizers(texts);
 for (const [name, t] of Object.entries(tiny)) {
   write(`${name}.json`, t);
   write(`expected/${name}.json`, await expected(`${name}.json`, path.join(out, `${name}.json`), texts));
+}
+// Hand-written tokenizers (hand-*.json, inputs, not written here).
+for (const f of fs.readdirSync(here).filter((f) => /^hand-.*\.json$/.test(f)).sort()) {
+  write(`expected/${f}`, await expected(f, path.join(here, f), texts));
 }
 for (const [name, rel] of [["potion-base-8M", "potion-base-8M-tokenizer/tokenizer.json"], ["vocab-quantized-unigram", "vocab-quantized-unigram/tokenizer.json"]]) {
   const file = path.join(shared, rel);
