@@ -107,8 +107,13 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 			return nil, err
 		}
 		var steps []normalizer
-		for i, part := range seq.Normalizers {
-			n, err := parseNormalizer(part)
+		for i := 0; i < len(seq.Normalizers); i++ {
+			if n, used := mergeReplaces(seq.Normalizers[i:]); used > 1 {
+				steps = append(steps, n)
+				i += used - 1
+				continue
+			}
+			n, err := parseNormalizer(seq.Normalizers[i])
 			if err != nil {
 				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
 			}
@@ -128,6 +133,40 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 		return nil, unknownComponent("normalizer", typ)
 	}
 	return build(raw)
+}
+
+// mergeReplaces turns the Replace normalizers of one character each at the
+// start of parts (Model2Vec's Sequence holds 32 of them, one per ASCII
+// punctuation mark) into one strings.Replacer pass, and reports how many
+// it took. That gives what replacing one after another gives when the
+// characters differ and no replacement holds the character of a later
+// one; it stops before a part that would break that.
+func mergeReplaces(parts []json.RawMessage) (normalizer, int) {
+	var pairs []string
+	for _, raw := range parts {
+		var r struct {
+			Type    string         `json:"type"`
+			Pattern replacePattern `json:"pattern"`
+			Content *string        `json:"content"`
+		}
+		if json.Unmarshal(raw, &r) != nil || r.Type != "Replace" || r.Content == nil ||
+			r.Pattern.String == nil || r.Pattern.Regex != nil || utf8.RuneCountInString(*r.Pattern.String) != 1 {
+			break
+		}
+		old := *r.Pattern.String
+		clash := false
+		for i := 0; i < len(pairs); i += 2 {
+			clash = clash || pairs[i] == old || strings.Contains(pairs[i+1], old)
+		}
+		if clash {
+			break
+		}
+		pairs = append(pairs, old, *r.Content)
+	}
+	if len(pairs) < 4 {
+		return nil, 0
+	}
+	return strings.NewReplacer(pairs...).Replace, len(pairs) / 2
 }
 
 // bertNormalizer holds a BertNormalizer's settings.
@@ -164,6 +203,9 @@ func parseBertNormalizer(raw json.RawMessage) (bertNormalizer, error) {
 // space), handle_chinese_chars (a space either side of each CJK
 // ideograph), strip_accents (NFD, then drop nonspacing marks), lowercase.
 func (b bertNormalizer) apply(s string) string {
+	if isASCII(s) {
+		return b.applyASCII(s)
+	}
 	var sb strings.Builder
 	sb.Grow(len(s))
 	for _, r := range s {
@@ -198,6 +240,37 @@ func (b bertNormalizer) apply(s string) string {
 		out = lowerRust(out)
 	}
 	return out
+}
+
+// applyASCII is apply for an ASCII s, which has no accents, CJK or
+// non-ASCII spaces: a control character goes (\t, \n and \r become
+// spaces) and letters are lowercased, as configured.
+func (b bertNormalizer) applyASCII(s string) string {
+	buf := []byte(s)
+	n := 0
+	for _, c := range buf {
+		switch {
+		case b.cleanText && (c == '\t' || c == '\n' || c == '\r'):
+			c = ' '
+		case b.cleanText && (c < 0x20 || c == 0x7f):
+			continue
+		case b.lowercase && 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return string(buf[:n])
+}
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // lowerRust lowercases s as Rust's char::to_lowercase does, character by
@@ -324,11 +397,49 @@ func parseReplace(raw json.RawMessage) (normalizer, error) {
 		return nil, err
 	}
 	content := *r.Content
-	if re == nil {
+	switch {
+	case re == nil:
 		old := *r.Pattern.String
 		return func(s string) string { return strings.ReplaceAll(s, old, content) }, nil
+	case *r.Pattern.Regex == `\s+`:
+		// Model2Vec's own rule, run without the regexp engine.
+		return func(s string) string { return squeezeSpaces(s, content) }, nil
 	}
 	return func(s string) string { return re.ReplaceAllLiteralString(s, content) }, nil
+}
+
+// squeezeSpaces replaces each run of whitespace in s (Oniguruma's \s,
+// which is unicode.IsSpace) with content.
+func squeezeSpaces(s, content string) string {
+	// Nothing to do when every run is one character that equals content.
+	clean := true
+	prev := false
+	for _, r := range s {
+		sp := unicode.IsSpace(r)
+		if sp && (prev || string(r) != content) {
+			clean = false
+			break
+		}
+		prev = sp
+	}
+	if clean {
+		return s
+	}
+	var sb strings.Builder
+	sb.Grow(len(s))
+	prev = false
+	for i, r := range s {
+		sp := unicode.IsSpace(r)
+		switch {
+		case sp && !prev:
+			sb.WriteString(content)
+		case !sp:
+			_, size := utf8.DecodeRuneInString(s[i:])
+			sb.WriteString(s[i : i+size]) // invalid bytes as they are
+		}
+		prev = sp
+	}
+	return sb.String()
 }
 
 // The Unicode classes of Oniguruma's \s, \d and \w with UTF-8 text (what
