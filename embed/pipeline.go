@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -499,6 +500,7 @@ var preTokenizerTypes = map[string]func(json.RawMessage) (preTokenizer, error){
 	"WhitespaceSplit":  func(json.RawMessage) (preTokenizer, error) { return whitespaceSplit, nil },
 	"Metaspace":        parseMetaspace,
 	"Digits":           parseDigits,
+	"ByteLevel":        parseByteLevel,
 }
 
 // parsePreTokenizer builds the pre-tokenizer of a tokenizer.json; nil for
@@ -722,3 +724,119 @@ func (m metaspace) apply(dst []word, w word) []word {
 	}
 	return dst
 }
+
+// parseByteLevel reads a ByteLevel pre-tokenizer (GPT-2's, which Model2Vec
+// keeps when it turns a BPE tokenizer into a Unigram one): with
+// add_prefix_space (default on) a space goes before each word that does
+// not start with one; with use_regex (default on) each word is split by
+// GPT-2's pattern; then every byte becomes the character GPT-2's table
+// gives it.
+func parseByteLevel(raw json.RawMessage) (preTokenizer, error) {
+	var b struct {
+		AddPrefixSpace *bool `json:"add_prefix_space"`
+		UseRegex       *bool `json:"use_regex"`
+	}
+	if err := unmarshalPart(raw, &b); err != nil {
+		return nil, err
+	}
+	bl := byteLevel{prefix: b.AddPrefixSpace == nil || *b.AddPrefixSpace, regex: b.UseRegex == nil || *b.UseRegex}
+	return bl.apply, nil
+}
+
+// byteLevel is a parsed ByteLevel pre-tokenizer.
+type byteLevel struct {
+	prefix, regex bool
+}
+
+// apply runs the ByteLevel pre-tokenizer on w.
+func (b byteLevel) apply(dst []word, w word) []word {
+	s := w.s
+	if b.prefix && !strings.HasPrefix(s, " ") {
+		s = " " + s
+	}
+	if !b.regex {
+		return append(dst, word{byteChars(s), w.at0})
+	}
+	for i := 0; i < len(s); {
+		n := max(gpt2Match(s, i), 1) // never 0, but a slip must not loop forever
+		dst = append(dst, word{byteChars(s[i : i+n]), w.at0 && i == 0})
+		i += n
+	}
+	return dst
+}
+
+// gpt2Match returns the length of the match at s[i:] of GPT-2's pattern
+// 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// (its alternatives tried in order, as a regex engine does), which
+// matches everywhere, so the matches cover s.
+func gpt2Match(s string, i int) int {
+	for _, c := range [...]string{"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"} {
+		if strings.HasPrefix(s[i:], c) {
+			return len(c)
+		}
+	}
+	j := i
+	if s[j] == ' ' {
+		j++
+	}
+	if j < len(s) {
+		r, _ := utf8.DecodeRuneInString(s[j:])
+		switch {
+		case unicode.IsLetter(r):
+			return runOf(s, j, unicode.IsLetter) - i
+		case unicode.IsNumber(r):
+			return runOf(s, j, unicode.IsNumber) - i
+		case !unicode.IsSpace(r):
+			return runOf(s, j, func(r rune) bool { return !unicode.In(r, unicode.L, unicode.N) && !unicode.IsSpace(r) }) - i
+		}
+	}
+	// Whitespace: all of a run that ends the text or is one character,
+	// else all but its last character (which goes with what follows).
+	end := runOf(s, i, unicode.IsSpace)
+	_, last := utf8.DecodeLastRuneInString(s[:end])
+	if end == len(s) || end-last == i {
+		return end - i
+	}
+	return end - last - i
+}
+
+// runOf returns the end of the run of characters in class from s[i].
+func runOf(s string, i int, class func(rune) bool) int {
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !class(r) {
+			break
+		}
+		i += size
+	}
+	return i
+}
+
+// byteChars maps every byte of s to its character in GPT-2's
+// bytes_to_unicode table.
+func byteChars(s string) string {
+	t := gpt2Bytes()
+	var sb strings.Builder
+	sb.Grow(2 * len(s))
+	for i := 0; i < len(s); i++ {
+		sb.WriteRune(t[s[i]])
+	}
+	return sb.String()
+}
+
+// gpt2Bytes is GPT-2's bytes_to_unicode: the printable bytes '!'-'~',
+// '¡'-'¬' and '®'-'ÿ' stand for themselves, the others for 256, 257, ...
+// in byte order.
+var gpt2Bytes = sync.OnceValue(func() *[256]rune {
+	var t [256]rune
+	n := rune(256)
+	for b := range t {
+		if '!' <= b && b <= '~' || 0xA1 <= b && b <= 0xAC || 0xAE <= b && b <= 0xFF {
+			t[b] = rune(b)
+		} else {
+			t[b] = n
+			n++
+		}
+	}
+	return &t
+})

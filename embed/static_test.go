@@ -473,7 +473,7 @@ func TestStaticMalformed(t *testing.T) {
 			d["pre_tokenizer"] = map[string]any{"type": "Metaspace", "replacement": "ab"}
 		}}, embed.ErrInvalidModel},
 		{"normalizer flag not bool", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["normalizer"].(map[string]any)["lowercase"] = "yes" }}, embed.ErrInvalidModel},
-		{"pre-tokenizer ByteLevel", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["pre_tokenizer"] = map[string]any{"type": "ByteLevel"} }}, embed.ErrUnknownComponent},
+		{"pre-tokenizer Split", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["pre_tokenizer"] = map[string]any{"type": "Split"} }}, embed.ErrUnknownComponent},
 		{"pre-tokenizer in a Sequence", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
 			d["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{map[string]any{"type": "Whitespace"}, map[string]any{"type": "Split"}}}
 		}}, embed.ErrUnknownComponent},

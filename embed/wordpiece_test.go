@@ -209,6 +209,8 @@ func FuzzTokenizer(f *testing.F) {
 		`"model":{"type":"Unigram","unk_id":0,"vocab":[["[UNK]",0],["▁a",-1],["b",-2],["▁",-3],["ab",-1.5]]}}`), "a b\xffab  ▁ab")
 	f.Add([]byte(`{"normalizer":{"type":"Nmt"},"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"WhitespaceSplit"},{"type":"Metaspace","prepend_scheme":"first"},{"type":"Digits"}]},`+
 		`"model":{"type":"Unigram","unk_id":null,"byte_fallback":true,"vocab":[["<0x41>",-1],["a",-1],["",-1]]}}`), "A a 12 \x00é")
+	f.Add([]byte(`{"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":true,"use_regex":true},`+
+		`"model":{"type":"Unigram","unk_id":0,"vocab":[["<unk>",0],["Ġ",-1],["a",-2]]}}`), "a\u3000\u3000b 's  \t x")
 	f.Add([]byte(`{"normalizer":{"type":"Lowercase"},"pre_tokenizer":{"type":"Whitespace"},"model":{"type":"WordPiece","vocab":{"[UNK]":0,"a":1,"##b":2}}}`), "ab a-b AB")
 	f.Add([]byte(`null`), "x")
 	f.Fuzz(func(t *testing.T, b []byte, text string) {

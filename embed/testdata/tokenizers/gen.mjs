@@ -194,6 +194,42 @@ function unigramVocab(texts, seed, head, mark = "\u2581") {
   return vocab;
 }
 
+// GPT-2's bytes_to_unicode, and a text in that alphabet (UTF-8 bytes).
+const byteChar = (() => {
+  const t = [];
+  let n = 256;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    t.push(String.fromCodePoint(printable ? b : n++));
+  }
+  return t;
+})();
+const byteLevel = (s) => [...Buffer.from(s, "utf8")].map((b) => byteChar[b]).join("");
+
+// byteLevelVocab: every byte's character, and byte-level pieces of words
+// with and without their leading space, with seeded scores.
+function byteLevelVocab(texts, seed) {
+  const r = rng(seed);
+  const vocab = [["<unk>", 0]];
+  const seen = new Set(["<unk>"]);
+  const add = (t, score) => {
+    if (seen.has(t) || t === "") return;
+    seen.add(t);
+    vocab.push([t, score ?? -Math.round((2 + r() * 12) * 8) / 8]);
+  };
+  for (const c of byteChar) add(c, -16);
+  for (const w of words(texts)) {
+    if (r() < 0.5) add(byteLevel(" " + w));
+    if (r() < 0.3) add(byteLevel(w));
+    const b = byteLevel(w);
+    for (let k = 0; k < 2 && b.length > 2; k++) {
+      const i = Math.floor(r() * (b.length - 1));
+      add(b.slice(i, i + 1 + Math.floor(r() * Math.min(4, b.length - i - 1))));
+    }
+  }
+  return vocab;
+}
+
 const special = (id, content) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
 const bertSpecials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].map((t, i) => special(i, t));
 const doc = (added, normalizer, pre, model) => ({
@@ -271,6 +307,15 @@ function tinyTokenizers(texts) {
         { type: "Replace", pattern: { Regex: "\\s+" }, content: " " }, { type: "Strip", strip_left: true, strip_right: true }] },
       { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: false }, uni(9, ["[PAD]", "[UNK]"], 1, false)),
       [["new york", true], ["last week", true], ["e-mail", true], ["ENGRAM", false], ["東京", true]]),
+    // ByteLevel, as Model2Vec keeps it when it turns a BPE tokenizer into
+    // a Unigram one (add_prefix_space on, use_regex off), and GPT-2's
+    // default (use_regex on).
+    "tiny-unigram-bytelevel": doc([special(0, "<unk>")], { type: "NFC" },
+      { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: false },
+      { type: "Unigram", unk_id: 0, vocab: byteLevelVocab(texts, 10), byte_fallback: false }),
+    "tiny-unigram-bytelevel-regex": doc([special(0, "<unk>")], null,
+      { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+      { type: "Unigram", unk_id: 0, vocab: byteLevelVocab(texts, 11), byte_fallback: false }),
     // A Sequence of pre-tokenizers ending in Metaspace, no normalizer.
     "tiny-unigram-pretokenizers": doc([special(0, "<unk>")], null,
       { type: "Sequence", pretokenizers: [{ type: "WhitespaceSplit" }, { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true }] },
