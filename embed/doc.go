@@ -67,8 +67,7 @@
 //     Unigram behind the normalizers and pre-tokenizers Model2Vec models
 //     use (BERT's, and the newer Sequence and Metaspace form; see [Static]
 //     for the list); a component it does not implement (a BPE model, a
-//     Precompiled normalizer, a Split pre-tokenizer) is refused with a
-//     [*ComponentError] naming it. Its token ids are checked against
+//     Split pre-tokenizer) is refused with a [*ComponentError] naming it. Its token ids are checked against
 //     Hugging Face's tokenizers, but no real model's vectors have been
 //     compared with Model2Vec's here: the tests use small generated tables
 //     and one small quantized model whose vectors mean nothing. It pools at

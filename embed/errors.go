@@ -52,9 +52,9 @@ var (
 	// ErrUnknownComponent is returned, inside a [*ComponentError] inside a
 	// [*ModelError], by [NewStatic] for a tokenizer.json whose model,
 	// normalizer or pre-tokenizer is of a type this package does not
-	// implement (for example a "BPE" model or a "Precompiled"
-	// normalizer), or that uses an option of it this package does not
-	// implement. Such errors also wrap [ErrUnsupportedModel].
+	// implement (for example a "BPE" model or a "Split" pre-tokenizer),
+	// or that uses an option of it this package does not implement. Such
+	// errors also wrap [ErrUnsupportedModel].
 	ErrUnknownComponent = errors.New("embed: unknown tokenizer component")
 )
 
@@ -64,7 +64,7 @@ type ComponentError struct {
 	// Component is "model", "normalizer", "pre_tokenizer" or
 	// "added_tokens".
 	Component string
-	// Type is the component's "type" ("BPE", "Precompiled", ...), also
+	// Type is the component's "type" ("BPE", "Split", ...), also
 	// for an unsupported option of a known type ("Replace"), or an added
 	// token's content.
 	Type string

@@ -92,6 +92,7 @@ var normalizerTypes = map[string]func(json.RawMessage) (normalizer, error){
 	"StripAccents": func(json.RawMessage) (normalizer, error) { return stripMarks, nil },
 	"Prepend":      parsePrepend,
 	"Nmt":          func(json.RawMessage) (normalizer, error) { return nmt, nil },
+	"Precompiled":  parsePrecompiled,
 }
 
 // parseNormalizer builds the normalizer of a tokenizer.json; nil for none.

@@ -1,11 +1,17 @@
 package embed
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // randomText draws n characters from alphabet.
@@ -103,4 +109,47 @@ func TestTranslateOnig(t *testing.T) {
 	if _, err := translateOnig(`[\S]`); err == nil {
 		t.Error(`[\S] translated`)
 	}
+}
+
+// FuzzPrecompiled checks that a Precompiled normalizer built from any
+// bytes either is refused with ErrInvalidModel or normalises any text
+// without panicking, to valid UTF-8 when the text is.
+func FuzzPrecompiled(f *testing.F) {
+	real, err := os.ReadFile(filepath.Join("testdata", "tokenizers", "spm-unigram-nmt-nfkc.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	var doc struct {
+		Normalizer struct {
+			Normalizers []struct {
+				Charsmap string `json:"precompiled_charsmap"`
+			} `json:"normalizers"`
+		} `json:"normalizer"`
+	}
+	if err := json.Unmarshal(real, &doc); err != nil {
+		f.Fatal(err)
+	}
+	cm, _ := base64.StdEncoding.DecodeString(doc.Normalizer.Normalizers[0].Charsmap)
+	size := binary.LittleEndian.Uint32(cm)
+	// The real map's first units and replacements: a trie whose offsets
+	// point past its end, to replacements that are cut short.
+	small := binary.LittleEndian.AppendUint32(nil, 4096)
+	small = append(small, cm[4:4+4096]...)
+	small = append(small, cm[4+size:4+size+2048]...)
+	f.Add(small, "ﬁ\u0301 Å ｈｅｌｌｏ ㍿")
+	f.Add([]byte{8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4, 'a', 0}, "abc")
+	f.Add([]byte{0, 0, 0, 0}, "x")
+	f.Fuzz(func(t *testing.T, charsmap []byte, text string) {
+		raw, _ := json.Marshal(map[string]any{"type": "Precompiled", "precompiled_charsmap": base64.StdEncoding.EncodeToString(charsmap)})
+		n, err := parseNormalizer(raw)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidModel) {
+				t.Fatalf("error %v is not ErrInvalidModel", err)
+			}
+			return
+		}
+		if out := n(text); utf8.ValidString(text) && !utf8.ValidString(out) {
+			t.Fatalf("%q became %q", text, out)
+		}
+	})
 }

@@ -93,15 +93,17 @@ func (o *StaticOptions) validate() error {
 //     that is absent or one of BertNormalizer, Replace (a string, or a
 //     regular expression Go's regexp can run once Oniguruma's \s, \d and
 //     \w are made Unicode), Lowercase, NFC, NFD, NFKC, NFKD, Strip,
-//     StripAccents, Prepend, Nmt, or a Sequence of them; a pre-tokenizer
+//     StripAccents, Prepend, Nmt, Precompiled (sentencepiece's compiled
+//     character map), or a Sequence of them; a pre-tokenizer
 //     that is absent or one of Metaspace, Whitespace, WhitespaceSplit,
 //     BertPreTokenizer, Digits, ByteLevel, or a Sequence of them; special
 //     and other added tokens. That covers BERT's uncased tokenizer and
 //     those derived from it (potion-base-8M), the newer Model2Vec form (a
 //     Unigram model behind a Sequence normalizer and a Metaspace
-//     pre-tokenizer) and the Unigram models Model2Vec makes from
-//     byte-level BPE tokenizers. Any other component (a BPE model, a
-//     Precompiled normalizer, a Split pre-tokenizer) is refused with a
+//     pre-tokenizer), the sentencepiece form of XLM-R-based models
+//     (Precompiled, Metaspace, Unigram) and the Unigram models Model2Vec
+//     makes from byte-level BPE tokenizers. Any other component (a BPE
+//     model, a Split or Punctuation pre-tokenizer) is refused with a
 //     [*ComponentError] naming it.
 //   - config.json: a JSON object; its "normalize", if present, must be a
 //     boolean (see [Static.Embed] for why it is not obeyed).

@@ -455,7 +455,13 @@ func TestStaticMalformed(t *testing.T) {
 
 		{"missing tokenizer", fileEdit{file: "tokenizer.json", rm: true}, fs.ErrNotExist},
 		{"tokenizer not JSON", fileEdit{file: "tokenizer.json", raw: []byte("{\"model\":")}, embed.ErrInvalidModel},
-		{"normalizer Precompiled", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["normalizer"] = map[string]any{"type": "Precompiled"} }}, embed.ErrUnknownComponent},
+		{"normalizer ByteLevel", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["normalizer"] = map[string]any{"type": "ByteLevel"} }}, embed.ErrUnknownComponent},
+		{"Precompiled not base64", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["normalizer"] = map[string]any{"type": "Precompiled", "precompiled_charsmap": "!!"}
+		}}, embed.ErrInvalidModel},
+		{"Precompiled trie past the map", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["normalizer"] = map[string]any{"type": "Precompiled", "precompiled_charsmap": "QAAAAAAA"}
+		}}, embed.ErrInvalidModel},
 		{"normalizer in a Sequence", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
 			d["normalizer"] = map[string]any{"type": "Sequence", "normalizers": []any{map[string]any{"type": "NFC"}, map[string]any{"type": "Frobnicate"}}}
 		}}, embed.ErrUnknownComponent},

@@ -8,8 +8,10 @@
 //     normalizers; Metaspace, Whitespace and other pre-tokenizers), built
 //     here from the sentences below with a seeded generator;
 //   - sentences.json: the sentences, hand-written and generated below;
-//   - expected/hand-*.json: the ids of the hand-written tokenizers
-//     hand-*.json (inputs: their ids are worked out by hand in tests);
+//   - expected/hand-*.json and expected/spm-*.json: the ids of the
+//     tokenizers hand-*.json (written by hand; tests work out vectors from
+//     their ids) and spm-*.json (written by spm.py with sentencepiece),
+//     which are inputs;
 //   - expected/<name>.json: for each tokenizer (those, and the two real
 //     Model2Vec tokenizers in ../shared/data/model2vec when that folder
 //     exists), the ids of every sentence, in order, encoded without
@@ -94,6 +96,8 @@ const written = [
   "tab\t\t\tseparated\t\tvalues", "trailing newline\n", "\n\nleading newlines", "end.",
   "I moved to New York last week to study machine learning.", "NEW YORK new york New  York newyork",
   "Engram ENGRAM engram EnGram", "c++ and C++ code, C++11", "an e-mail or an E-Mail", "東京タワー and 東京",
+  "ﬁ\u0301 ﬂ\u0308 ﬁne", "㍿ ㌀ ℡ ™ ㎏", "ﻼ ﷺ ﹰ", "\u1100\u1161\u11a8 jamo 각", "Å A\u030a Å",
+  "e\u0301\u0301\u0301 x\u20dd", "👩🏽‍💻 🧑‍🤝‍🧑", "ｈｅｌｌｏ　ｗｏｒｌｄ", "Ⅻ ⅲ ㊿ ⁹ ₉",
 ];
 
 // Fragments the generated sentences are drawn from.
@@ -347,8 +351,9 @@ for (const [name, t] of Object.entries(tiny)) {
   write(`${name}.json`, t);
   write(`expected/${name}.json`, await expected(`${name}.json`, path.join(out, `${name}.json`), texts));
 }
-// Hand-written tokenizers (hand-*.json, inputs, not written here).
-for (const f of fs.readdirSync(here).filter((f) => /^hand-.*\.json$/.test(f)).sort()) {
+// Tokenizers written by hand (hand-*.json) or by spm.py (spm-*.json):
+// inputs, not written here.
+for (const f of fs.readdirSync(here).filter((f) => /^(hand|spm)-.*\.json$/.test(f)).sort()) {
   write(`expected/${f}`, await expected(f, path.join(here, f), texts));
 }
 for (const [name, rel] of [["potion-base-8M", "potion-base-8M-tokenizer/tokenizer.json"], ["vocab-quantized-unigram", "vocab-quantized-unigram/tokenizer.json"]]) {
