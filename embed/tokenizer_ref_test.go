@@ -38,7 +38,7 @@ func readJSON(t *testing.T, path string, v any) {
 }
 
 // TestTokenizerReference checks every tokenizer format against the ids
-// Hugging Face's tokenizers gives for 411 sentences (accents, CJK, emoji,
+// Hugging Face's tokenizers gives for 420 sentences (accents, CJK, emoji,
 // numbers, long words, punctuation, whitespace runs, mixed case, control
 // characters, special tokens' text): the tiny tokenizers in testdata,
 // one per format, and the two real Model2Vec tokenizers of the shared
