@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/engramdb/engram/embed/embedtest"
@@ -220,5 +221,80 @@ func readFileJSON(t *testing.T, path string, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestStaticGeneralConcurrent embeds from several goroutines through the
+// general pipeline (testdata's Unigram tokenizer in sentencepiece's form,
+// with the Precompiled map, and the hand-written Model2Vec one) and checks
+// every result equals the sequential one; under -race it checks the
+// pipeline shares nothing mutable.
+func TestStaticGeneralConcurrent(t *testing.T) {
+	var texts []string
+	readFileJSON(t, filepath.Join("testdata", "tokenizers", "sentences.json"), &texts)
+	for _, tok := range []string{"spm-unigram-nmt-nfkc.json", "tiny-unigram-added.json", "hand-unigram-model2vec.json"} {
+		dir := quantizedModel(t, "F32", "F64", "I32")
+		b, err := os.ReadFile(filepath.Join("testdata", "tokenizers", tok))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The mapping and weights of quantizedModel cover 14 tokens: drop
+		// them and give every token its own row.
+		var doc struct {
+			Model struct {
+				Vocab json.RawMessage `json:"vocab"`
+			} `json:"model"`
+			Added []any `json:"added_tokens"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var vocab []any
+		if err := json.Unmarshal(doc.Model.Vocab, &vocab); err != nil {
+			t.Fatal(err)
+		}
+		n := len(vocab)
+		rows := make([][]float32, n)
+		for i := range rows {
+			rows[i] = []float32{float32(i%7) + 1, float32(i%5) - 2, float32(i % 3)}
+		}
+		var data []byte
+		for _, r := range rows {
+			for _, x := range r {
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(x))
+			}
+		}
+		if err := embedtest.WriteSafetensors(filepath.Join(dir, "model.safetensors"), []embedtest.Tensor{
+			{Name: "embeddings", DType: "F32", Shape: []int{n, 3}, Data: data},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		s := newStatic(t, dir, nil)
+		want, err := s.Embed(t.Context(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 3 {
+					got, err := s.Embed(t.Context(), texts)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					for j := range got {
+						if !near(got[j], want[j]) {
+							t.Errorf("%s: %q differs", tok, texts[j])
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
 	}
 }
