@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/embed/embedtest"
 )
 
@@ -126,6 +127,14 @@ func TestStaticQuantized(t *testing.T) {
 				}
 			}
 		})
+	}
+	// With MaxTokens 1 the text is first cut, as Model2Vec does, to 1 ×
+	// the median piece length (2 characters): "He" is "▁", "h" (unknown)
+	// and "e", of which "▁" (row 2) is kept; uncut, "▁hello" (row 1)
+	// would be.
+	s := newStatic(t, quantizedModel(t, "F32", "F64", "I32"), &embed.StaticOptions{MaxTokens: 1})
+	if got := embedOne(t, s, "Hello, World!"); !near(got, unit(0, 0, 1)) {
+		t.Errorf("MaxTokens 1: %v, want %v", got, unit(0, 0, 1))
 	}
 }
 

@@ -83,6 +83,21 @@ func TestTokenizerReference(t *testing.T) {
 						t.Errorf("%q:\n got  %v %q\n want %v %q", text, s.ids, pieces(tp, s.ids), want, pieces(tp, want))
 					}
 				}
+				// What is pooled: the unknown and special tokens
+				// dropped, the first 3 kept.
+				var pooled []int32
+				for _, id := range want {
+					if id != tp.unk && !tp.dropped[id] && len(pooled) < 3 {
+						pooled = append(pooled, id)
+					}
+				}
+				s = &tokenScratch{limit: 3}
+				tp.encode(s, text, 0)
+				if !slices.Equal(s.ids, pooled) && !(len(s.ids) == 0 && len(pooled) == 0) {
+					if bad++; bad <= 8 {
+						t.Errorf("%q, pooled, limit 3: %v, want %v", text, s.ids, pooled)
+					}
+				}
 			}
 			if bad > 0 {
 				t.Errorf("%d of %d sentences differ", bad, len(texts))
