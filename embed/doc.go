@@ -77,11 +77,14 @@
 //     unrelated to it. It has no notion of how rare a word is either: the
 //     engine's BM25 index does that part. A text with no letters or digits
 //     embeds to the zero vector.
-//   - [Static] runs only Model2Vec folders whose tokenizer is WordPiece with
-//     BERT normalisation (the tokenizer of BERT-family models, which the
-//     English potion models were distilled from); others are refused with
-//     [ErrUnsupportedModel]. No real model has been run in this repository:
-//     the tests use small generated ones. It pools at
+//   - [Static] runs Model2Vec folders whose tokenizer is WordPiece or
+//     Unigram behind the normalizers and pre-tokenizers Model2Vec models
+//     use (BERT's, and the newer Sequence and Metaspace form; see [Static]
+//     for the list); a component it does not implement (a BPE model, a
+//     Split pre-tokenizer) is refused with a [*ComponentError] naming it. Its token ids are checked against
+//     Hugging Face's tokenizers, but no real model's vectors have been
+//     compared with Model2Vec's here: the tests use small generated tables
+//     and one small quantized model whose vectors mean nothing. It pools at
 //     most 512 tokens of a text, like Model2Vec (after first cutting the
 //     text to 512 × the vocabulary's median token length in characters):
 //     the rest of a long text does not count; see [StaticOptions.MaxTokens].

@@ -3,6 +3,7 @@ package embed
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 var (
@@ -42,9 +43,10 @@ var (
 
 	// ErrUnsupportedModel is returned, inside a [*ModelError], by
 	// [NewStatic] for a well-formed model this package cannot run: a
-	// tokenizer other than WordPiece with a BertNormalizer and a
-	// BertPreTokenizer, non-special added tokens, or a tensor dtype other
-	// than those [Static] documents.
+	// tokenizer component it does not implement (see
+	// [ErrUnknownComponent]), an added token with an option it does not
+	// implement (single_word, lstrip or rstrip on a non-special one), or a
+	// tensor dtype other than those [Static] documents.
 	ErrUnsupportedModel = errors.New("embed: unsupported model")
 
 	// ErrUnknownModel is returned by [Pull], [ModelDir] and [OpenModel]
@@ -75,7 +77,43 @@ var (
 	// error status (a missing repository, revision or file; a gated model
 	// without a token) or with a response it cannot use.
 	ErrHub = errors.New("embed: hub request failed")
+
+	// ErrUnknownComponent is returned, inside a [*ComponentError] inside a
+	// [*ModelError], by [NewStatic] for a tokenizer.json whose model,
+	// normalizer or pre-tokenizer is of a type this package does not
+	// implement (for example a "BPE" model or a "Split" pre-tokenizer),
+	// or that uses an option of it this package does not implement. Such
+	// errors also wrap [ErrUnsupportedModel].
+	ErrUnknownComponent = errors.New("embed: unknown tokenizer component")
 )
+
+// ComponentError names the part of a tokenizer.json that [NewStatic]
+// cannot run. It wraps [ErrUnknownComponent] and [ErrUnsupportedModel].
+type ComponentError struct {
+	// Component is "model", "normalizer", "pre_tokenizer" or
+	// "added_tokens".
+	Component string
+	// Type is the component's "type" ("BPE", "Split", ...), also
+	// for an unsupported option of a known type ("Replace"), or an added
+	// token's content.
+	Type string
+	// Detail says what is unsupported when the type itself is known;
+	// empty otherwise.
+	Detail string
+}
+
+// Error returns "embed: unknown tokenizer component: <Component> <Type>",
+// then ": <Detail>" if there is one.
+func (e *ComponentError) Error() string {
+	s := ErrUnknownComponent.Error() + ": " + e.Component + " " + strconv.Quote(e.Type)
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// Unwrap returns [ErrUnknownComponent] and [ErrUnsupportedModel].
+func (e *ComponentError) Unwrap() []error { return []error{ErrUnknownComponent, ErrUnsupportedModel} }
 
 // ModelError reports which file of a model folder [NewStatic] could not
 // use, and why. Err wraps [ErrInvalidModel] or [ErrUnsupportedModel], and

@@ -37,6 +37,50 @@ var stDTypes = map[string]int{
 	"I64": 8, "U64": 8, "F64": 8,
 }
 
+// decodeSTEntry decodes the header entry of tensor name from dec and
+// checks it against data, the bytes after the header: a known dtype, a
+// non-negative shape whose size in bytes equals its data_offsets range,
+// inside data. The tensor returned aliases data[begin:end].
+func decodeSTEntry(dec *json.Decoder, name string, data []byte) (t *stTensor, begin, end int, err error) {
+	var e struct {
+		DType       *string `json:"dtype"`
+		Shape       []int64 `json:"shape"`
+		DataOffsets []int64 `json:"data_offsets"`
+	}
+	if err := dec.Decode(&e); err != nil {
+		return nil, 0, 0, fmt.Errorf("header entry %q: %v: %w", name, err, ErrInvalidModel)
+	}
+	if e.DType == nil || e.Shape == nil || len(e.DataOffsets) != 2 {
+		return nil, 0, 0, fmt.Errorf("header entry %q lacks dtype, shape or a [begin, end] data_offsets: %w", name, ErrInvalidModel)
+	}
+	size, ok := stDTypes[*e.DType]
+	if !ok {
+		return nil, 0, 0, fmt.Errorf("tensor %q has unknown dtype %q: %w", name, *e.DType, ErrInvalidModel)
+	}
+	elems := int64(1)
+	for _, d := range e.Shape {
+		if d < 0 {
+			return nil, 0, 0, fmt.Errorf("tensor %q has negative dimension %d: %w", name, d, ErrInvalidModel)
+		}
+		if d != 0 && elems > math.MaxInt32*int64(256)/d {
+			return nil, 0, 0, fmt.Errorf("tensor %q shape %v is too large: %w", name, e.Shape, ErrInvalidModel)
+		}
+		elems *= d
+	}
+	b, en := e.DataOffsets[0], e.DataOffsets[1]
+	if b < 0 || en < b || en > int64(len(data)) {
+		return nil, 0, 0, fmt.Errorf("tensor %q data_offsets [%d, %d] outside the %d data bytes: %w", name, b, en, len(data), ErrInvalidModel)
+	}
+	if elems*int64(size) != en-b {
+		return nil, 0, 0, fmt.Errorf("tensor %q: shape %v of %s is %d bytes, data_offsets span %d: %w", name, e.Shape, *e.DType, elems*int64(size), en-b, ErrInvalidModel)
+	}
+	shape := make([]int, len(e.Shape))
+	for i, d := range e.Shape {
+		shape[i] = int(d)
+	}
+	return &stTensor{dtype: stDType{*e.DType, size}, shape: shape, data: data[b:en:en]}, int(b), int(en), nil
+}
+
 // stTensor is one tensor of a safetensors file; data aliases the file.
 type stTensor struct {
 	dtype stDType
@@ -91,44 +135,12 @@ func parseSafetensors(b []byte) (map[string]*stTensor, error) {
 			}
 			continue
 		}
-		var e struct {
-			DType       *string `json:"dtype"`
-			Shape       []int64 `json:"shape"`
-			DataOffsets []int64 `json:"data_offsets"`
+		t, begin, end, err := decodeSTEntry(dec, name, data)
+		if err != nil {
+			return nil, err
 		}
-		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("header entry %q: %v: %w", name, err, ErrInvalidModel)
-		}
-		if e.DType == nil || e.Shape == nil || len(e.DataOffsets) != 2 {
-			return nil, fmt.Errorf("header entry %q lacks dtype, shape or a [begin, end] data_offsets: %w", name, ErrInvalidModel)
-		}
-		size, ok := stDTypes[*e.DType]
-		if !ok {
-			return nil, fmt.Errorf("tensor %q has unknown dtype %q: %w", name, *e.DType, ErrInvalidModel)
-		}
-		elems := int64(1)
-		for _, d := range e.Shape {
-			if d < 0 {
-				return nil, fmt.Errorf("tensor %q has negative dimension %d: %w", name, d, ErrInvalidModel)
-			}
-			if d != 0 && elems > math.MaxInt32*int64(256)/d {
-				return nil, fmt.Errorf("tensor %q shape %v is too large: %w", name, e.Shape, ErrInvalidModel)
-			}
-			elems *= d
-		}
-		begin, end := e.DataOffsets[0], e.DataOffsets[1]
-		if begin < 0 || end < begin || end > int64(len(data)) {
-			return nil, fmt.Errorf("tensor %q data_offsets [%d, %d] outside the %d data bytes: %w", name, begin, end, len(data), ErrInvalidModel)
-		}
-		if elems*int64(size) != end-begin {
-			return nil, fmt.Errorf("tensor %q: shape %v of %s is %d bytes, data_offsets span %d: %w", name, e.Shape, *e.DType, elems*int64(size), end-begin, ErrInvalidModel)
-		}
-		shape := make([]int, len(e.Shape))
-		for i, d := range e.Shape {
-			shape[i] = int(d)
-		}
-		tensors[name] = &stTensor{dtype: stDType{*e.DType, size}, shape: shape, data: data[begin:end:end]}
-		spans = append(spans, span{name, int(begin), int(end)})
+		tensors[name] = t
+		spans = append(spans, span{name, begin, end})
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
 		return nil, fmt.Errorf("header: %v: %w", err, ErrInvalidModel)

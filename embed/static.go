@@ -82,42 +82,68 @@ func (o *StaticOptions) validate() error {
 // The folder holds three files, as Model2Vec's save_pretrained writes them:
 //
 //   - model.safetensors: the tensor "embeddings" [rows × dimensions] in
-//     F32, F16 or I8; optionally "weights" [vocabulary] (F64, F32 or F16),
-//     a scale per token id, and "mapping" [vocabulary] (I64 or I32), the
-//     table row of each token id. Without a mapping, rows equal the
+//     F32, F64 (rounded to F32 on load), F16 or I8; optionally "weights"
+//     [vocabulary] (F64, F32 or F16), a scale per token id, and "mapping"
+//     [vocabulary] (I64 or I32), the table row of each token id, as in
+//     Model2Vec's vocabulary-quantized models, whose table has fewer rows
+//     than the vocabulary has tokens. Without a mapping, rows equal the
 //     vocabulary size.
-//   - tokenizer.json: a Hugging Face tokenizers WordPiece model with a
-//     BertNormalizer and a BertPreTokenizer (BERT's uncased tokenizer and
-//     those derived from it).
+//   - tokenizer.json: a Hugging Face tokenizers file with a WordPiece or
+//     a Unigram model (with its unk_id and byte_fallback); a normalizer
+//     that is absent or one of BertNormalizer, Replace (a string, or a
+//     regular expression Go's regexp can run once Oniguruma's \s, \d and
+//     \w are made Unicode), Lowercase, NFC, NFD, NFKC, NFKD, Strip,
+//     StripAccents, Prepend, Nmt, Precompiled (sentencepiece's compiled
+//     character map), or a Sequence of them; a pre-tokenizer
+//     that is absent or one of Metaspace, Whitespace, WhitespaceSplit,
+//     BertPreTokenizer, Digits, ByteLevel, or a Sequence of them; special
+//     and other added tokens. That covers BERT's uncased tokenizer and
+//     those derived from it (potion-base-8M), the newer Model2Vec form (a
+//     Unigram model behind a Sequence normalizer and a Metaspace
+//     pre-tokenizer), the sentencepiece form of XLM-R-based models
+//     (Precompiled, Metaspace, Unigram) and the Unigram models Model2Vec
+//     makes from byte-level BPE tokenizers. Any other component (a BPE
+//     model, a Split or Punctuation pre-tokenizer) is refused with a
+//     [*ComponentError] naming it.
 //   - config.json: a JSON object; its "normalize", if present, must be a
 //     boolean (see [Static.Embed] for why it is not obeyed).
 //
 // Embedding a text:
 //
-//  1. Cut special added tokens ("[CLS]", ...) out of the raw text.
-//  2. Normalise as BertNormalizer does: remove control characters, make
-//     each CJK ideograph a word, strip accents (Unicode NFD, then drop
-//     nonspacing marks) and lowercase, as the tokenizer says.
-//  3. Split on whitespace and punctuation, each punctuation character a
-//     word of its own.
-//  4. WordPiece: greedy longest match against the vocabulary, "##"
-//     continuations; a word with an unmatched part, or longer than
-//     max_input_chars_per_word, is unknown.
-//  5. Drop unknown and special tokens; keep the first MaxTokens.
-//  6. Sum the table rows of the tokens (through "mapping" when present),
+//  1. Cut the added tokens out of the raw text: special ones ("[CLS]",
+//     ...) are dropped, others (the multi-word tokens Model2Vec can add,
+//     "new york") are tokens of their own. Off BERT's fast path, an added
+//     token marked normalized is cut from each normalised span instead
+//     (step 2), as tokenizers does.
+//  2. Normalise and pre-tokenize each remaining span as the tokenizer
+//     says, in tokenizers' order. BERT's form (BertNormalizer,
+//     BertPreTokenizer) runs in one streaming pass: remove control
+//     characters, make each CJK ideograph a word, strip accents (Unicode
+//     NFD, then drop nonspacing marks) and lowercase, then split on
+//     whitespace and punctuation, each punctuation character a word.
+//  3. Tokenize each word: WordPiece is a greedy longest match against the
+//     vocabulary with "##" continuations (a word with an unmatched part,
+//     or longer than max_input_chars_per_word, is unknown); Unigram is
+//     the segmentation whose piece scores sum highest (Viterbi), with
+//     adjacent unknown characters fused into one unknown token.
+//  4. Drop unknown and special tokens; keep the first MaxTokens.
+//  5. Sum the table rows of the tokens (through "mapping" when present),
 //     each scaled by its "weights" entry when present, and L2-normalise
 //     the sum (which is the mean, normalised).
 //
+// The token ids of steps 1-3 are those of Hugging Face's tokenizers
+// (checked against it on hundreds of sentences for every supported form).
 // This is what Model2Vec's StaticModel.encode computes, up to
-// floating-point rounding and its normalize flag. A text with no known
-// token ("", "!!!", a word of an unknown script) embeds to the zero
-// vector.
+// floating-point rounding and its normalize flag, except that a special
+// token typed in the text ("[CLS]") is dropped here and pooled there. A
+// text with no known token ("", "!!!", a word of an unknown script)
+// embeds to the zero vector.
 //
 // The model is loaded into memory once, in its stored dtype (about the
 // size of model.safetensors), and never changes; a Static is safe for
 // concurrent use.
 type Static struct {
-	tok       *wordPiece
+	tok       *tokenizer
 	dims      int
 	rows      int
 	f32       []float32 // the table when stored as F32
@@ -139,8 +165,10 @@ type Static struct {
 // [*ModelError] naming the file for a model it cannot use: wrapping
 // [ErrInvalidModel] for a missing or malformed file (also wrapping
 // fs.ErrNotExist for a missing one), or [ErrUnsupportedModel] for a
-// well-formed model of a kind this package does not run (another
-// tokenizer, another dtype). NewStatic never downloads anything.
+// well-formed model of a kind this package does not run (another dtype;
+// a tokenizer component it does not implement, for which the error also
+// holds a [*ComponentError] naming it and wraps [ErrUnknownComponent]).
+// NewStatic never downloads anything.
 //
 // Loading reads the three files whole, checks every table value is finite
 // and hashes the table and vocabulary for [Static.Identity]: for a model of
@@ -213,6 +241,7 @@ func NewStatic(dir string, opts *StaticOptions) (*Static, error) {
 	for id, t := range s.tok.tokens {
 		fmt.Fprintf(h, "%s\x00%t\x00", t, s.tok.dropped[id])
 	}
+	h.Write(s.tok.describe) // empty on the BERT fast path, whose identities predate it
 	model := strconv.Itoa(s.dims) + "-"
 	if o.MaxTokens != DefaultStaticMaxTokens {
 		fmt.Fprintf(h, "max=%d\x00", o.MaxTokens)
@@ -275,6 +304,28 @@ func (s *Static) loadTensors(ts map[string]*stTensor, h interface{ Write([]byte)
 	if !hasMapping && s.rows != vocab {
 		return fmt.Errorf("embeddings has %d rows for a vocabulary of %d tokens and no mapping: %w", s.rows, vocab, ErrInvalidModel)
 	}
+	if err := s.loadEmbeddings(e); err != nil {
+		return err
+	}
+	hashTensor(h, "embeddings", e)
+	if w, ok := ts["weights"]; ok {
+		if err := s.loadWeights(w, vocab); err != nil {
+			return err
+		}
+		hashTensor(h, "weights", w)
+	}
+	if hasMapping {
+		if err := s.loadMapping(m, vocab); err != nil {
+			return err
+		}
+		hashTensor(h, "mapping", m)
+	}
+	return nil
+}
+
+// loadEmbeddings copies the table e into s, in its dtype: F32, F16 or I8
+// as stored, F64 rounded to F32.
+func (s *Static) loadEmbeddings(e *stTensor) error {
 	n := s.rows * s.dims
 	switch e.dtype.name {
 	case "F32":
@@ -285,6 +336,18 @@ func (s *Static) loadTensors(ts map[string]*stTensor, h interface{ Write([]byte)
 				return fmt.Errorf("embeddings row %d holds %v: %w", i/s.dims, x, ErrInvalidModel)
 			}
 			s.f32[i] = x
+		}
+	case "F64":
+		s.f32 = make([]float32, n)
+		for i := range s.f32 {
+			x := math.Float64frombits(binary.LittleEndian.Uint64(e.data[8*i:]))
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("embeddings row %d holds %v: %w", i/s.dims, x, ErrInvalidModel)
+			}
+			if math.Abs(x) > math.MaxFloat32 {
+				return fmt.Errorf("embeddings row %d holds %v, beyond float32's range: %w", i/s.dims, x, ErrUnsupportedModel)
+			}
+			s.f32[i] = float32(x)
 		}
 	case "F16":
 		s.f16 = make([]uint16, n)
@@ -301,56 +364,58 @@ func (s *Static) loadTensors(ts map[string]*stTensor, h interface{ Write([]byte)
 			s.i8[i] = int8(e.data[i])
 		}
 	default:
-		return fmt.Errorf("embeddings dtype %s (want F32, F16 or I8): %w", e.dtype.name, ErrUnsupportedModel)
+		return fmt.Errorf("embeddings dtype %s (want F32, F64, F16 or I8): %w", e.dtype.name, ErrUnsupportedModel)
 	}
-	hashTensor(h, "embeddings", e)
+	return nil
+}
 
-	if w, ok := ts["weights"]; ok {
-		if len(w.shape) != 1 || w.shape[0] != vocab {
-			return fmt.Errorf("weights has shape %v, want [%d], the vocabulary size: %w", w.shape, vocab, ErrInvalidModel)
-		}
-		s.weights = make([]float32, vocab)
-		for i := range s.weights {
-			var x float64
-			switch w.dtype.name {
-			case "F64":
-				x = math.Float64frombits(binary.LittleEndian.Uint64(w.data[8*i:]))
-			case "F32":
-				x = float64(math.Float32frombits(binary.LittleEndian.Uint32(w.data[4*i:])))
-			case "F16":
-				x = float64(halfToFloat32(binary.LittleEndian.Uint16(w.data[2*i:])))
-			default:
-				return fmt.Errorf("weights dtype %s (want F64, F32 or F16): %w", w.dtype.name, ErrUnsupportedModel)
-			}
-			// A weight beyond float32's range could overflow the pooled sum.
-			if math.IsNaN(x) || math.Abs(x) > math.MaxFloat32 {
-				return fmt.Errorf("weight %d is %v: %w", i, x, ErrInvalidModel)
-			}
-			s.weights[i] = float32(x)
-		}
-		hashTensor(h, "weights", w)
+// loadWeights copies the per-token weights w (F64, F32 or F16) into s.
+func (s *Static) loadWeights(w *stTensor, vocab int) error {
+	if len(w.shape) != 1 || w.shape[0] != vocab {
+		return fmt.Errorf("weights has shape %v, want [%d], the vocabulary size: %w", w.shape, vocab, ErrInvalidModel)
 	}
-	if hasMapping {
-		if len(m.shape) != 1 || m.shape[0] != vocab {
-			return fmt.Errorf("mapping has shape %v, want [%d], the vocabulary size: %w", m.shape, vocab, ErrInvalidModel)
+	s.weights = make([]float32, vocab)
+	for i := range s.weights {
+		var x float64
+		switch w.dtype.name {
+		case "F64":
+			x = math.Float64frombits(binary.LittleEndian.Uint64(w.data[8*i:]))
+		case "F32":
+			x = float64(math.Float32frombits(binary.LittleEndian.Uint32(w.data[4*i:])))
+		case "F16":
+			x = float64(halfToFloat32(binary.LittleEndian.Uint16(w.data[2*i:])))
+		default:
+			return fmt.Errorf("weights dtype %s (want F64, F32 or F16): %w", w.dtype.name, ErrUnsupportedModel)
 		}
-		s.mapping = make([]int32, vocab)
-		for i := range s.mapping {
-			var r int64
-			switch m.dtype.name {
-			case "I64":
-				r = int64(binary.LittleEndian.Uint64(m.data[8*i:]))
-			case "I32":
-				r = int64(int32(binary.LittleEndian.Uint32(m.data[4*i:])))
-			default:
-				return fmt.Errorf("mapping dtype %s (want I64 or I32): %w", m.dtype.name, ErrUnsupportedModel)
-			}
-			if r < 0 || r >= int64(s.rows) {
-				return fmt.Errorf("mapping sends token %d to row %d of %d: %w", i, r, s.rows, ErrInvalidModel)
-			}
-			s.mapping[i] = int32(r)
+		// A weight beyond float32's range could overflow the pooled sum.
+		if math.IsNaN(x) || math.Abs(x) > math.MaxFloat32 {
+			return fmt.Errorf("weight %d is %v: %w", i, x, ErrInvalidModel)
 		}
-		hashTensor(h, "mapping", m)
+		s.weights[i] = float32(x)
+	}
+	return nil
+}
+
+// loadMapping copies the token -> row mapping m (I64 or I32) into s.
+func (s *Static) loadMapping(m *stTensor, vocab int) error {
+	if len(m.shape) != 1 || m.shape[0] != vocab {
+		return fmt.Errorf("mapping has shape %v, want [%d], the vocabulary size: %w", m.shape, vocab, ErrInvalidModel)
+	}
+	s.mapping = make([]int32, vocab)
+	for i := range s.mapping {
+		var r int64
+		switch m.dtype.name {
+		case "I64":
+			r = int64(binary.LittleEndian.Uint64(m.data[8*i:]))
+		case "I32":
+			r = int64(int32(binary.LittleEndian.Uint32(m.data[4*i:])))
+		default:
+			return fmt.Errorf("mapping dtype %s (want I64 or I32): %w", m.dtype.name, ErrUnsupportedModel)
+		}
+		if r < 0 || r >= int64(s.rows) {
+			return fmt.Errorf("mapping sends token %d to row %d of %d: %w", i, r, s.rows, ErrInvalidModel)
+		}
+		s.mapping[i] = int32(r)
 	}
 	return nil
 }

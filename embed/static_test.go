@@ -455,11 +455,47 @@ func TestStaticMalformed(t *testing.T) {
 
 		{"missing tokenizer", fileEdit{file: "tokenizer.json", rm: true}, fs.ErrNotExist},
 		{"tokenizer not JSON", fileEdit{file: "tokenizer.json", raw: []byte("{\"model\":")}, embed.ErrInvalidModel},
-		{"normalizer null", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["normalizer"] = nil }}, embed.ErrUnsupportedModel},
-		{"normalizer NFC", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["normalizer"] = map[string]any{"type": "NFC"} }}, embed.ErrUnsupportedModel},
+		{"normalizer ByteLevel", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["normalizer"] = map[string]any{"type": "ByteLevel"} }}, embed.ErrUnknownComponent},
+		{"Precompiled not base64", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["normalizer"] = map[string]any{"type": "Precompiled", "precompiled_charsmap": "!!"}
+		}}, embed.ErrInvalidModel},
+		{"Precompiled trie past the map", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["normalizer"] = map[string]any{"type": "Precompiled", "precompiled_charsmap": "QAAAAAAA"}
+		}}, embed.ErrInvalidModel},
+		{"normalizer in a Sequence", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["normalizer"] = map[string]any{"type": "Sequence", "normalizers": []any{map[string]any{"type": "NFC"}, map[string]any{"type": "Frobnicate"}}}
+		}}, embed.ErrUnknownComponent},
+		{"normalizer without a type", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["normalizer"] = map[string]any{"lowercase": true} }}, embed.ErrInvalidModel},
+		{"Replace regex Go cannot run", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["normalizer"] = map[string]any{"type": "Replace", "pattern": map[string]any{"Regex": `a(?=b)`}, "content": "x"}
+		}}, embed.ErrUnknownComponent},
+		{"Replace without a pattern", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["normalizer"] = map[string]any{"type": "Replace", "pattern": map[string]any{}, "content": "x"}
+		}}, embed.ErrInvalidModel},
+		{"Metaspace scheme", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["pre_tokenizer"] = map[string]any{"type": "Metaspace", "prepend_scheme": "sometimes"}
+		}}, embed.ErrUnknownComponent},
+		{"Metaspace replacement", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["pre_tokenizer"] = map[string]any{"type": "Metaspace", "replacement": "ab"}
+		}}, embed.ErrInvalidModel},
 		{"normalizer flag not bool", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["normalizer"].(map[string]any)["lowercase"] = "yes" }}, embed.ErrInvalidModel},
-		{"pre-tokenizer Whitespace", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["pre_tokenizer"] = map[string]any{"type": "Whitespace"} }}, embed.ErrUnsupportedModel},
-		{"model BPE", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { tokModel(d)["type"] = "BPE" }}, embed.ErrUnsupportedModel},
+		{"pre-tokenizer Split", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { d["pre_tokenizer"] = map[string]any{"type": "Split"} }}, embed.ErrUnknownComponent},
+		{"pre-tokenizer in a Sequence", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{map[string]any{"type": "Whitespace"}, map[string]any{"type": "Split"}}}
+		}}, embed.ErrUnknownComponent},
+		{"model BPE", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { tokModel(d)["type"] = "BPE" }}, embed.ErrUnknownComponent},
+		{"unigram vocab not pairs", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["model"] = map[string]any{"type": "Unigram", "unk_id": 0, "vocab": []any{[]any{"[UNK]", 0}, []any{"a"}, []any{"b", -1}}}
+		}}, embed.ErrInvalidModel},
+		{"unigram unk_id out of range", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["model"] = map[string]any{"type": "Unigram", "unk_id": 3, "vocab": []any{[]any{"[UNK]", 0}, []any{"a", -1}, []any{"b", -1}}}
+		}}, embed.ErrInvalidModel},
+		{"unigram duplicate piece", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["model"] = map[string]any{"type": "Unigram", "unk_id": 0, "vocab": []any{[]any{"[UNK]", 0}, []any{"a", -1}, []any{"a", -2}}}
+		}}, embed.ErrInvalidModel},
+		{"unigram vocab empty", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["model"] = map[string]any{"type": "Unigram", "unk_id": nil, "vocab": []any{}}
+		}}, embed.ErrInvalidModel},
 		{"vocab duplicate id", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { tokModel(d)["vocab"] = map[string]any{"[UNK]": 0, "a": 1, "b": 1} }}, embed.ErrInvalidModel},
 		{"vocab id gap", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { tokModel(d)["vocab"] = map[string]any{"[UNK]": 0, "a": 1, "b": 3} }}, embed.ErrInvalidModel},
 		{"vocab negative id", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { tokModel(d)["vocab"] = map[string]any{"[UNK]": 0, "a": 1, "b": -2} }}, embed.ErrInvalidModel},
@@ -468,9 +504,12 @@ func TestStaticMalformed(t *testing.T) {
 		{"vocab duplicate token", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { tokModel(d)["vocab"] = json.RawMessage(`{"[UNK]":0,"a":1,"a":2}`) }}, embed.ErrInvalidModel},
 		{"unk missing", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { tokModel(d)["unk_token"] = "<unk>" }}, embed.ErrInvalidModel},
 		{"max chars zero", fileEdit{file: "tokenizer.json", json: func(d map[string]any) { tokModel(d)["max_input_chars_per_word"] = 0 }}, embed.ErrInvalidModel},
-		{"non-special added token", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
-			d["added_tokens"] = []any{map[string]any{"id": 1, "content": "a", "special": false}}
-		}}, embed.ErrUnsupportedModel},
+		{"non-special added token with lstrip", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["added_tokens"] = []any{map[string]any{"id": 1, "content": "a", "special": false, "lstrip": true}}
+		}}, embed.ErrUnknownComponent},
+		{"added token past the vocabulary", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
+			d["added_tokens"] = []any{map[string]any{"id": 1000, "content": "new york", "special": false}}
+		}}, embed.ErrInvalidModel},
 		{"added token id mismatch", fileEdit{file: "tokenizer.json", json: func(d map[string]any) {
 			d["added_tokens"] = []any{map[string]any{"id": 2, "content": "a", "special": true}}
 		}}, embed.ErrInvalidModel},
@@ -514,6 +553,13 @@ func TestStaticMalformed(t *testing.T) {
 			}
 			if c.want == fs.ErrNotExist && !errors.Is(err, embed.ErrInvalidModel) {
 				t.Errorf("a missing file: %v does not wrap ErrInvalidModel", err)
+			}
+			var ce *embed.ComponentError
+			if errors.Is(err, embed.ErrUnknownComponent) && (!errors.As(err, &ce) || ce.Type == "" || !strings.Contains(err.Error(), ce.Type)) {
+				t.Errorf("%v does not name the component", err)
+			}
+			if c.want == embed.ErrUnknownComponent && !errors.Is(err, embed.ErrUnsupportedModel) {
+				t.Errorf("%v does not wrap ErrUnsupportedModel", err)
 			}
 			if c.want == embed.ErrInvalidModel && errors.Is(err, embed.ErrUnsupportedModel) ||
 				c.want == embed.ErrUnsupportedModel && errors.Is(err, embed.ErrInvalidModel) {

@@ -42,7 +42,7 @@ var testVocab = []string{
 }
 
 // tokens returns the tokens tp produces for text.
-func tokens(tp *wordPiece, text string, limit int) []string {
+func tokens(tp *tokenizer, text string, limit int) []string {
 	s := &tokenScratch{limit: limit}
 	tp.encode(s, text, 0)
 	out := make([]string, len(s.ids))
@@ -70,7 +70,7 @@ func TestWordPieceTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		tp   *wordPiece
+		tp   *tokenizer
 		text string
 		want []string
 	}{
@@ -204,6 +204,14 @@ func FuzzTokenizer(f *testing.F) {
 	f.Add(testTokenizerJSON([]string{"[UNK]", "##", "#"}, nil), "## # ###")
 	f.Add([]byte(`{"normalizer":{"type":"BertNormalizer"},"pre_tokenizer":{"type":"BertPreTokenizer"},"model":{"type":"WordPiece","vocab":{"[UNK]":0},"continuing_subword_prefix":""}}`), "abc")
 	f.Add([]byte(`{"model":{"type":"WordPiece"}}`), "")
+	f.Add([]byte(`{"normalizer":{"type":"Sequence","normalizers":[{"type":"BertNormalizer"},{"type":"Replace","pattern":{"Regex":"\\s+"},"content":" "},{"type":"Strip"}]},`+
+		`"pre_tokenizer":{"type":"Metaspace","replacement":"▁","prepend_scheme":"always","split":false},`+
+		`"model":{"type":"Unigram","unk_id":0,"vocab":[["[UNK]",0],["▁a",-1],["b",-2],["▁",-3],["ab",-1.5]]}}`), "a b\xffab  ▁ab")
+	f.Add([]byte(`{"normalizer":{"type":"Nmt"},"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"WhitespaceSplit"},{"type":"Metaspace","prepend_scheme":"first"},{"type":"Digits"}]},`+
+		`"model":{"type":"Unigram","unk_id":null,"byte_fallback":true,"vocab":[["<0x41>",-1],["a",-1],["",-1]]}}`), "A a 12 \x00é")
+	f.Add([]byte(`{"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":true,"use_regex":true},`+
+		`"model":{"type":"Unigram","unk_id":0,"vocab":[["<unk>",0],["Ġ",-1],["a",-2]]}}`), "a\u3000\u3000b 's  \t x")
+	f.Add([]byte(`{"normalizer":{"type":"Lowercase"},"pre_tokenizer":{"type":"Whitespace"},"model":{"type":"WordPiece","vocab":{"[UNK]":0,"a":1,"##b":2}}}`), "ab a-b AB")
 	f.Add([]byte(`null`), "x")
 	f.Fuzz(func(t *testing.T, b []byte, text string) {
 		tp, err := parseTokenizer(b)
