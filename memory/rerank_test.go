@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -127,5 +128,51 @@ func TestRuleSpanOf(t *testing.T) {
 	}
 	if _, _, ok := ruleSpanOf("last summer (before 8 May 2023)", time.UTC); ok {
 		t.Error("last summer has a span; it should have none")
+	}
+}
+
+// TestRecallReplyToQuestion: a question that matches the query brings in
+// the message that answered it, which shares none of the query's words,
+// at replyShare of the question's score. Fails with replyShare 0.
+func TestRecallReplyToQuestion(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, &Options{Extraction: ExtractOff})
+	at := time.Date(2024, 3, 1, 9, 0, 0, 0, time.UTC)
+	sess := s.Session(Scope{Tenant: "t", User: "u", Session: "planning"})
+	msgs := []Message{
+		user("Where should we hold the team offsite in June?"),
+		asst("The lighthouse in Brest, booked for the 12th."),
+		user("Thanks, and the budget for it?"),
+		asst("Four thousand euros."),
+	}
+	for i := range msgs {
+		msgs[i].Time = at.Add(time.Duration(i) * time.Minute)
+	}
+	mustAppend(t, sess, msgs...)
+	// Messages that match worse than the question and better than the
+	// reply (indexed with the question before it at half weight), so that
+	// BM25 alone ranks the reply far below its question.
+	for i := range 12 {
+		mustAppend(t, s.Session(Scope{Tenant: "t", User: "u", Session: fmt.Sprintf("other%d", i)}),
+			Message{Role: RoleUser, Content: fmt.Sprintf("Team offsite photos, album %d.", i), Time: at.Add(time.Hour)})
+	}
+	rec, err := s.Recall(ctx, Query{Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Where is the team offsite held?", TopK: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var question, reply *Candidate
+	for i := range rec.Trace.Candidates {
+		switch c := &rec.Trace.Candidates[i]; c.Text {
+		case msgs[0].Content:
+			question = c
+		case msgs[1].Content:
+			reply = c
+		}
+	}
+	if question == nil || reply == nil || reply.Ranks["reply"] != 1 || !reply.Kept {
+		t.Fatalf("question %+v, reply %+v: want the reply kept, ranked by the question", question, reply)
+	}
+	if want := replyShare * question.Fused; reply.Fused < want*0.999 || reply.Fused > want*1.001 {
+		t.Fatalf("reply fused %v; want %v × the question's %v", reply.Fused, replyShare, question.Fused)
 	}
 }
