@@ -150,7 +150,7 @@ func (s *Store) replies(ctx context.Context, h *hydrator, f *fusion, asked []*Ca
 	var fresh []*Candidate
 	read := func(tx *engine.Tx) error {
 		for _, e := range asked {
-			id, ok, err := nextMessage(tx, Scope{Tenant: h.user.Tenant, User: h.user.User, Session: e.item.Session}, e.ID)
+			id, ok, err := s.nextMessage(tx, Scope{Tenant: h.user.Tenant, User: h.user.User, Session: e.item.Session}, e.ID)
 			if err != nil || !ok {
 				return err
 			}
@@ -174,11 +174,23 @@ func (s *Store) replies(ctx context.Context, h *hydrator, f *fusion, asked []*Ca
 	if err != nil {
 		return nil, err
 	}
-	return fresh, h.hydrate(ctx, fresh)
+	if err := h.hydrate(ctx, fresh); err != nil {
+		return nil, err
+	}
+	// A message with no episode (a tool call's, or one erased since) is
+	// no candidate.
+	return slices.DeleteFunc(fresh, func(c *Candidate) bool { return c.Reason != "" }), nil
 }
 
-// nextMessage returns the id of the message after id in the session.
-func nextMessage(tx *engine.Tx, sess Scope, id string) (string, bool, error) {
+// replyScan bounds how many messages after a question nextMessage reads
+// for its answer.
+const replyScan = 8
+
+// nextMessage returns the id of the first message after id in the session
+// that says something: a tool call and its result, or a system message,
+// are passed over (the answer to "Can we add five seats?" is the message
+// after the quote tool's).
+func (s *Store) nextMessage(tx *engine.Tx, sess Scope, id string) (string, bool, error) {
 	if sess.Validate(engine.LevelSession) != nil {
 		return "", false, nil
 	}
@@ -186,17 +198,30 @@ func nextMessage(tx *engine.Tx, sess Scope, id string) (string, bool, error) {
 	if err != nil {
 		return "", false, nil
 	}
+	ss := s.Session(sess)
 	p := sessionPrefix(sess.Prefix(engine.LevelSession))
 	it := tx.NewIterator(engine.IterOptions{Prefix: p.messages()})
 	defer it.Close()
-	it.Seek(p.message(u))
-	if it.Valid() && keyID(p.messages(), it.Key()) == u {
-		it.Next()
+	var val []byte
+	n := 0
+	for it.Seek(p.message(u)); it.Valid() && n <= replyScan; it.Next() {
+		next := keyID(p.messages(), it.Key())
+		if next == u {
+			continue
+		}
+		n++
+		if val, err = it.Value(val[:0]); err != nil {
+			return "", false, err
+		}
+		m, err := ss.decode(next, val, s.opts.Encoding)
+		if err != nil {
+			return "", false, err
+		}
+		if (m.Role == RoleUser || m.Role == RoleAssistant) && len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) != "" {
+			return next.String(), true, nil
+		}
 	}
-	if !it.Valid() {
-		return "", false, nil
-	}
-	return keyID(p.messages(), it.Key()).String(), true, nil
+	return "", false, nil
 }
 
 // termSet returns the index terms of text.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/engramdb/engram/engine"
 )
 
 // episodeOrder returns the texts of the episodes a Recall ranked, best
@@ -174,5 +176,41 @@ func TestRecallReplyToQuestion(t *testing.T) {
 	}
 	if want := replyShare * question.Fused; reply.Fused < want*0.999 || reply.Fused > want*1.001 {
 		t.Fatalf("reply fused %v; want %v × the question's %v", reply.Fused, replyShare, question.Fused)
+	}
+}
+
+// TestNextMessage: the message after the last of a session is none, never
+// the first of the next session in key order; a tool call and its result
+// are passed over. Fails with the role and tool-call check removed.
+func TestNextMessage(t *testing.T) {
+	s := openMem(t, &Options{Extraction: ExtractOff})
+	a := Scope{Tenant: "t", User: "u", Session: "a"}
+	b := Scope{Tenant: "t", User: "u", Session: "b"}
+	mustAppend(t, s.Session(a), user("one?"), asst("two"))
+	mustAppend(t, s.Session(b), user("three"))
+	c := Scope{Tenant: "t", User: "u", Session: "c"}
+	mustAppend(t, s.Session(c), user("can we add seats?"), call("q1"), result("q1"), asst("yes, for EUR 60"))
+	msgs, err := s.Session(a).Messages(context.Background(), MessagesOptions{})
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("messages %v, %v", msgs, err)
+	}
+	tools, err := s.Session(c).Messages(context.Background(), MessagesOptions{})
+	if err != nil || len(tools) != 4 {
+		t.Fatalf("messages %v, %v", tools, err)
+	}
+	err = s.db.View(context.Background(), func(tx *engine.Tx) error {
+		if id, ok, err := s.nextMessage(tx, a, msgs[0].ID); err != nil || !ok || id != msgs[1].ID {
+			t.Errorf("after the first: %q %v %v; want %q", id, ok, err, msgs[1].ID)
+		}
+		if id, ok, err := s.nextMessage(tx, a, msgs[1].ID); err != nil || ok {
+			t.Errorf("after the last: %q %v %v; want none", id, ok, err)
+		}
+		if id, ok, err := s.nextMessage(tx, c, tools[0].ID); err != nil || !ok || id != tools[3].ID {
+			t.Errorf("after a question answered through a tool: %q %v %v; want the answer %q", id, ok, err, tools[3].ID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
