@@ -18,25 +18,7 @@ import (
 func modelHub(t *testing.T) (*embedtest.Hub, string) {
 	t.Helper()
 	src := filepath.Join(t.TempDir(), "model")
-	m := embedtest.StaticModel{Dims: 4}
-	for _, w := range []struct {
-		word string
-		row  []float32
-	}{
-		{"[UNK]", []float32{0, 0, 0, 0}},
-		{"car", []float32{1, 0, 0, 0}},
-		{"automobile", []float32{1, 0, 0, 0}},
-		{"alice", []float32{0, 1, 0, 0}},
-		{"owns", []float32{0, 0, 1, 0}},
-		{"a", []float32{0, 0, 0, 0.1}},
-		{"piano", []float32{0, 0, 0, 1}},
-	} {
-		m.Vocab = append(m.Vocab, w.word)
-		m.Rows = append(m.Rows, w.row)
-	}
-	if err := embedtest.WriteStaticModel(src, m); err != nil {
-		t.Fatal(err)
-	}
+	writeCarModel(t, src)
 	files := map[string][]byte{}
 	for _, f := range []string{"config.json", "tokenizer.json", "model.safetensors"} {
 		b, err := os.ReadFile(filepath.Join(src, f))

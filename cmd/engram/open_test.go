@@ -222,13 +222,10 @@ func TestServeEncrypted(t *testing.T) {
 	mustRun(t, "inspect", "--dir", o.dir, "--encryption-key-file", o.open.keyFile)
 }
 
-// TestStaticEmbedderFlags: --embedder static --model-dir loads a local
-// Model2Vec model for import and recall, which then find a memory by a word
-// it does not contain; the store remembers its embedder, so a command with
-// the default one cannot write vectors of another model into it, and
-// inspect names it.
-func TestStaticEmbedderFlags(t *testing.T) {
-	model := filepath.Join(t.TempDir(), "model")
+// writeCarModel writes into dir a small static model where "car" and
+// "automobile" share a row, and "alice", "owns" and "piano" have their own.
+func writeCarModel(t *testing.T, dir string) {
+	t.Helper()
 	m := embedtest.StaticModel{Dims: 4}
 	for _, w := range []struct {
 		word string
@@ -245,9 +242,19 @@ func TestStaticEmbedderFlags(t *testing.T) {
 		m.Vocab = append(m.Vocab, w.word)
 		m.Rows = append(m.Rows, w.row)
 	}
-	if err := embedtest.WriteStaticModel(model, m); err != nil {
+	if err := embedtest.WriteStaticModel(dir, m); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestStaticEmbedderFlags: --embedder static --model-dir loads a local
+// Model2Vec model for import and recall, which then find a memory by a word
+// it does not contain; the store remembers its embedder, so a command with
+// the default one cannot write vectors of another model into it, and
+// inspect names it.
+func TestStaticEmbedderFlags(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "model")
+	writeCarModel(t, model)
 	dir := filepath.Join(t.TempDir(), "data")
 	in := filepath.Join(t.TempDir(), "in.jsonl")
 	lines := `{"type":"memory","user":"alice","id":"01JQ0000000000000000000001","kind":"fact","text":"Alice owns a car","created_at":"2026-01-02T03:04:05Z"}` + "\n" +
