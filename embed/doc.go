@@ -46,6 +46,8 @@
 //	s, err := embed.OpenModel("potion-base-8M", nil)
 //	st, err := memory.Open(dir, &memory.Options{Embedder: s})
 //
+// or let the engine open it: memory.Options{Model: "potion-base-8M"}.
+//
 // Or get a model folder any other way, say with
 // `huggingface-cli download minishlab/potion-base-8M --local-dir DIR`, and
 // point [NewStatic] at it: it reads model.safetensors, tokenizer.json and

@@ -116,6 +116,14 @@ type Options struct {
 	// into a new one opened with the new embedder.
 	Embedder embed.Embedder
 
+	// Model, when set, names a static model pulled with `engram model
+	// pull NAME` (embed.Pull) to use as the Embedder, as
+	// embed.OpenModel(Model, nil) opens it: "potion-base-8M", or
+	// "org/name[@revision]". Open never downloads: a model not pulled is
+	// embed.ErrModelNotPulled. Setting both Model and Embedder is
+	// ErrInvalidOptions.
+	Model string
+
 	// VectorWeight is the weight of vector search in Recall's hybrid
 	// fusion, against 1 for BM25 and the graph; negative leaves vector
 	// search out of hybrid recall. Zero means 1 with an embedder by
@@ -283,6 +291,16 @@ func Open(dir string, opts *Options) (*Store, error) {
 	g, err := graph.New(&graph.Options{SingleValued: o.SingleValued})
 	if err != nil {
 		return nil, err // checked by validate
+	}
+	if o.Model != "" {
+		if o.Embedder != nil {
+			return nil, fmt.Errorf("%w: Model %q and an Embedder: set one", ErrInvalidOptions, o.Model)
+		}
+		st, err := embed.OpenModel(o.Model, nil)
+		if err != nil {
+			return nil, err
+		}
+		o.Embedder = st
 	}
 	embedder := o.Embedder
 	if embedder == nil {
