@@ -265,6 +265,22 @@ type Store struct {
 	sessionLocks [64]sync.Mutex
 }
 
+// openModel sets Embedder to the pulled model Model names, if any.
+func (o *Options) openModel() error {
+	if o.Model == "" {
+		return nil
+	}
+	if o.Embedder != nil {
+		return fmt.Errorf("%w: Model %q and an Embedder: set one", ErrInvalidOptions, o.Model)
+	}
+	st, err := embed.OpenModel(o.Model, nil)
+	if err != nil {
+		return err
+	}
+	o.Embedder = st
+	return nil
+}
+
 // Open opens the store in dir, creating it if needed; dir "" keeps
 // everything in memory (nothing survives Close). A nil opts means defaults.
 //
@@ -292,15 +308,8 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err // checked by validate
 	}
-	if o.Model != "" {
-		if o.Embedder != nil {
-			return nil, fmt.Errorf("%w: Model %q and an Embedder: set one", ErrInvalidOptions, o.Model)
-		}
-		st, err := embed.OpenModel(o.Model, nil)
-		if err != nil {
-			return nil, err
-		}
-		o.Embedder = st
+	if err := o.openModel(); err != nil {
+		return nil, err
 	}
 	embedder := o.Embedder
 	if embedder == nil {
