@@ -273,5 +273,5 @@ func TestBenchLocomoStatic(t *testing.T) {
 	if !strings.Contains(out, "| vector | all | 1 | 1.000 |") {
 		t.Fatalf("the static model did not rank the evidence first:\n%s", out)
 	}
-	wantError(t, []string{"--embedder static needs --model-dir"}, "bench", "locomo", "--data", data, "--embedder", "static")
+	wantError(t, []string{"--embedder static needs --model NAME"}, "bench", "locomo", "--data", data, "--embedder", "static")
 }
