@@ -41,6 +41,7 @@ require (
 	github.com/philippgille/chromem-go v0.7.0 // indirect
 	github.com/pkoukk/tiktoken-go v0.1.8 // indirect
 	github.com/pkoukk/tiktoken-go-loader v0.0.2 // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/viterin/partial v1.1.0 // indirect
 	github.com/viterin/vek v0.4.3 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
