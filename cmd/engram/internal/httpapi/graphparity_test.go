@@ -220,3 +220,43 @@ func normalise(v any) any {
 	}
 	return m
 }
+
+// TestGraphSearchNeedsQ: the search route says, in its error and in
+// openapi.json, that the text goes in the query parameter q.
+func TestGraphSearchNeedsQ(t *testing.T) {
+	s := newTestServer(t, nil, nil)
+	for _, path := range []string{"/graph/search", "/graph/search?q=", "/graph/search?limit=5"} {
+		r := s.must(400, "GET", "/v1/users/alice"+path, tokenAcme, nil)
+		var e errorBody
+		if err := json.Unmarshal(r.body, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Error.Code != "invalid_parameter" || !strings.Contains(e.Error.Message, "q is required") || !strings.Contains(e.Error.Message, "?q=") {
+			t.Errorf("GET %s = %s, want invalid_parameter saying q is required, with an example ?q=", path, r.body)
+		}
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Description string `json:"description"`
+			Parameters  []struct {
+				Name     string `json:"name"`
+				In       string `json:"in"`
+				Required bool   `json:"required"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	op := doc.Paths["/v1/users/{user}/graph/search"]["get"]
+	if !strings.Contains(op.Description, "?q=") || !strings.Contains(op.Description, "required") {
+		t.Errorf("openapi.json's graph search description %q does not say q is required, with an example", op.Description)
+	}
+	required := false
+	for _, p := range op.Parameters {
+		required = required || (p.Name == "q" && p.In == "query" && p.Required)
+	}
+	if !required {
+		t.Error("openapi.json's graph search has no required query parameter q")
+	}
+}
