@@ -117,6 +117,23 @@ func TestGraphParityMCPHTTP(t *testing.T) {
 	for _, c := range reads {
 		read(c)
 	}
+	// A name that is only a relation's end is no entity to either.
+	for _, name := range []string{"Dave", "Nobody"} {
+		args := map[string]any{"observations": []map[string]any{{"entityName": name, "contents": []string{"x"}}}}
+		res, err := clients["viamcp"].CallTool(context.Background(), &mcp.CallToolParams{Name: "add_observations", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "Entity with name " + name + " not found"
+		if !res.IsError || !strings.Contains(mustJSON(res.Content), want) {
+			t.Errorf("MCP add_observations to %s = %s, want the error %q", name, mustJSON(res), want)
+		}
+		var e errorBody
+		r := s.must(404, "POST", "/v1/users/viahttp/observations", tokenAcme, args)
+		if err := json.Unmarshal(r.body, &e); err != nil || e.Error.Code != "entity_not_found" || !strings.Contains(e.Error.Message, want) {
+			t.Errorf("HTTP add_observations to %s = %s, want entity_not_found %q", name, r.body, want)
+		}
+	}
 	for _, c := range deletes {
 		write(c)
 	}
