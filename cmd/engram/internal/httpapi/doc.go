@@ -30,10 +30,19 @@
 //	POST   /v1/users/{user}/traverse
 //	POST   /v1/users/{user}/entities                      also /relations, /observations; DELETE with a body
 //	GET    /v1/users/{user}/graph                         read_graph, paged: cursor, limit
-//	GET    /v1/users/{user}/graph/search?q=               search_nodes
+//	GET    /v1/users/{user}/graph/search?q=TEXT           search_nodes (q required), limit
 //	POST   /v1/users/{user}/graph/open                    open_nodes
 //	POST   /v1/recall                                     the context for the next model call, with its trace
 //	GET    /healthz, /openapi.json, /metrics              no token (/metrics: see MetricsAccess)
+//
+// The graph routes (entities, relations, observations, graph) answer what
+// the MCP memory server's tools of the same names answer for the same call:
+// both call package kgraph, and TestGraphParityMCPHTTP compares them. So
+// open and search answer every relation with an end among the entities, a
+// name that is only a relation's end is no entity, and creating an entity
+// that exists leaves it as it is. Only the envelope differs: entities carry
+// Engram's aliases and createdAt, the cursor is named next, deletes answer
+// 204, and add_observations also answers the deprecated observations.
 //
 // openapi.json in this directory (served at /openapi.json) describes every
 // route, parameter and body; a test keeps it equal to the route table.

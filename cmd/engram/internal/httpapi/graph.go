@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/engramdb/engram/cmd/engram/internal/kgraph"
 	"github.com/engramdb/engram/graph"
 )
 
@@ -105,28 +106,12 @@ func (h *Handler) traverse(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// redactObservations replaces the personal data in n lists of
-// observations (the i-th at list(i)) as the store redacts a memory of the
-// user (memory.Options.Redactor; nothing without one). The same text gets
-// the same placeholders, so a deletion finds what an addition stored.
-// Entity names and relation ends stay: they are the keys a client names
-// the entity by.
-func (h *Handler) redactObservations(r *http.Request, n int, list func(i int) *[]string) error {
-	for i := range n {
-		obs := list(i)
-		if len(*obs) == 0 {
-			continue
-		}
-		red, err := h.store.Redact(r.Context(), userScope(r), *obs...)
-		if err != nil {
-			return err
-		}
-		*obs = red
-	}
-	return nil
-}
+// The graph routes below decode the request, call package kgraph, which
+// the MCP graph tools call too (so that both answer the same graph;
+// TestGraphParityMCPHTTP compares them), and encode the answer.
 
-// createEntities answers the entities that were new (create_entities).
+// createEntities answers the entities that were new (create_entities);
+// an entity that exists is left as it is.
 func (h *Handler) createEntities(w http.ResponseWriter, r *http.Request) error {
 	var req entitiesRequest
 	if err := decode(r, &req); err != nil {
@@ -136,14 +121,7 @@ func (h *Handler) createEntities(w http.ResponseWriter, r *http.Request) error {
 	for i, e := range req.Entities {
 		es[i] = graph.Entity{Name: e.Name, Type: e.Type, Observations: e.Observations, Aliases: e.Aliases}
 	}
-	if err := h.redactObservations(r, len(es), func(i int) *[]string { return &es[i].Observations }); err != nil {
-		return err
-	}
-	var created []graph.Entity
-	err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
-		created, err = g.CreateEntities(es)
-		return err
-	})
+	created, err := kgraph.CreateEntities(r.Context(), h.store, userScope(r), es)
 	if err != nil {
 		return err
 	}
@@ -156,7 +134,7 @@ func (h *Handler) deleteEntities(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) error { return g.DeleteEntities(req.EntityNames) }); err != nil {
+	if err := kgraph.DeleteEntities(r.Context(), h.store, userScope(r), req.EntityNames); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -169,15 +147,11 @@ func (h *Handler) createRelations(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	var created []graph.Relation
-	err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
-		created, err = g.CreateRelations(req.Relations)
-		return err
-	})
+	created, err := kgraph.CreateRelations(r.Context(), h.store, userScope(r), req.Relations)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, relationsResponse{Relations: nonNil(created)})
+	writeJSON(w, http.StatusCreated, relationsResponse{Relations: created})
 	return nil
 }
 
@@ -186,7 +160,7 @@ func (h *Handler) deleteRelations(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) error { return g.DeleteRelations(req.Relations) }); err != nil {
+	if err := kgraph.DeleteRelations(r.Context(), h.store, userScope(r), req.Relations); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -210,20 +184,12 @@ func (h *Handler) addObservations(w http.ResponseWriter, r *http.Request) error 
 			sets[i].Observations = o.Observations
 		}
 	}
-	if err := h.redactObservations(r, len(sets), func(i int) *[]string { return &sets[i].Observations }); err != nil {
-		return err
-	}
-	var added []graph.ObservationSet
-	err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
-		added, err = g.AddObservations(sets)
-		return err
-	})
+	added, err := kgraph.AddObservations(r.Context(), h.store, userScope(r), sets)
 	if err != nil {
 		return err
 	}
-	resp := observationsResponse{Results: make([]addedObservations, len(added)), Observations: nonNil(added)}
+	resp := observationsResponse{Results: make([]addedObservations, len(added)), Observations: added}
 	for i := range added {
-		added[i].Observations = nonNil(added[i].Observations)
 		resp.Results[i] = addedObservations{EntityName: added[i].EntityName, AddedObservations: added[i].Observations}
 	}
 	writeJSON(w, http.StatusCreated, resp)
@@ -243,10 +209,7 @@ func (h *Handler) deleteObservations(w http.ResponseWriter, r *http.Request) err
 	if sets == nil {
 		sets = req.Observations
 	}
-	if err := h.redactObservations(r, len(sets), func(i int) *[]string { return &sets[i].Observations }); err != nil {
-		return err
-	}
-	if err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) error { return g.DeleteObservations(sets) }); err != nil {
+	if err := kgraph.DeleteObservations(r.Context(), h.store, userScope(r), sets); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -260,11 +223,7 @@ func (h *Handler) readGraph(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	var page graph.GraphPage
-	err := h.store.ViewGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
-		page, err = g.ReadGraph(opts)
-		return err
-	})
+	page, err := kgraph.Read(r.Context(), h.store, userScope(r), opts)
 	if err != nil {
 		return err
 	}
@@ -272,23 +231,20 @@ func (h *Handler) readGraph(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// searchNodes answers the entities matching q and the relations among
-// them (search_nodes).
+// searchNodes answers the entities matching q and the relations with at
+// least one end among them (search_nodes).
 func (h *Handler) searchNodes(w http.ResponseWriter, r *http.Request) error {
 	q := newQuery(r)
 	text := q.str("q")
-	opts := graph.SearchOptions{Limit: q.int("limit", MaxPageSize)}
+	limit := q.int("limit", MaxPageSize)
 	if q.err != nil {
 		return q.err
 	}
 	if text == "" {
-		return badRequest("invalid_parameter", "query parameter q is required")
+		return badRequest("invalid_parameter",
+			"query parameter q is required: the text to find in entity names, types, aliases and observations (search_nodes' query), as in /graph/search?q=tea")
 	}
-	var found graph.Graph
-	err := h.store.ViewGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
-		found, err = g.SearchNodes(text, opts)
-		return err
-	})
+	found, err := kgraph.Search(r.Context(), h.store, userScope(r), text, limit)
 	if err != nil {
 		return err
 	}
@@ -296,18 +252,17 @@ func (h *Handler) searchNodes(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// openNodes answers the named entities and the relations among them
-// (open_nodes).
+// openNodes answers the named entities and the relations with at least
+// one end among them (open_nodes).
 func (h *Handler) openNodes(w http.ResponseWriter, r *http.Request) error {
 	var req openNodesRequest
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	var found graph.Graph
-	err := h.store.ViewGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
-		found, err = g.OpenNodes(req.Names)
-		return err
-	})
+	if len(req.Names) > graph.MaxPageSize {
+		return badRequest("invalid_query", "names has %d names, above the limit of %d", len(req.Names), graph.MaxPageSize)
+	}
+	found, err := kgraph.Open(r.Context(), h.store, userScope(r), req.Names)
 	if err != nil {
 		return err
 	}

@@ -8,29 +8,28 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/engramdb/engram/cmd/engram/internal/kgraph"
 	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
 
-// Bounds of the graph tools.
+// Bounds of the graph tools, the bounds of package kgraph, which both
+// the tools and the HTTP graph routes answer from.
 const (
 	// DefaultReadGraphLimit is how many entities and relations, together,
 	// read_graph returns when its limit is left out: a graph that small
 	// comes back whole, as the reference server returns every graph; a
 	// larger one comes back in pages, each with the nextCursor of the next.
-	// At about 60 bytes a relation and 150 an entity with a few
-	// observations, a full page is some 100 KB of JSON: already more than a
-	// model should read at once, so paging past it costs nothing useful.
-	DefaultReadGraphLimit = 1000
+	DefaultReadGraphLimit = kgraph.DefaultReadLimit
 	// MaxReadGraphLimit is the largest limit read_graph accepts.
-	MaxReadGraphLimit = graph.MaxPageSize
+	MaxReadGraphLimit = kgraph.MaxReadLimit
 	// MaxSearchResults bounds the entities search_nodes returns. The
 	// reference returns every match; Engram bounds the answer as it
 	// bounds read_graph's default page.
-	MaxSearchResults = DefaultReadGraphLimit
+	MaxSearchResults = kgraph.DefaultSearchLimit
 	// MaxRelations bounds the relations search_nodes and open_nodes
 	// return.
-	MaxRelations = graph.MaxPageSize
+	MaxRelations = kgraph.MaxRelations
 )
 
 // The wire shapes of the memory server. Entities go out without Engram's
@@ -320,132 +319,25 @@ func toEntities(es []graph.Entity) []entityJSON {
 	return out
 }
 
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
+// The handlers below decode the reference's arguments, call package
+// kgraph, which the HTTP graph routes call too (so that both answer the
+// same graph; TestGraphParityMCPHTTP in package httpapi compares them),
+// and encode the reference's answer.
 
-// implicit reports whether e exists only as the end of a relation: the
-// graph creates an entity, with no type, observations or aliases, for each
-// name a fact mentions, while the reference keeps such a relation with no
-// entity behind it. The graph tools treat an implicit entity as the
-// reference treats the name: absent from read_graph, search_nodes and
-// open_nodes (its relations stay), not found by add_observations, and
-// created, with the details given, by create_entities.
-//
-// One case differs: an entity created with an empty type and no
-// observations looks implicit too, and is hidden as if it were.
-func implicit(e graph.Entity) bool {
-	return e.Type == "" && len(e.Observations) == 0 && len(e.Aliases) == 0
-}
-
-// visible returns the entities that are not [implicit].
-func visible(es []graph.Entity) []graph.Entity {
-	out := es[:0:0]
-	for _, e := range es {
-		if !implicit(e) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// entity returns the entity that name (or an alias) names in the scope's
-// graph, in a transaction of its own.
-func (h *handlers) entity(ctx context.Context, sc memory.Scope, name string) (graph.Entity, error) {
-	var e graph.Entity
-	err := h.store.ViewGraph(ctx, sc, func(g *graph.Tx) (err error) {
-		e, err = g.Entity(name)
-		return err
-	})
-	return e, err
-}
-
-// redactObservations replaces the personal data in n lists of
-// observations (the i-th at list(i)) as the store redacts a memory of the
-// user (memory.Options.Redactor; nothing without one), numbered for the
-// user since the graph is the user's whatever the session. The same text
-// gets the same placeholders, so a deletion finds what an addition
-// stored. Entity names and relation ends stay: they are the keys a client
-// names the entity by.
-func (h *handlers) redactObservations(ctx context.Context, sc memory.Scope, n int, list func(i int) *[]string) error {
-	sc.Session = ""
-	for i := range n {
-		obs := list(i)
-		if len(*obs) == 0 {
-			continue
-		}
-		red, err := h.store.Redact(ctx, sc, *obs...)
-		if err != nil {
-			return err
-		}
-		*obs = red
-	}
-	return nil
-}
-
-// createEntities creates the entities whose names are unknown, as the
-// reference does, and leaves an existing entity unchanged: the details of
-// a name created again are ignored, not added. (The graph's CreateEntities
-// adds them, so the existing ones are left out of the call.) An implicit
-// entity gets its type and observations, and is answered as created.
-//
-// The check and the creation are two transactions: an entity created by
-// another client between them gets this call's observations added.
 func (h *handlers) createEntities(ctx context.Context, _ *mcp.CallToolRequest, in createEntitiesIn) (*mcp.CallToolResult, createEntitiesOut, error) {
 	sc, err := h.scopeOf(ctx)
 	if err != nil {
 		return nil, createEntitiesOut{}, err
 	}
-	es := make([]graph.Entity, 0, len(in.Entities))
-	wasImplicit := map[string]bool{}
-	for _, e := range in.Entities {
-		cur, err := h.entity(ctx, sc, e.Name)
-		switch {
-		case err == nil && !implicit(cur):
-			continue // the reference leaves it as it is
-		case err == nil:
-			wasImplicit[graph.Fold(cur.Name)] = true
-		case !errors.Is(err, memory.ErrEntityNotFound) && !errors.Is(err, memory.ErrInvalidName):
-			return nil, createEntitiesOut{}, err
-		}
-		es = append(es, graph.Entity{Name: e.Name, Type: e.EntityType, Observations: e.Observations})
+	es := make([]graph.Entity, len(in.Entities))
+	for i, e := range in.Entities {
+		es[i] = graph.Entity{Name: e.Name, Type: e.EntityType, Observations: e.Observations}
 	}
-	if err := h.redactObservations(ctx, sc, len(es), func(i int) *[]string { return &es[i].Observations }); err != nil {
-		return nil, createEntitiesOut{}, err
-	}
-	var created []graph.Entity
-	err = h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) (err error) {
-		created, err = g.CreateEntities(es)
-		return err
-	})
+	created, err := kgraph.CreateEntities(ctx, h.store, sc, es)
 	if err != nil {
 		return nil, createEntitiesOut{}, err
 	}
-	// Answer in the order asked, each entity once, as stored.
-	byName := make(map[string]graph.Entity, len(created))
-	for _, e := range created {
-		byName[graph.Fold(e.Name)] = e
-	}
-	answer := make([]graph.Entity, 0, len(es))
-	for _, e := range es {
-		f := graph.Fold(e.Name)
-		c, ok := byName[f]
-		if !ok && wasImplicit[f] {
-			if c, err = h.entity(ctx, sc, e.Name); err != nil {
-				return nil, createEntitiesOut{}, err
-			}
-			ok = true
-		}
-		if ok {
-			answer = append(answer, c)
-			delete(byName, f)
-			delete(wasImplicit, f)
-		}
-	}
-	out := createEntitiesOut{Entities: toEntities(answer)}
+	out := createEntitiesOut{Entities: toEntities(created)}
 	res, err := jsonResult(out.Entities)
 	return res, out, err
 }
@@ -455,25 +347,14 @@ func (h *handlers) createRelations(ctx context.Context, _ *mcp.CallToolRequest, 
 	if err != nil {
 		return nil, relationsOut{}, err
 	}
-	var created []graph.Relation
-	err = h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) (err error) {
-		created, err = g.CreateRelations(in.Relations)
-		return err
-	})
+	created, err := kgraph.CreateRelations(ctx, h.store, sc, in.Relations)
 	if err != nil {
 		return nil, relationsOut{}, err
 	}
-	out := relationsOut{Relations: nonNil(created)}
+	out := relationsOut{Relations: created}
 	res, err := jsonResult(out.Relations)
 	return res, out, err
 }
-
-// entityNotFoundError is add_observations' error for an unknown entity,
-// worded as the reference words it.
-type entityNotFoundError struct{ name string }
-
-func (e entityNotFoundError) Error() string { return "Entity with name " + e.name + " not found" }
-func (e entityNotFoundError) Unwrap() error { return memory.ErrEntityNotFound }
 
 func (h *handlers) addObservations(ctx context.Context, _ *mcp.CallToolRequest, in addObservationsIn) (*mcp.CallToolResult, addObservationsOut, error) {
 	sc, err := h.scopeOf(ctx)
@@ -483,33 +364,14 @@ func (h *handlers) addObservations(ctx context.Context, _ *mcp.CallToolRequest, 
 	sets := make([]graph.ObservationSet, len(in.Observations))
 	for i, o := range in.Observations {
 		sets[i] = graph.ObservationSet{EntityName: o.EntityName, Observations: o.Contents}
-		// The end of a relation is no entity to the reference.
-		if e, err := h.entity(ctx, sc, o.EntityName); err == nil && implicit(e) {
-			return nil, addObservationsOut{}, entityNotFoundError{o.EntityName}
-		}
 	}
-	if err := h.redactObservations(ctx, sc, len(sets), func(i int) *[]string { return &sets[i].Observations }); err != nil {
-		return nil, addObservationsOut{}, err
-	}
-	var added []graph.ObservationSet
-	err = h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) (err error) {
-		added, err = g.AddObservations(sets)
-		return err
-	})
-	if errors.Is(err, memory.ErrEntityNotFound) {
-		// Nothing was written; name the first unknown entity.
-		for _, set := range sets {
-			if _, err := h.entity(ctx, sc, set.EntityName); errors.Is(err, memory.ErrEntityNotFound) {
-				return nil, addObservationsOut{}, entityNotFoundError{set.EntityName}
-			}
-		}
-	}
+	added, err := kgraph.AddObservations(ctx, h.store, sc, sets)
 	if err != nil {
 		return nil, addObservationsOut{}, err
 	}
 	out := addObservationsOut{Results: make([]addedJSON, 0, len(added))}
 	for _, a := range added {
-		out.Results = append(out.Results, addedJSON{EntityName: a.EntityName, AddedObservations: nonNil(a.Observations)})
+		out.Results = append(out.Results, addedJSON{EntityName: a.EntityName, AddedObservations: a.Observations})
 	}
 	res, err := jsonResult(out.Results)
 	return res, out, err
@@ -526,7 +388,7 @@ func (h *handlers) deleteEntities(ctx context.Context, _ *mcp.CallToolRequest, i
 	if err != nil {
 		return nil, statusOut{}, err
 	}
-	if err := h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) error { return g.DeleteEntities(in.EntityNames) }); err != nil {
+	if err := kgraph.DeleteEntities(ctx, h.store, sc, in.EntityNames); err != nil {
 		return nil, statusOut{}, err
 	}
 	return status("Entities deleted successfully")
@@ -537,10 +399,7 @@ func (h *handlers) deleteObservations(ctx context.Context, _ *mcp.CallToolReques
 	if err != nil {
 		return nil, statusOut{}, err
 	}
-	if err := h.redactObservations(ctx, sc, len(in.Deletions), func(i int) *[]string { return &in.Deletions[i].Observations }); err != nil {
-		return nil, statusOut{}, err
-	}
-	if err := h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) error { return g.DeleteObservations(in.Deletions) }); err != nil {
+	if err := kgraph.DeleteObservations(ctx, h.store, sc, in.Deletions); err != nil {
 		return nil, statusOut{}, err
 	}
 	return status("Observations deleted successfully")
@@ -551,7 +410,7 @@ func (h *handlers) deleteRelations(ctx context.Context, _ *mcp.CallToolRequest, 
 	if err != nil {
 		return nil, statusOut{}, err
 	}
-	if err := h.store.UpdateGraph(ctx, sc, func(g *graph.Tx) error { return g.DeleteRelations(in.Relations) }); err != nil {
+	if err := kgraph.DeleteRelations(ctx, h.store, sc, in.Relations); err != nil {
 		return nil, statusOut{}, err
 	}
 	return status("Relations deleted successfully")
@@ -562,26 +421,14 @@ func (h *handlers) readGraph(ctx context.Context, _ *mcp.CallToolRequest, in rea
 	if err != nil {
 		return nil, readGraphOut{}, err
 	}
-	limit := in.Limit
-	if limit == 0 {
-		limit = DefaultReadGraphLimit
-	}
-	var page graph.GraphPage
-	err = h.store.ViewGraph(ctx, sc, func(g *graph.Tx) (err error) {
-		page, err = g.ReadGraph(graph.ReadOptions{Cursor: in.Cursor, Limit: limit})
-		return err
-	})
+	page, err := kgraph.Read(ctx, h.store, sc, graph.ReadOptions{Cursor: in.Cursor, Limit: in.Limit})
 	if errors.Is(err, memory.ErrInvalidCursor) {
 		return nil, readGraphOut{}, fmt.Errorf("invalid cursor %q: pass the nextCursor of the previous page, or no cursor to start", in.Cursor)
 	}
 	if err != nil {
 		return nil, readGraphOut{}, err
 	}
-	out := readGraphOut{
-		Entities:   toEntities(visible(page.Entities)),
-		Relations:  nonNil(page.Relations),
-		NextCursor: page.Next,
-	}
+	out := readGraphOut{Entities: toEntities(page.Entities), Relations: page.Relations, NextCursor: page.Next}
 	res, err := jsonResult(out)
 	return res, out, err
 }
@@ -591,15 +438,11 @@ func (h *handlers) searchNodes(ctx context.Context, _ *mcp.CallToolRequest, in s
 	if err != nil {
 		return nil, graphJSON{}, err
 	}
-	var found graph.Graph
-	err = h.store.ViewGraph(ctx, sc, func(g *graph.Tx) (err error) {
-		found, err = g.SearchNodes(in.Query, graph.SearchOptions{Limit: MaxSearchResults})
-		return err
-	})
+	found, err := kgraph.Search(ctx, h.store, sc, in.Query, 0)
 	if err != nil {
 		return nil, graphJSON{}, err
 	}
-	return h.nodes(ctx, sc, visible(found.Entities))
+	return nodesResult(found)
 }
 
 func (h *handlers) openNodes(ctx context.Context, _ *mcp.CallToolRequest, in openNodesIn) (*mcp.CallToolResult, graphJSON, error) {
@@ -610,46 +453,17 @@ func (h *handlers) openNodes(ctx context.Context, _ *mcp.CallToolRequest, in ope
 	if len(in.Names) > graph.MaxPageSize {
 		return nil, graphJSON{}, fmt.Errorf("open_nodes takes at most %d names, not %d", graph.MaxPageSize, len(in.Names))
 	}
-	var found graph.Graph
-	err = h.store.ViewGraph(ctx, sc, func(g *graph.Tx) (err error) {
-		found, err = g.OpenNodes(in.Names)
-		return err
-	})
+	found, err := kgraph.Open(ctx, h.store, sc, in.Names)
 	if err != nil {
 		return nil, graphJSON{}, err
 	}
-	return h.nodes(ctx, sc, visible(found.Entities))
+	return nodesResult(found)
 }
 
-// nodes answers search_nodes and open_nodes as the reference does: the
-// entities, and the relations that hold now with at least one end among
-// them, so that a caller sees an entity's connections to entities outside
-// the answer. (The memory package returns only the relations among them.)
-func (h *handlers) nodes(ctx context.Context, sc memory.Scope, entities []graph.Entity) (*mcp.CallToolResult, graphJSON, error) {
-	out := graphJSON{Entities: toEntities(entities), Relations: []graph.Relation{}}
-	seen := map[string]bool{}
-	for _, e := range entities {
-		var facts []graph.Fact
-		err := h.store.ViewGraph(ctx, sc, func(g *graph.Tx) (err error) {
-			facts, err = g.Neighbors(graph.NeighborQuery{Entity: e.Name, Limit: graph.MaxPageSize})
-			return err
-		})
-		if errors.Is(err, memory.ErrEntityNotFound) {
-			continue // deleted since the search
-		} else if err != nil {
-			return nil, graphJSON{}, err
-		}
-		for i := range facts {
-			if seen[facts[i].ID] {
-				continue // a relation between two answers, or a loop
-			}
-			seen[facts[i].ID] = true
-			if len(out.Relations) == MaxRelations {
-				break
-			}
-			out.Relations = append(out.Relations, facts[i].Relation())
-		}
-	}
+// nodesResult answers search_nodes and open_nodes: the entities and the
+// relations with at least one end among them, as the reference does.
+func nodesResult(found graph.Graph) (*mcp.CallToolResult, graphJSON, error) {
+	out := graphJSON{Entities: toEntities(found.Entities), Relations: found.Relations}
 	res, err := jsonResult(out)
 	return res, out, err
 }
