@@ -8,21 +8,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// inflight counts the requests a stdio client has sent and the server has
-// not answered yet, by id, so that the end of the input can wait for their
+// inflight holds the ids of the requests a stdio client has sent and the
+// server has not answered yet, so that the end of the input can wait for their
 // answers. It is safe for concurrent use: the filter reads on the SDK's
 // reading goroutine, and answers are written from the handlers'. A nil
 // *inflight records nothing and never waits.
 type inflight struct {
 	mu   sync.Mutex
 	cond *sync.Cond
-	ids  map[jsonrpc.ID]int
+	ids  map[jsonrpc.ID]bool
 	// broken is set when a write failed: no answer can come any more.
 	broken bool
 }
 
 func newInflight() *inflight {
-	fl := &inflight{ids: map[jsonrpc.ID]int{}}
+	fl := &inflight{ids: map[jsonrpc.ID]bool{}}
 	fl.cond = sync.NewCond(&fl.mu)
 	return fl
 }
@@ -40,7 +40,7 @@ func (fl *inflight) read(payload []byte) {
 			continue
 		}
 		if req.IsCall() {
-			fl.update(req.ID, 1)
+			fl.update(req.ID, true)
 			continue
 		}
 		if req.Method == "notifications/cancelled" {
@@ -51,7 +51,7 @@ func (fl *inflight) read(payload []byte) {
 				continue
 			}
 			if id, err := jsonrpc.MakeID(params.RequestID); err == nil {
-				fl.update(id, -1)
+				fl.update(id, false)
 			}
 		}
 	}
@@ -64,18 +64,20 @@ func (fl *inflight) answered(payload []byte) {
 	}
 	for _, m := range messages(payload) {
 		if resp, ok := m.(*jsonrpc.Response); ok && resp.ID.IsValid() {
-			fl.update(resp.ID, -1)
+			fl.update(resp.ID, false)
 		}
 	}
 }
 
-// update adds delta to the count of requests with id, never below zero,
-// and wakes wait when none is left.
-func (fl *inflight) update(id jsonrpc.ID, delta int) {
+// update records that the request id is in flight or not, and wakes
+// wait when none is left. An id is held once however often it is sent:
+// the SDK does not answer a request whose id is already in flight (it
+// cannot tell the two answers apart), so one answer settles it.
+func (fl *inflight) update(id jsonrpc.ID, inFlight bool) {
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
-	if n := fl.ids[id] + delta; n > 0 {
-		fl.ids[id] = n
+	if inFlight {
+		fl.ids[id] = true
 	} else {
 		delete(fl.ids, id)
 	}

@@ -248,6 +248,13 @@ func TestInflight(t *testing.T) {
 	if !waits(fl, true) {
 		t.Fatal("wait blocked on a cancelled request")
 	}
+	// The SDK does not answer a request whose id is in flight already.
+	fl.read([]byte(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`))
+	fl.read([]byte(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`))
+	fl.answered([]byte(`{"jsonrpc":"2.0","id":5,"result":{}}`))
+	if !waits(fl, true) {
+		t.Fatal("wait blocked on a second request with the id of one in flight")
+	}
 	fl.read([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
 	fl.fail()
 	if !waits(fl, true) {
