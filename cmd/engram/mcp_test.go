@@ -489,3 +489,42 @@ func storedEntity(st *memory.Store, sc memory.Scope, name string) (graph.Entity,
 	})
 	return e, err
 }
+
+// TestMCPStdioAnswersBeforeExit pipes initialize, notifications/initialized
+// and tools/list into engram mcp, closes its input at once, and requires
+// an answer to both requests before the process exits, as the reference
+// server gives: a client that writes its requests and hangs up (a shell
+// pipe, a script) must get every answer. Before, the tools/list answer was
+// lost in every run: the end of the input ended the connection while the
+// request was still being served.
+func TestMCPStdioAnswersBeforeExit(t *testing.T) {
+	const input = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+`
+	// A few runs: the loss was a race, if one lost every time.
+	for run := range 3 {
+		cmd, stderr := mcpCommand(t, "mcp", "--dir", t.TempDir())
+		cmd.Stdin = strings.NewReader(input) // closed once written
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("run %d: engram mcp: %v\n%s", run, err, stderr)
+		}
+		answered := map[float64]bool{}
+		for line := range strings.Lines(stdout.String()) {
+			var r struct {
+				ID     float64         `json:"id"`
+				Result json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("run %d: answer %q: %v", run, line, err)
+			}
+			answered[r.ID] = r.Result != nil
+		}
+		if !answered[1] || !answered[2] {
+			t.Fatalf("run %d: answers to initialize %v, tools/list %v; stdout:\n%s\nstderr:\n%s",
+				run, answered[1], answered[2], stdout.String(), stderr)
+		}
+	}
+}

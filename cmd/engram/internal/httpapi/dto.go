@@ -28,6 +28,13 @@ type messageInput struct {
 
 // message is the message at index i of a batch; c checks its time.
 func (m messageInput) message(c *timeCheck, i int) memory.Message {
+	for j := range m.ToolCalls {
+		// A null field is one left out; encoding/json keeps a null
+		// json.RawMessage as the text null, which would be stored.
+		if string(m.ToolCalls[j].Arguments) == "null" {
+			m.ToolCalls[j].Arguments = nil
+		}
+	}
 	return memory.Message{Role: m.Role, Content: m.Content, Name: m.Name, ToolCalls: m.ToolCalls,
 		ToolCallID: m.ToolCallID, Time: c.get(indexed("messages", i, "time"), m.Time), Metadata: m.Metadata}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -18,20 +19,21 @@ import (
 const maxErrorText = 200
 
 // boundErrors is a receiving middleware that cuts long tool errors and
-// protocol error messages to maxErrorText bytes.
+// protocol error messages to maxErrorText bytes, and names a null value
+// the schema validation refused "null" (see nullText).
 func boundErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
-			werr.Message = cut(werr.Message)
-		} else if err != nil && len(err.Error()) > maxErrorText {
-			err = errors.New(cut(err.Error()))
+			werr.Message = cut(nullText(werr.Message))
+		} else if err != nil && (len(err.Error()) > maxErrorText || strings.Contains(err.Error(), invalidValue)) {
+			err = errors.New(cut(nullText(err.Error())))
 		}
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 			for _, c := range r.Content {
 				if tc, ok := c.(*mcp.TextContent); ok {
-					tc.Text = cut(tc.Text)
+					tc.Text = cut(nullText(tc.Text))
 				}
 			}
 		}

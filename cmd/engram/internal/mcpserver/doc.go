@@ -132,6 +132,13 @@
 //   - Names and relation types must be non-empty UTF-8 of at most 512
 //     bytes without control characters; observations non-empty UTF-8 of at
 //     most 2 KiB, 256 to an entity. The reference takes any string.
+//   - A null argument counts as one left out, and so does a null member
+//     of any object in the arguments (a tool call's arguments in
+//     append_message's tool_calls): a required one is then reported
+//     missing. A null element of an array is refused ("has type null").
+//     The graph tools' schemas stay the reference's; clients whose strict schemas make
+//     optional properties nullable (OpenAI, Gemini) send null for what the
+//     model leaves out.
 //   - The data lives in the store, not in a JSONL file (MEMORY_FILE_PATH is
 //     not read), and the reference's memory://knowledge-graph resource and
 //     its subscriptions are not served.
@@ -150,9 +157,11 @@
 //     number as a float64, then an int64: 1e30 came back as
 //     -9223372036854775808, 2^53+1 as 2^53): an id is a string, null, or
 //     an integer of at most 2^53 in magnitude, else -32600.
-//   - A client that closes stdin with calls still running abandons them;
-//     each call's writes are atomic, so a call is stored whole or not at
-//     all.
+//   - When stdin ends, engram mcp answers every request it has read (all
+//     but those the client cancelled) before it exits, so a client may
+//     write its requests and close its end at once; the answers stop
+//     early only if stdout fails. Each call's writes are atomic: a call
+//     is stored whole or not at all.
 //   - The graph tools see relations that hold now; facts written through the
 //     memory API with a validity that has ended (or not begun) are left out.
 package mcpserver

@@ -66,7 +66,7 @@ func NewServer(store *memory.Store, scope func(context.Context) (memory.Scope, e
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SchemaCache:  schemaCache,
 	})
-	s.AddReceivingMiddleware(boundErrors)
+	s.AddReceivingMiddleware(boundErrors, nullsAsAbsent)
 	h := &handlers{store: store, scope: scope}
 	h.addGraphTools(s)
 	h.addEngramTools(s)

@@ -25,22 +25,41 @@ import (
 // version with batches, and a line whose id the SDK would not echo exactly
 // (1e30, 2^53+1, 1.5) is refused with -32600, as over HTTP (see
 // checkPayload). The transport neither closes in nor out.
+//
+// The end of in ends the connection only once every request read from it
+// has been answered (or cancelled by the client), or out has failed: a
+// client that writes its requests and closes its end of the pipe gets
+// every answer. The SDK's transport reports the end at once, and the SDK
+// then cancels the requests still being served and drops their answers.
 func NewStdioTransport(in io.Reader, out io.Writer) mcp.Transport {
-	w := &lockedWriter{w: out}
+	fl := newInflight()
+	w := &lockedWriter{w: out, flight: fl}
 	return &mcp.IOTransport{
-		Reader: &lineFilter{r: bufio.NewReader(in), out: w, limit: mcp.DefaultMaxLineLength},
+		Reader: &lineFilter{r: bufio.NewReader(in), out: w, limit: mcp.DefaultMaxLineLength, flight: fl},
 		Writer: w,
 	}
 }
 
 // lockedWriter serializes the SDK's writes (one Write per message) and the
-// filter's error replies, so that the two never interleave on the stream.
+// filter's error replies, so that the two never interleave on the stream,
+// and tells flight which requests each write answers.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	flight *inflight
 }
 
 func (w *lockedWriter) Write(p []byte) (int, error) {
+	n, err := w.write(p)
+	if err != nil {
+		w.flight.fail()
+	} else {
+		w.flight.answered(p)
+	}
+	return n, err
+}
+
+func (w *lockedWriter) write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.w.Write(p)
@@ -63,13 +82,15 @@ type lineFilter struct {
 	// 2025-03-26). Before that batches are refused, as over HTTP without
 	// such an MCP-Protocol-Version header.
 	batchesAllowed bool
+	// flight counts the requests passed on and not yet answered.
+	flight *inflight
 }
 
 func (f *lineFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		line, err := f.next()
 		if line == nil && err != nil {
-			return 0, err
+			return 0, f.end(err)
 		}
 		if line != nil {
 			if code, msg := f.check(line); code != 0 {
@@ -77,11 +98,12 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 					return 0, werr
 				}
 			} else {
+				f.flight.read(line)
 				f.pending = append(line, '\n')
 			}
 		}
 		if err != nil && len(f.pending) == 0 {
-			return 0, err
+			return 0, f.end(err)
 		}
 	}
 	n := copy(p, f.pending)
@@ -91,6 +113,13 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 
 // Close does nothing: stdin belongs to the process.
 func (f *lineFilter) Close() error { return nil }
+
+// end returns err, the end of the input, once every request read has been
+// answered: the SDK cancels the requests in flight when the input ends.
+func (f *lineFilter) end(err error) error {
+	f.flight.wait()
+	return err
+}
 
 // next returns the next non-blank line without its white space, with the
 // reader's error when the line ends the stream, or nil and the error at

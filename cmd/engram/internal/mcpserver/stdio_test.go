@@ -177,3 +177,87 @@ func TestStdioBatchesAndIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioAnswersBeforeEOF serves input that ends right after its
+// requests, a remember call among them, and requires an answer to every
+// request before Run returns (engram mcp then exits). Before, the end of
+// the input cancelled the requests still in flight and their answers were
+// lost.
+func TestStdioAnswersBeforeEOF(t *testing.T) {
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"remember","arguments":{"text":"the input ends after this"}}}
+`)
+	var out strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := NewServer(openStore(t), fixed(testScope)).Run(ctx, NewStdioTransport(in, &out)); err != nil && !strings.Contains(err.Error(), "EOF") {
+		t.Fatalf("Run = %v", err)
+	}
+	answered := map[any]bool{}
+	for line := range strings.Lines(out.String()) {
+		var r struct {
+			ID     any             `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("answer %q: %v", line, err)
+		}
+		answered[r.ID] = r.Result != nil
+	}
+	for _, id := range []any{float64(1), float64(2), "three"} {
+		if !answered[id] {
+			t.Errorf("no answer to request %v; the output:\n%s", id, out.String())
+		}
+	}
+}
+
+// TestInflight: wait returns once every request read has been answered,
+// cancelled by the client, or the output has failed.
+func TestInflight(t *testing.T) {
+	// waits reports whether fl.wait returns: a wait that must return gets
+	// ten seconds, one that must block 50 ms (a blocked wait stays
+	// blocked, so neither depends on the machine's speed).
+	waits := func(fl *inflight, want bool) bool {
+		done := make(chan struct{})
+		go func() { fl.wait(); close(done) }()
+		timeout := 50 * time.Millisecond
+		if want {
+			timeout = 10 * time.Second
+		}
+		select {
+		case <-done:
+			return true
+		case <-time.After(timeout):
+			return false
+		}
+	}
+	fl := newInflight()
+	fl.read([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if !waits(fl, true) {
+		t.Fatal("wait blocked on a notification")
+	}
+	fl.read([]byte(`[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":"a","method":"tools/list"}]`))
+	fl.answered([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`))
+	fl.answered([]byte(`[{"jsonrpc":"2.0","id":1,"result":{}}]`))
+	if waits(fl, false) {
+		t.Fatal("wait returned with request \"a\" unanswered")
+	}
+	fl.read([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`))
+	if !waits(fl, true) {
+		t.Fatal("wait blocked on a cancelled request")
+	}
+	// The SDK does not answer a request whose id is in flight already.
+	fl.read([]byte(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`))
+	fl.read([]byte(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`))
+	fl.answered([]byte(`{"jsonrpc":"2.0","id":5,"result":{}}`))
+	if !waits(fl, true) {
+		t.Fatal("wait blocked on a second request with the id of one in flight")
+	}
+	fl.read([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
+	fl.fail()
+	if !waits(fl, true) {
+		t.Fatal("wait blocked after the output failed")
+	}
+}
