@@ -171,6 +171,9 @@ func checkDir(dir string, o Options, need int64) error {
 	if err := repairDiscard(dir, o.Logger); err != nil { // discard.go
 		return err
 	}
+	if err := removeUnsizedLogs(dir, o.Logger); err != nil { // walmark.go
+		return err
+	}
 	// Badger writes at open (it replays and flushes the write-ahead log,
 	// starts a new one) through memory maps: on a full disk that is SIGBUS,
 	// so a store on a full disk is not opened at all. A read-only open is

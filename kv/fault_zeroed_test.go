@@ -183,3 +183,49 @@ func TestFaultTornLastRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultEmptyNewLog: Badger creates a write-ahead log, then sizes it;
+// a kill between the two leaves the newest .mem empty (CI met "00002.mem:
+// 0 bytes, shorter than a log header" in TestFaultCrashDuringWrite). No
+// write can be in it, and Badger starts it afresh: Open must succeed with
+// every transaction before it. An empty .mem that the store is known to
+// have written (the newest on record) lost its writes: ErrCorrupt.
+func TestFaultEmptyNewLog(t *testing.T) {
+	kvtest.SkipOnPostgres(t, "damages Badger's files on disk")
+	base := unclosedStore(t)
+	mems := memFiles(t, base)
+	newest := int(logID(mems[len(mems)-1]))
+	t.Run("created, not sized", func(t *testing.T) {
+		dir := t.TempDir()
+		copyStore(t, base, dir)
+		if err := os.WriteFile(filepath.Join(dir, memName(newest+1)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		db, err := Open(dir, &Options{MemTableSize: 1 << 20})
+		if err != nil {
+			t.Fatalf("Open = %v; an empty log newer than any written is what a kill leaves", err)
+		}
+		defer db.Close()
+		if err := db.View(t.Context(), func(tx *Txn) error {
+			_, err := tx.Get([]byte("small/5/19"))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("written, then emptied", func(t *testing.T) {
+		dir := t.TempDir()
+		copyStore(t, base, dir)
+		if err := os.Truncate(filepath.Join(dir, memName(newest)), 0); err != nil {
+			t.Fatal(err)
+		}
+		db, err := Open(dir, &Options{MemTableSize: 1 << 20})
+		if err == nil {
+			db.Close()
+			t.Fatal("Open succeeded with the newest written log emptied")
+		}
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), memName(newest)) {
+			t.Fatalf("Open = %v; want ErrCorrupt naming %s", err, memName(newest))
+		}
+	})
+}

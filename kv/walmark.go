@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -253,6 +254,9 @@ func checkWALMark(dir string, live uint64, wal versionRange) error {
 		return corrupt(missing, "missing: the store was not closed (a crash or kill), and this write-ahead log held its latest writes (the newest log left is %s)", logLeft(newest))
 	}
 	for _, n := range nums {
+		if sizes[n] == 0 && n > m.newest {
+			continue // created and not yet sized by a killed session: see checkLog
+		}
 		want, ok := m.sizes[n]
 		if m.first >= 0 && n >= m.first {
 			want, ok = m.fileSize, true
@@ -394,6 +398,36 @@ func (db *DB) closeBadgerLocked() error {
 	}
 	if db.wal != nil {
 		return db.wal.closed()
+	}
+	return nil
+}
+
+// removeUnsizedLogs removes the empty write-ahead logs a session killed
+// between creating a log and sizing it leaves: no write can be in one,
+// and Badger refuses to open a store that has one ("Create a new file").
+// checkWALMark has refused, before, an empty log that held writes (one no
+// newer than the newest on record).
+func removeUnsizedLogs(dir string, log *slog.Logger) error {
+	nums, sizes, err := memLogs(dir)
+	if err != nil {
+		return err
+	}
+	removed := false
+	for _, n := range nums {
+		if sizes[n] != 0 {
+			continue
+		}
+		path := filepath.Join(dir, memName(n))
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("kv: remove empty write-ahead log %s: %w", path, err)
+		}
+		removed = true
+		if log != nil {
+			log.Warn("kv: removed an empty write-ahead log that a kill left before Badger sized it (it holds no write)", "file", path)
+		}
+	}
+	if removed {
+		return syncDir(dir)
 	}
 	return nil
 }
