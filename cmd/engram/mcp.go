@@ -70,12 +70,14 @@ Messages appended (append_message) become memories, entities and facts in
 the background (--extract async, the default), by the offline rule
 extractor or a chat model (--extract-model, --extract-base-url).
 
-Register it in Claude Desktop's claude_desktop_config.json:
+Register it in Claude Desktop's claude_desktop_config.json with the binary's
+absolute path (desktop clients do not read your shell's PATH; go install
+puts it at $(go env GOPATH)/bin/engram, /Users/me/go/bin/engram here):
 
   {
     "mcpServers": {
       "engram": {
-        "command": "engram",
+        "command": "/Users/me/go/bin/engram",
         "args": ["mcp", "--dir", "/Users/me/.engram", "--user", "me"]
       }
     }

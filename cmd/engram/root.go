@@ -12,7 +12,10 @@ and keyword, a temporal knowledge graph, and one hybrid recall over all of
 them. No service, no network unless you configure one.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// engram --version prints the line engram version prints.
+		Version: versionString(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newDemoCmd(), newVersionCmd(), newBenchCmd(), newServeCmd(),
 		newImportCmd(), newExportCmd(), newRecallCmd(), newInspectCmd(), newBackupCmd(), newRestoreCmd(), newMCPCmd(),
 		newCompactCmd(), newExtractCmd(), newUICmd(), newModelCmd())

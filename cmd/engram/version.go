@@ -29,28 +29,58 @@ func newVersionCmd() *cobra.Command {
 	return cmd
 }
 
-// versionString reports the module version (or "devel"), the VCS revision
-// when the binary was built from a checkout, and the Go version.
+// Stamped at link time by release builds (.goreleaser.yaml) from the tag:
+//
+//	go build -ldflags "-X main.version=v1.2.3 -X main.commit=$(git rev-parse HEAD)" ./cmd/engram
+//
+// Left empty, versionString falls back to what the Go toolchain recorded
+// (the module version of go install module@version, the VCS revision of a
+// build in a checkout), and to "devel" when there is none.
+var (
+	version string
+	commit  string
+)
+
+// versionString reports the version, the commit and the Go version the
+// binary was built with, on one line: "engram v1.2.3 (commit
+// 0123456789ab) go1.26.8 linux/amd64". The version is "devel" only for a
+// build that nothing stamped; the commit is left out when unknown.
 func versionString() string {
-	version, revision, dirty := "devel", "", ""
-	if info, ok := debug.ReadBuildInfo(); ok {
-		if v := info.Main.Version; v != "" && v != "(devel)" {
-			version = v
-		}
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				revision = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = "+dirty"
-				}
+	v, rev, dirty := buildVersion()
+	if version != "" {
+		v = version
+	}
+	if commit != "" {
+		rev, dirty = commit, ""
+	}
+	out := "engram " + v
+	if rev != "" {
+		out += fmt.Sprintf(" (commit %.12s%s)", rev, dirty)
+	}
+	return out + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+}
+
+// buildVersion returns what the Go toolchain recorded in the binary: the
+// main module's version (or "devel"), the VCS revision, and "+dirty" when
+// the checkout had uncommitted changes.
+func buildVersion() (v, revision, dirty string) {
+	v = "devel"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v, "", ""
+	}
+	if mv := info.Main.Version; mv != "" && mv != "(devel)" {
+		v = mv
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
 			}
 		}
 	}
-	out := "engram " + version
-	if revision != "" {
-		out += fmt.Sprintf(" (%.12s%s)", revision, dirty)
-	}
-	return out + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+	return v, revision, dirty
 }

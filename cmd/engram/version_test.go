@@ -11,8 +11,13 @@ func TestVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out, "engram ") || !strings.Contains(out, runtime.Version()) {
+	// The test binary is stamped by nothing: "devel", and no commit.
+	if !strings.HasPrefix(out, "engram devel ") || !strings.Contains(out, runtime.Version()) {
 		t.Fatalf("version = %q", out)
+	}
+	// engram --version prints the same line.
+	if flag, err := runCLI(t, "--version"); err != nil || flag != out {
+		t.Fatalf("--version = %q, %v; version = %q", flag, err, out)
 	}
 	if strings.Contains(out, "Princeton") {
 		t.Fatalf("version prints the notices unasked:\n%s", out)
