@@ -81,12 +81,14 @@
 // # Registering engram mcp
 //
 // In Claude Desktop's claude_desktop_config.json (other desktop clients
-// take the same mcpServers block):
+// take the same mcpServers block), with the absolute path go install wrote
+// the binary to, since clients do not start servers with the shell's PATH
+// ($(go env GOPATH)/bin/engram):
 //
 //	{
 //	  "mcpServers": {
 //	    "engram": {
-//	      "command": "engram",
+//	      "command": "/Users/me/go/bin/engram",
 //	      "args": ["mcp", "--dir", "/Users/me/.engram", "--user", "me"]
 //	    }
 //	  }
