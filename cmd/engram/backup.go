@@ -109,27 +109,30 @@ into place only once the whole backup is in: a failed restore leaves --dir as
 it was. Vector indexes are rebuilt from the restored records on first use.
 
 The backup of an encrypted store restores only with the same
---encryption-key-file, and the restored store is encrypted with it.`,
+--encryption-key-file, and the restored store is encrypted with it.
+
+restore takes no --postgres: it swaps a whole directory into place, which a
+PostgreSQL schema cannot do atomically here. To move a backup into
+PostgreSQL, restore it into a directory, engram export it, and engram import
+--postgres what that wrote.`,
 		Example: `  engram restore --dir ./data-restored --in data.backup`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRestore(cmd, o)
 		},
 	}
-	o.store.register(cmd, flagAbsent, flagAbsent, flagAbsent)
+	// No --postgres: restore builds a new directory and renames it into
+	// place, and a schema has no such atomic swap here.
+	cmd.Flags().StringVar(&o.store.dir, "dir", "", "the new store's directory (required): missing, empty, or a store without data")
+	o.store.open.register(cmd.Flags(), false)
 	cmd.Flags().StringVar(&o.in, "in", "", "backup file to read, or - for standard input (required)")
 	_ = cmd.MarkFlagRequired("in")
 	return cmd
 }
 
 func runRestore(cmd *cobra.Command, o restoreOptions) error {
-	if _, err := o.store.pg.dsn(o.store.dir); err != nil {
-		return err
-	}
 	if o.store.dir == "" {
-		// restore builds a new directory and renames it into place; a
-		// schema has no such atomic swap here.
-		return errors.New("restore: only into a new --dir; restoring into PostgreSQL is not supported")
+		return errors.New("restore: --dir is required: the new store's directory")
 	}
 	dir := filepath.Clean(o.store.dir)
 	var r io.Reader = cmd.InOrStdin()

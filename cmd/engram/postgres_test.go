@@ -43,7 +43,7 @@ func TestPostgresFlags(t *testing.T) {
 		{"import dir and postgres", []string{"import", "--dir", t.TempDir(), "--postgres", dsn, "--tenant", "t", "-"}, "mutually exclusive"},
 		{"export nothing", []string{"export", "--tenant", "t"}, `required flag(s) "dir" not set`},
 		{"inspect dir and postgres", []string{"inspect", "--dir", t.TempDir(), "--postgres", dsn}, "mutually exclusive"},
-		{"restore postgres", []string{"restore", "--postgres", dsn, "--in", "-"}, "not supported"},
+		{"restore postgres", []string{"restore", "--postgres", dsn, "--in", "-"}, "unknown flag: --postgres"},
 		{"unreachable database", []string{"inspect", "--postgres", dsn}, "postgres schema engram"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
