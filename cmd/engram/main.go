@@ -10,10 +10,13 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/engramdb/engram/cmd/engram/internal/mcpserver"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	mcpserver.Version = releaseVersion() // serverInfo of engram mcp and serve's /mcp
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
 	if err != nil {

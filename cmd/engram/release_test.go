@@ -61,6 +61,13 @@ func TestVersionStamped(t *testing.T) {
 			t.Errorf("engram %s = %q, %v; want %q", strings.Join(args, " "), out, err, want)
 		}
 	}
+	// The MCP server reports the same version in its serverInfo.
+	mcp := exec.Command(bin, "mcp", "--dir", filepath.Join(t.TempDir(), "store"))
+	mcp.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}` + "\n")
+	out, err := mcp.Output()
+	if err != nil || !strings.Contains(string(out), `"serverInfo":{"name":"engram","title":"Engram","version":"v1.2.3"}`) {
+		t.Errorf("engram mcp initialize = %s, %v; want serverInfo version v1.2.3", out, err)
+	}
 }
 
 // releaseLdflags returns the ldflags list of .goreleaser.yaml joined by

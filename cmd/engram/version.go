@@ -47,9 +47,7 @@ var (
 // build that nothing stamped; the commit is left out when unknown.
 func versionString() string {
 	v, rev, dirty := buildVersion()
-	if version != "" {
-		v = version
-	}
+	v = releaseVersion()
 	if commit != "" {
 		rev, dirty = commit, ""
 	}
@@ -58,6 +56,16 @@ func versionString() string {
 		out += fmt.Sprintf(" (commit %.12s%s)", rev, dirty)
 	}
 	return out + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+}
+
+// releaseVersion is the version alone: stamped at link time, else what the
+// Go toolchain recorded, else "devel".
+func releaseVersion() string {
+	if version != "" {
+		return version
+	}
+	v, _, _ := buildVersion()
+	return v
 }
 
 // buildVersion returns what the Go toolchain recorded in the binary: the

@@ -107,8 +107,17 @@ func jsonResult(v any) (*mcp.CallToolResult, error) {
 	return textResult(strings.TrimSuffix(buf.String(), "\n")), nil
 }
 
-// version is the module version of the binary, or "devel".
+// Version is the version the servers NewServer makes report in their
+// serverInfo. The engram command sets it to its own, stamped at link time
+// by release builds; empty means the module version the Go toolchain
+// recorded, or "devel".
+var Version string
+
+// version is Version, or the module version of the binary, or "devel".
 func version() string {
+	if Version != "" {
+		return Version
+	}
 	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		return info.Main.Version
 	}
