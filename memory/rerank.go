@@ -73,9 +73,9 @@ func rerankDepth(q *Query, when bool) int {
 	return q.TopK
 }
 
-// rerank applies the time span and the echo rule (see above) to the best
-// candidates, adding the replies to demoted echoes, and returns the
-// candidates in their new order.
+// rerank applies the time span, the replies to questions and the echo
+// rule (see above) to the best candidates, adding the replies that were
+// not candidates, and returns the candidates in their new order.
 func (s *Store) rerank(ctx context.Context, h *hydrator, f *fusion, cands []*Candidate, q *Query, tr *Trace) ([]*Candidate, error) {
 	if strings.TrimSpace(q.Text) == "" || len(cands) == 0 {
 		return cands, nil
@@ -151,8 +151,11 @@ func (s *Store) replies(ctx context.Context, h *hydrator, f *fusion, asked []*Ca
 	read := func(tx *engine.Tx) error {
 		for _, e := range asked {
 			id, ok, err := s.nextMessage(tx, Scope{Tenant: h.user.Tenant, User: h.user.User, Session: e.item.Session}, e.ID)
-			if err != nil || !ok {
+			if err != nil {
 				return err
+			}
+			if !ok {
+				continue // the last message of its session
 			}
 			_, known := f.byID[candidateKey{SourceEpisodes, id}]
 			r := f.candidate(id, SourceEpisodes)

@@ -214,3 +214,39 @@ func TestNextMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRecallRepliesPastUnanswered: a matching question with no message
+// after it does not stop the replies to the other questions from being
+// promoted. Fails when replies stops at the first question with no reply.
+func TestRecallRepliesPastUnanswered(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, &Options{Extraction: ExtractOff})
+	at := time.Date(2024, 3, 1, 9, 0, 0, 0, time.UTC)
+	put := func(sess string, msgs ...Message) {
+		for i := range msgs {
+			msgs[i].Time = at
+			at = at.Add(time.Minute)
+		}
+		mustAppend(t, s.Session(Scope{Tenant: "t", User: "u", Session: sess}), msgs...)
+	}
+	// The best match is a question left unanswered, the last of its
+	// session; the second one was answered.
+	put("a", user("Where should we hold the team offsite in June, the team offsite?"))
+	put("b", user("Where should we hold the team offsite in June?"), asst("The lighthouse in Brest, booked for the 12th."))
+	for i := range 12 {
+		put(fmt.Sprintf("other%d", i), Message{Role: RoleUser, Content: fmt.Sprintf("Team offsite photos, album %d.", i)})
+	}
+	rec, err := s.Recall(ctx, Query{Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Where is the team offsite held?", TopK: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rec.Trace.Candidates {
+		if c.Text == "The lighthouse in Brest, booked for the 12th." {
+			if c.Ranks["reply"] != 1 || !c.Kept {
+				t.Fatalf("the answer %+v: want it promoted as a reply and kept", c)
+			}
+			return
+		}
+	}
+	t.Fatalf("the answer is not among the candidates: %q", episodeOrder(rec))
+}
