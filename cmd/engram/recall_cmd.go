@@ -29,7 +29,7 @@ type recallOptions struct {
 func newRecallCmd() *cobra.Command {
 	var o recallOptions
 	cmd := &cobra.Command{
-		Use:   "recall --dir D --tenant T --user U [--session S] TEXT...",
+		Use:   "recall --dir D [--tenant T] --user U [--session S] TEXT...",
 		Short: "Print the context Recall assembles for a query, and optionally its trace",
 		Long: `recall runs the hybrid Recall a model call would get for TEXT: the session's
 window and rolling summary (with --session), then the user's memories,
@@ -41,7 +41,9 @@ the recalled items and the trace as JSON, as POST /v1/recall writes them.
 
 Recall also folds messages that left a session's window into its rolling
 summary, so it may write to the store. It never extracts: the store is
-opened with extraction off, and what is queued stays queued.`,
+opened with extraction off, and what is queued stays queued.
+
+--tenant may be left out when the store holds one tenant, as engram ui does.`,
 		Example: `  engram recall --dir ./data --tenant acme --user alice "Who owns my renewal?"
   engram recall --dir ./data --tenant acme --user alice --session renewal \
       --sources memories,episodes,graph --top-k 5 --trace "Where do my invoices go?"`,
@@ -50,7 +52,8 @@ opened with extraction off, and what is queued stays queued.`,
 			return runRecall(cmd, strings.Join(args, " "), o)
 		},
 	}
-	o.store.register(cmd, flagRequired, flagRequired, flagOptional)
+	o.store.register(cmd, flagOptional, flagRequired, flagOptional)
+	cmd.Flag("tenant").Usage = "the tenant (default: the store's only tenant)"
 	o.store.registerEmbedder(cmd)
 	f := cmd.Flags()
 	f.IntVar(&o.maxTokens, "max-tokens", memory.DefaultRecallTokens, "token budget of the whole context")
@@ -89,6 +92,12 @@ func parseSources(names []string) ([]memory.Source, error) {
 }
 
 func runRecall(cmd *cobra.Command, text string, o recallOptions) (err error) {
+	pick := o.store.tenant == ""
+	if pick {
+		// Checked with a stand-in, before the store is opened; the
+		// store's own tenant replaces it below.
+		o.store.tenant = "t"
+	}
 	if err := o.store.checkScope(); err != nil {
 		return err
 	}
@@ -114,6 +123,14 @@ func runRecall(cmd *cobra.Command, text string, o recallOptions) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
+	if pick {
+		if o.store.tenant, err = soleTenant(cmd.Context(), st); err != nil {
+			return fmt.Errorf("recall: %w", err)
+		}
+		if o.store.tenant == "" {
+			return fmt.Errorf("recall: the store in %s holds no tenant yet", o.store.where())
+		}
+	}
 
 	rec, err := st.Recall(cmd.Context(), memory.Query{
 		Scope:       o.store.scope(),

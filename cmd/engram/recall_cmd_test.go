@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -99,4 +100,32 @@ func TestRecallErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { wantError(t, tt.want, tt.args...) })
 	}
+}
+
+// TestRecallOnlyTenant: without --tenant, recall uses the store's only
+// tenant, as ui does; with several it names them and asks for one. Fails
+// with --tenant required again.
+func TestRecallOnlyTenant(t *testing.T) {
+	dir := t.TempDir()
+	remember := func(tenant, user, text string) {
+		t.Helper()
+		st, err := memory.Open(dir, &memory.Options{Extraction: memory.ExtractOff})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Remember(context.Background(), memory.Scope{Tenant: tenant, User: user}, memory.Memory{Kind: memory.KindFact, Text: text}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remember("acme", "alice", "Alice's renewal owner is Dana")
+	out := mustRun(t, "recall", "--dir", dir, "--user", "alice", "Who owns my renewal?")
+	if !strings.Contains(out, "Dana") {
+		t.Fatalf("recall without --tenant on a store of one tenant:\n%s", out)
+	}
+	remember("globex", "bob", "Bob likes tea")
+	wantError(t, []string{"several tenants", "acme", "globex", "--tenant"}, "recall", "--dir", dir, "--user", "alice", "hi")
+	wantError(t, []string{`User "bad/user"`}, "recall", "--dir", dir, "--user", "bad/user", "hi")
 }

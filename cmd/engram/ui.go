@@ -121,12 +121,22 @@ func onlyTenant(ctx context.Context, o serveOptions) (string, error) {
 		return "", openError(o.dir, err)
 	}
 	defer st.Close()
+	t, err := soleTenant(ctx, st)
+	if err == nil && t == "" {
+		t = defaultTokensTenant
+	}
+	return t, err
+}
+
+// soleTenant returns the store's tenant when it has exactly one, "" when
+// it has none, and an error naming them when it has several.
+func soleTenant(ctx context.Context, st *memory.Store) (string, error) {
 	ts, err := st.Tenants(ctx, memory.ListOptions{Limit: 6})
 	switch {
 	case err != nil:
 		return "", err
 	case len(ts) == 0:
-		return defaultTokensTenant, nil
+		return "", nil
 	case len(ts) == 1:
 		return ts[0], nil
 	}
