@@ -945,10 +945,16 @@ func (h *hydrator) hydrate(ctx context.Context, cands []*Candidate) error {
 	if !need {
 		return nil
 	}
+	return h.view(ctx, func(tx *engine.Tx) error { return h.read(tx, cands) })
+}
+
+// view runs fn in the hydrator's transaction when it has one, else in a
+// read transaction of its own.
+func (h *hydrator) view(ctx context.Context, fn func(*engine.Tx) error) error {
 	if h.tx != nil {
-		return h.read(h.tx, cands)
+		return fn(h.tx)
 	}
-	return h.s.db.View(ctx, func(tx *engine.Tx) error { return h.read(tx, cands) })
+	return h.s.db.View(ctx, fn)
 }
 
 // read is hydrate's work in tx.

@@ -168,13 +168,7 @@ func (s *Store) replies(ctx context.Context, h *hydrator, f *fusion, asked []*Ca
 		}
 		return nil
 	}
-	var err error
-	if h.tx != nil {
-		err = read(h.tx)
-	} else {
-		err = s.db.View(ctx, read)
-	}
-	if err != nil {
+	if err := h.view(ctx, read); err != nil {
 		return nil, err
 	}
 	if err := h.hydrate(ctx, fresh); err != nil {
