@@ -20,7 +20,7 @@ import (
 )
 
 // RecallOptions configures [RunRecall]. Zero fields mean the documented
-// defaults: the scale the README quotes.
+// defaults: the scale docs/benchmarks.md quotes.
 type RecallOptions struct {
 	// Dir is the store's directory; empty means in memory. The peer (a
 	// plain engine BM25 search) runs on a copy of the store restored from

@@ -29,7 +29,7 @@
 // Defaults are chosen for an embedded library, not a server: Badger's own
 // defaults reserve about 85 MiB of heap at open (a 64 MiB memtable arena and
 // a 256 MiB block cache); ours use 8 MiB memtables, two of them, and small
-// block and index caches. Measured figures are in the repository README
+// block and index caches. Measured figures are in the repository's docs/benchmarks.md
 // (TestOpenHeapFootprint prints them).
 //
 // Writes are synced to disk before a commit returns ([Sync], the default): an

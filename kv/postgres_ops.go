@@ -51,7 +51,7 @@ func (s *pgStore) size() int64 {
 
 // compact vacuums the key-value table: the space of deleted and replaced
 // rows becomes reusable, though their bytes stay in the table's pages
-// until overwritten (see the README on erasure).
+// until overwritten (see docs/storage.md on erasure).
 func (s *pgStore) compact(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, s.q.sql(`VACUUM {s}.kv`))
 	return pgError(err)

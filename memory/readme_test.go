@@ -9,16 +9,20 @@ import (
 
 // TestReadmeQuickStart keeps the README's Go quick start identical to
 // Example, which the test run compiles and checks.
-func TestReadmeQuickStart(t *testing.T) { checkReadmeExample(t, "Example") }
+func TestReadmeQuickStart(t *testing.T) { checkReadmeExample(t, "../README.md", "Example") }
 
-// TestReadmeRecall keeps the README's Recall example identical to
+// TestReadmeRecall keeps the Recall guide's example identical to
 // ExampleStore_Recall.
-func TestReadmeRecall(t *testing.T) { checkReadmeExample(t, "ExampleStore_Recall") }
+func TestReadmeRecall(t *testing.T) {
+	checkReadmeExample(t, "../docs/recall.md", "ExampleStore_Recall")
+}
 
-func checkReadmeExample(t *testing.T, name string) {
-	readme, err := os.ReadFile("../README.md")
+// checkReadmeExample fails unless the Markdown file doc holds the body of
+// the example function name.
+func checkReadmeExample(t *testing.T, doc, name string) {
+	readme, err := os.ReadFile(doc)
 	if err != nil {
-		t.Skipf("no README next to the module: %v", err)
+		t.Skipf("no %s next to the module: %v", doc, err)
 	}
 	src, err := os.ReadFile("example_test.go")
 	if err != nil {
@@ -34,6 +38,6 @@ func checkReadmeExample(t *testing.T, name string) {
 	}
 	body := strings.Join(lines, "\n")
 	if !strings.Contains(string(readme), body) {
-		t.Fatalf("README.md does not hold the body of memory.%s; paste it in:\n%s", name, body)
+		t.Fatalf("%s does not hold the body of memory.%s; paste it in:\n%s", doc, name, body)
 	}
 }

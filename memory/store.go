@@ -31,7 +31,7 @@ const (
 	Sync = engine.Sync
 	// Async acknowledges a write once the operating system has it: it
 	// survives the process being killed, not a machine crash. Appends are
-	// about two orders of magnitude faster (see the README).
+	// about two orders of magnitude faster (see docs/benchmarks.md).
 	Async = engine.Async
 )
 
@@ -67,7 +67,7 @@ type Options struct {
 	// instead of a Badger directory (Open's dir must be ""). Several
 	// processes may open one such store: each (tenant, user) partition is
 	// written by one of them at a time, the holder of its lease (see
-	// [PostgresOptions] and the README's "Many servers, one PostgreSQL").
+	// [PostgresOptions] and docs/cluster.md).
 	// The background work (extraction, sweeps, retention) of a process
 	// touches only the partitions it holds. Durability does not apply.
 	Postgres *PostgresOptions
@@ -130,7 +130,7 @@ type Options struct {
 	// meaning (embed.Static, or a provider) and none with the hashing
 	// embedder (the default), whose vectors are lexical: they repeat
 	// BM25's evidence with more noise, and fusing them lowers recall
-	// (measured on LoCoMo: see the README).
+	// (measured on LoCoMo: see docs/benchmarks.md).
 	VectorWeight float64
 
 	// DedupThreshold is the cosine similarity at or above which
@@ -188,7 +188,7 @@ type Options struct {
 	// binary), so "What automobile does she own?" finds "Alice drives a
 	// red car" with the default hashing embedder. Off by default: on the
 	// LoCoMo sample it gained one question of 150 at recall@10, too little
-	// to tell from noise (see the README).
+	// to tell from noise (see docs/benchmarks.md).
 	Synonyms bool
 }
 

@@ -60,7 +60,7 @@ func (f *openFlags) registerEmbedder(fs *pflag.FlagSet) {
 	f.fs = fs
 	fs.StringVar(&f.embedder, "embedder", embedderHashing,
 		"the store's embedder: hashing (offline, lexical), static (offline, by meaning: a Model2Vec model, --model or --model-dir), ollama or openai (any OpenAI-compatible server; the key from $"+apiKeyEnv+"); a store must always be opened with the same one")
-	fs.StringVar(&f.synonyms, "synonyms", "off", "expand Recall's BM25 queries with WordNet synonyms, built in (on or off; see the README for what it gains)")
+	fs.StringVar(&f.synonyms, "synonyms", "off", "expand Recall's BM25 queries with WordNet synonyms, built in (on or off; docs/benchmarks.md says what it gains)")
 	fs.StringVar(&f.model, "model", "", "with --embedder static: a Model2Vec model pulled by name with engram model pull NAME (potion-base-8M, org/name); never downloads")
 	fs.StringVar(&f.modelDir, "model-dir", "", "with --embedder static: the folder of a Model2Vec model (model.safetensors, tokenizer.json, config.json), such as minishlab/potion-base-8M downloaded by you")
 	fs.StringVar(&f.embedURL, "embed-url", "", "the embedding server's base URL (default: the provider's)")

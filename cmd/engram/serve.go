@@ -114,7 +114,7 @@ by one node at a time, the holder of its lease, and a node forwards the
 requests of partitions it does not own to their owner (--advertise names
 where others reach this node). Every node needs the same --tokens file. When a
 node dies its leases lapse after --lease-ttl and other nodes take its
-partitions over. See the README, "Many servers, one PostgreSQL".`,
+partitions over. See docs/cluster.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
