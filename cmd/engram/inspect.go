@@ -18,8 +18,9 @@ import (
 )
 
 type inspectOptions struct {
-	store storeFlags
-	json  bool
+	store  storeFlags
+	remote remoteFlags
+	json   bool
 }
 
 func newInspectCmd() *cobra.Command {
@@ -43,16 +44,24 @@ for extraction (and how many of them failed at least once and are retrying),
 and the jobs parked after failing too often (at once for a model's refusal),
 with their session, message id, attempts and last error; with --tenant or
 --user, the parked jobs of that scope. engram extract retry queues parked
-jobs again. inspect itself extracts nothing.`,
+jobs again. inspect itself extracts nothing.
+
+With --url instead of --dir, inspect reports on a running engram serve
+through its GET /v1/admin/stats, with an admin token in $ENGRAM_TOKEN or the
+variable --token-env names; the sizes are of the running store's files.`,
 		Example: `  engram inspect --dir ./data
   engram inspect --dir ./data --tenant acme
   engram inspect --dir ./data --tenant acme --user alice --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.remote.set() {
+				return runInspectURL(cmd, o)
+			}
 			return runInspect(cmd, o)
 		},
 	}
 	o.store.register(cmd, flagOptional, flagOptional, flagAbsent)
+	o.remote.register(cmd)
 	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON instead of tables")
 	return cmd
 }
