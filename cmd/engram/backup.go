@@ -54,6 +54,9 @@ backs up the whole shared store.`,
 			if o.remote.set() {
 				return runBackupURL(cmd, o)
 			}
+			if err := o.remote.checkLocal(cmd); err != nil {
+				return err
+			}
 			return runBackup(cmd, o)
 		},
 	}

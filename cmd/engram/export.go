@@ -55,6 +55,9 @@ admin token in $ENGRAM_TOKEN or the variable --token-env names.`,
 			if o.remote.set() {
 				return runExportURL(cmd, o)
 			}
+			if err := o.remote.checkLocal(cmd); err != nil {
+				return err
+			}
 			return runExport(cmd, o)
 		},
 	}

@@ -57,6 +57,9 @@ variable --token-env names; the sizes are of the running store's files.`,
 			if o.remote.set() {
 				return runInspectURL(cmd, o)
 			}
+			if err := o.remote.checkLocal(cmd); err != nil {
+				return err
+			}
 			return runInspect(cmd, o)
 		},
 	}

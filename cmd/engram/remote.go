@@ -53,10 +53,16 @@ func (f *remoteFlags) check(cmd *cobra.Command) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("--url %q: want http://HOST:PORT or https://HOST:PORT", f.url))
 	}
-	if !cmd.Flags().Changed("url") && cmd.Flags().Changed("token-env") {
-		errs = append(errs, errors.New("--token-env needs --url"))
-	}
 	return errors.Join(errs...)
+}
+
+// checkLocal refuses --token-env on a command that opens a store itself:
+// the token would be silently left unused.
+func (f *remoteFlags) checkLocal(cmd *cobra.Command) error {
+	if cmd.Flags().Changed("token-env") {
+		return errors.New("--token-env needs --url")
+	}
+	return nil
 }
 
 // get sends GET path?query to the server with the token and returns the

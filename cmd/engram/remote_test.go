@@ -77,6 +77,7 @@ func TestBackupURL(t *testing.T) {
 		wantError(t, []string{"refused the token", "401"}, append(args, "--url", url, "--token-env", "ENGRAM_TEST_WRONG")...)
 		wantError(t, []string{"$ENGRAM_TEST_UNSET is empty"}, append(args, "--url", url, "--token-env", "ENGRAM_TEST_UNSET")...)
 		wantError(t, []string{"--dir does not go with it"}, append(args, "--url", url, "--token-env", "ENGRAM_TEST_ADMIN", "--dir", src)...)
+		wantError(t, []string{"--token-env needs --url"}, append(args, "--token-env", "ENGRAM_TEST_ADMIN", "--dir", src)...)
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "refused.backup")); !os.IsNotExist(err) {
 		t.Errorf("a refused backup left a file: %v", err)
