@@ -118,7 +118,7 @@ type Options struct {
 
 	// Where names the store in GET /v1/admin/stats, as engram inspect
 	// names it: its directory or its PostgreSQL schema, never a DSN.
-	// Empty means the store's directory, or "postgres".
+	// Empty means the store's directory, "postgres", or "(in memory)".
 	Where string
 }
 
@@ -205,8 +205,13 @@ func New(store *memory.Store, opts *Options) (*Handler, error) {
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	if h.where = opts.Where; h.where == "" {
-		if h.where = store.Stats().Dir; h.where == "" {
+		switch st := store.Stats(); {
+		case st.Dir != "":
+			h.where = st.Dir
+		case st.Backend == "postgres":
 			h.where = "postgres"
+		default:
+			h.where = "(in memory)"
 		}
 	}
 	m, err := newMetrics(store, opts.Router, opts.Registry)
