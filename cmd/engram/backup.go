@@ -12,20 +12,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/cmd/engram/internal/backupfile"
 	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/kv"
 )
 
-// A backup file is backupMagic, then the stream of engine.DB.Backup:
-// Badger's, frames of an 8-byte little-endian length and a protobuf list
-// of entries. The magic line lets restore refuse any other file at once,
-// and names the layout's version.
-const backupMagic = "engram-backup 1\n"
+// backupMagic starts every backup file (see package backupfile, whose
+// Write the command and the server's GET /v1/admin/backup share).
+const backupMagic = backupfile.Magic
 
 type backupOptions struct {
-	store storeFlags
-	out   string
+	store  storeFlags
+	remote remoteFlags
+	out    string
 }
 
 func newBackupCmd() *cobra.Command {
@@ -41,14 +41,27 @@ under a key drawn from the store's): restoring it needs the same
 --encryption-key-file. The backup of a plain store is plain: keep it
 somewhere safe.
 
-The store must not be open in another process (engram serve, engram mcp).`,
-		Example: `  engram backup --dir ./data --out data.backup`,
-		Args:    cobra.NoArgs,
+The store must not be open in another process (engram mcp). To back up the
+store of a running engram serve, give --url instead of --dir: the backup
+comes through its GET /v1/admin/backup, the same file, and needs an admin
+token (see engram serve --help) in $ENGRAM_TOKEN or the variable
+--token-env names. With PostgreSQL behind several servers, any one of them
+backs up the whole shared store.`,
+		Example: `  engram backup --dir ./data --out data.backup
+  ENGRAM_TOKEN=... engram backup --url http://127.0.0.1:7437 --out data.backup`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.remote.set() {
+				return runBackupURL(cmd, o)
+			}
+			if err := o.remote.checkLocal(cmd); err != nil {
+				return err
+			}
 			return runBackup(cmd, o)
 		},
 	}
 	o.store.register(cmd, flagAbsent, flagAbsent, flagAbsent)
+	o.remote.register(cmd)
 	cmd.Flags().StringVar(&o.out, "out", "", "file to write, or - for standard output (required)")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
@@ -64,10 +77,7 @@ func runBackup(cmd *cobra.Command, o backupOptions) (err error) {
 	var n int64
 	write := func(w io.Writer) error {
 		cw := &fileio.CountingWriter{W: w}
-		if _, err := io.WriteString(cw, backupMagic); err != nil {
-			return err
-		}
-		err := st.Backup(ctx, cw)
+		err := backupfile.Write(ctx, st, cw)
 		n = cw.N
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 type exportOptions struct {
 	store  storeFlags
+	remote remoteFlags
 	out    string
 	format string
 }
@@ -41,16 +42,27 @@ standard output, the default) is jsonl; any other name is an error, as it
 could mean a file or a directory. JSONL holds no knowledge graphs: export
 them with --format dir (or nquads, one user's). Files and directories are written next to
 their final name and renamed into place when complete, so a failed export
-leaves nothing half-written.`,
+leaves nothing half-written.
+
+With --url instead of --dir, export reads a running engram serve through its
+GET /v1/admin/export (the same bytes; jsonl or nquads, not dir), with an
+admin token in $ENGRAM_TOKEN or the variable --token-env names.`,
 		Example: `  engram export --dir ./data --tenant acme --out acme.jsonl
   engram export --dir ./data --tenant acme --user alice --out alice.nq
   engram export --dir ./data --tenant acme --out acme-export/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.remote.set() {
+				return runExportURL(cmd, o)
+			}
+			if err := o.remote.checkLocal(cmd); err != nil {
+				return err
+			}
 			return runExport(cmd, o)
 		},
 	}
 	o.store.register(cmd, flagRequired, flagOptional, flagAbsent)
+	o.remote.register(cmd)
 	cmd.Flags().StringVar(&o.out, "out", "-", "file or directory to write, or - for standard output")
 	cmd.Flags().StringVar(&o.format, "format", "", "jsonl, nquads or dir (default: from --out)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"jsonl", "nquads", "dir"}, cobra.ShellCompDirectiveNoFileComp))

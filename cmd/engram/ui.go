@@ -69,7 +69,7 @@ func runUI(ctx context.Context, stdout, stderr io.Writer, o uiOptions) error {
 		}
 		o.tenant = t
 	}
-	token, doc, err := newTokensFile(o.tenant, "engram ui")
+	token, doc, err := newTokensFile(o.tenant, "engram ui", tenantToken)
 	if err != nil {
 		return err
 	}

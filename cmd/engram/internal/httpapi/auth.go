@@ -29,7 +29,8 @@ const MinTokenLength = 16
 //	  "tokens": [
 //	    {"token": "3f9c…64 hex characters…", "tenant": "acme", "name": "ci"},
 //	    {"token": "b71e…",                   "tenant": "acme", "name": "desktop"},
-//	    {"token": "0d2a…",                   "tenant": "globex"}
+//	    {"token": "0d2a…",                   "tenant": "globex"},
+//	    {"token": "9e41…",                   "tenant": "acme", "name": "ops", "admin": true}
 //	  ]
 //	}
 //
@@ -37,6 +38,12 @@ const MinTokenLength = 16
 // alphabet (letters, digits and -._~+/=); a tenant is an Engram id (see
 // [engine.ValidateScopeID]); name is optional and labels the client in access
 // logs, which never show tokens.
+//
+// "admin": true marks an operator's token: besides its tenant's routes it
+// may call the store-wide admin routes (GET /v1/admin/backup, /export and
+// /stats), which read every tenant's data; any other token gets 403
+// admin_required there. An admin token still names a tenant, whose data
+// the tenant routes serve it.
 //
 // Only SHA-256 digests of the tokens are kept in memory, and a lookup compares
 // the presented token's digest with every entry in constant time, so neither
@@ -51,6 +58,7 @@ type tokenEntry struct {
 	digest [sha256.Size]byte
 	tenant string
 	name   string
+	admin  bool
 }
 
 // tokensFile is the JSON shape of a tokens file.
@@ -59,6 +67,7 @@ type tokensFile struct {
 		Token  string `json:"token"`
 		Tenant string `json:"tenant"`
 		Name   string `json:"name,omitempty"`
+		Admin  bool   `json:"admin,omitempty"`
 	} `json:"tokens"`
 }
 
@@ -118,7 +127,7 @@ func ParseTokens(data []byte) (*Tokens, error) {
 			errs = append(errs, fmt.Errorf("tokens[%d]: same token as tokens[%d]", i, j))
 		}
 		seen[d] = i
-		t.entries = append(t.entries, tokenEntry{digest: d, tenant: e.Tenant, name: e.Name})
+		t.entries = append(t.entries, tokenEntry{digest: d, tenant: e.Tenant, name: e.Name, admin: e.Admin})
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidTokens, errors.Join(errs...))
@@ -173,6 +182,10 @@ func (t *Tokens) lookup(token string) (tokenEntry, bool) {
 
 type tenantKey struct{}
 
+// adminKey marks, in a request's context, a request authenticated with
+// an admin token.
+type adminKey struct{}
+
 // Lookup returns the tenant and client name of token, and whether the
 // token is valid. Like the API's own check it compares digests in constant
 // time; it is for front doors that take a token another way than a bearer
@@ -224,5 +237,20 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 	if info := infoFrom(r.Context()); info != nil {
 		info.tenant, info.client = e.tenant, e.name
 	}
-	return r.WithContext(context.WithValue(r.Context(), tenantKey{}, e.tenant)), true
+	ctx := context.WithValue(r.Context(), tenantKey{}, e.tenant)
+	if e.admin {
+		ctx = context.WithValue(ctx, adminKey{}, true)
+	}
+	return r.WithContext(ctx), true
 }
+
+// isAdmin reports whether the request was authenticated with an admin
+// token.
+func isAdmin(ctx context.Context) bool {
+	ok, _ := ctx.Value(adminKey{}).(bool)
+	return ok
+}
+
+// errAdminRequired answers an admin route called with a tenant's token.
+var errAdminRequired = &apiError{status: http.StatusForbidden, code: "admin_required",
+	message: `this route reads the whole store and needs an admin token: mark the token "admin": true in the tokens file and restart the server`}

@@ -62,7 +62,7 @@ func newClusterNode(t *testing.T, dsn, schema, id string) *clusterNode {
 	router := cluster.New(store.Cluster(), nil)
 	logs := &syncBuffer{}
 	release := make(chan struct{}, 1)
-	h, err := New(store, &Options{Tokens: testTokens(t), Router: router, Logger: slogJSON(logs),
+	h, err := New(store, &Options{Tokens: adminTokens(t), Router: router, Logger: slogJSON(logs),
 		MCP: mcpEcho{release: release}, MCPScope: func(r *http.Request) (memory.Scope, error) {
 			return memory.Scope{Tenant: Tenant(r.Context()), User: r.Header.Get("X-Engram-User")}, nil
 		}})

@@ -33,6 +33,10 @@
 //	GET    /v1/users/{user}/graph/search?q=TEXT           search_nodes (q required), limit
 //	POST   /v1/users/{user}/graph/open                    open_nodes
 //	POST   /v1/recall                                     the context for the next model call, with its trace
+//	POST   /v1/admin/compact, /v1/admin/flush             any token: store-wide upkeep (see # Admin routes)
+//	GET    /v1/admin/backup                               admin token: a backup of the whole store, streamed
+//	GET    /v1/admin/export?format=jsonl|nquads&tenant=T  admin token: engram export's bytes, streamed; user
+//	GET    /v1/admin/stats                                admin token: engram inspect's report; tenant, user
 //	GET    /healthz, /openapi.json, /metrics              no token (/metrics: see MetricsAccess)
 //
 // The graph routes (entities, relations, observations, graph) answer what
@@ -58,6 +62,32 @@
 //	curl -sS -H "Authorization: Bearer $ENGRAM_TOKEN" \
 //	  'http://127.0.0.1:7437/v1/users/alice/sessions/renewal/window?max_tokens=2000'
 //
+// # Admin routes
+//
+// A token marked "admin": true in the tokens file (see [Tokens]) may call
+// the store-wide routes, which read every tenant's data; any other valid
+// token gets 403 admin_required there:
+//
+//   - GET /v1/admin/backup streams the file engram backup writes (sealed
+//     as it seals it when the store is encrypted), which engram restore
+//     loads; engram backup --url writes it atomically.
+//   - GET /v1/admin/export streams what engram export writes for a tenant
+//     (format=jsonl, the default) or a user's graph (format=nquads, with
+//     user): the same bytes for the same store. tenant is required.
+//   - GET /v1/admin/stats answers engram inspect's report as JSON (the
+//     store, ?tenant=T, or ?tenant=T&user=U); engram inspect --url prints
+//     it.
+//
+// POST /v1/admin/compact and /v1/admin/flush stay open to every valid
+// token: they change no data, tell nothing about other tenants, and run
+// one at a time (compact) or wait within a bound (flush). An admin token
+// still names a tenant, which the tenant routes serve it.
+//
+// The streamed answers send their status and headers with the first byte;
+// an error after that cuts the connection (the transfer ends without its
+// last chunk), so a client never takes a short stream for a whole one. A
+// client that goes away stops the backup or export.
+//
 // # Errors
 //
 // Every error is JSON, {"error": {"code": "...", "message": "..."}}, with the
@@ -74,7 +104,7 @@
 // a path with empty or dot segments under /v1/ or /mcp is 400 unclean_path,
 // never a redirect. A message quotes at most about 100 bytes of the value
 // it names. A missing or invalid token is 401 with WWW-Authenticate:
-// Bearer. /mcp answers its HTTP errors in the same envelope. The
+// Bearer; a tenant's token on an admin route is 403 admin_required. /mcp answers its HTTP errors in the same envelope. The
 // errors net/http answers before any handler runs (431 for oversized
 // headers, 400 for an unparsable request) are JSON too when the server
 // listens through [Listener].
@@ -93,7 +123,10 @@
 // /metrics adds the engram_cluster_ series. The admin routes act on the
 // node they reach; a flush there waits for the whole extraction queue,
 // whichever node runs each job, up to [Options.FlushTimeout] (then 503
-// extraction_pending, with Retry-After).
+// extraction_pending, with Retry-After). A backup from any node is of the
+// whole shared store (one snapshot of its table, as engram backup
+// --postgres takes), and export and stats read every partition, whoever
+// holds its lease.
 //
 // # Observability
 //

@@ -115,6 +115,11 @@ type Options struct {
 	// request is answered 503 extraction_pending, with the count of
 	// messages still queued. Zero means [DefaultFlushTimeout].
 	FlushTimeout time.Duration
+
+	// Where names the store in GET /v1/admin/stats, as engram inspect
+	// names it: its directory or its PostgreSQL schema, never a DSN.
+	// Empty means the store's directory, "postgres", or "(in memory)".
+	Where string
 }
 
 // DefaultFlushTimeout is the default [Options.FlushTimeout].
@@ -162,6 +167,8 @@ type Handler struct {
 	compactMu sync.Mutex
 	// flushTimeout bounds POST /v1/admin/flush (admin.go).
 	flushTimeout time.Duration
+	// where names the store in GET /v1/admin/stats (stats.go).
+	where string
 }
 
 // New returns a Handler over store. It registers its metrics in
@@ -197,6 +204,16 @@ func New(store *memory.Store, opts *Options) (*Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
+	if h.where = opts.Where; h.where == "" {
+		switch st := store.Stats(); {
+		case st.Dir != "":
+			h.where = st.Dir
+		case st.Backend == "postgres":
+			h.where = "postgres"
+		default:
+			h.where = "(in memory)"
+		}
+	}
 	m, err := newMetrics(store, opts.Router, opts.Registry)
 	if err != nil {
 		return nil, err
@@ -218,6 +235,7 @@ type access int
 const (
 	public access = iota // no token
 	tenant               // a valid bearer token; the tenant goes in the context
+	admin                // a valid bearer token marked admin (403 for others)
 )
 
 // route is one entry of the route table: the method and ServeMux path
@@ -283,6 +301,9 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 		{method: "POST", path: "/v1/recall", access: tenant, body: true, serve: h.recall},
 		{method: "POST", path: "/v1/admin/compact", access: tenant, serve: h.compact},
 		{method: "POST", path: "/v1/admin/flush", access: tenant, serve: h.flush},
+		{method: "GET", path: "/v1/admin/backup", access: admin, serve: h.backup},
+		{method: "GET", path: "/v1/admin/export", query: []string{"format", "tenant", "user"}, access: admin, serve: h.export},
+		{method: "GET", path: "/v1/admin/stats", query: []string{"tenant", "user"}, access: admin, serve: h.stats},
 	}
 	switch metricsAccess {
 	case MetricsPublic:
@@ -409,10 +430,13 @@ func (h *Handler) wrap(rt route) *routeHandler { return &routeHandler{h: h, rt: 
 func (rh *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, rt := rh.h, rh.rt
 	h.instrument(rt, w, r, func(w http.ResponseWriter, r *http.Request) error {
-		if rt.access == tenant {
+		if rt.access != public {
 			var ok bool
 			if r, ok = h.authenticate(w, r); !ok {
 				return nil
+			}
+			if rt.access == admin && !isAdmin(r.Context()) {
+				return errAdminRequired
 			}
 		}
 		if err := unknownParameter(rt, r); err != nil {
@@ -468,10 +492,13 @@ func (h *Handler) instrument(rt route, w http.ResponseWriter, r *http.Request, s
 		defer h.metrics.inFlight.Dec()
 	}
 	defer func() {
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
+		// A streamed response cut on purpose (http.ErrAbortHandler) is
+		// logged and counted, then the panic goes on to net/http, which
+		// closes the connection.
+		abort := false
+		if p := recover(); p != nil && p == http.ErrAbortHandler {
+			abort = true
+		} else if p != nil {
 			if rw.status == 0 {
 				h.writeError(rw, r, &apiError{status: http.StatusInternalServerError, code: "internal", message: "internal error; see the server log"})
 			}
@@ -483,6 +510,9 @@ func (h *Handler) instrument(rt route, w http.ResponseWriter, r *http.Request, s
 		d := time.Since(start)
 		h.metrics.observe(rt, rw.status, d)
 		h.logAccess(r, rt, rw, d, info)
+		if abort {
+			panic(http.ErrAbortHandler)
+		}
 	}()
 	if err := serve(rw, r); err != nil {
 		h.writeError(rw, r, err)

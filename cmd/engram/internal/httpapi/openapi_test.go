@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engramdb/engram/cmd/engram/internal/inspection"
 	"github.com/engramdb/engram/cmd/engram/internal/wire"
 	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
@@ -161,6 +162,13 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			if handlerPublic := routeAccess[key] == public; documentedPublic != handlerPublic {
 				t.Errorf("%s: public in openapi.json = %v, in the handler = %v", key, documentedPublic, handlerPublic)
 			}
+			// The admin routes, and they alone, document the 403
+			// admin_required answer.
+			r403, _ := op.Responses["403"].(map[string]any)
+			documentedAdmin := r403["$ref"] == "#/components/responses/AdminRequired"
+			if handlerAdmin := routeAccess[key] == admin; documentedAdmin != handlerAdmin {
+				t.Errorf("%s: 403 admin_required in openapi.json = %v, admin in the handler = %v", key, documentedAdmin, handlerAdmin)
+			}
 		}
 	}
 }
@@ -249,6 +257,11 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"RecallItem":                {wire.Item{}, true},
 		"RecallTrace":               {wire.Trace{}, true},
 		"RecallCandidate":           {wire.Candidate{}, true},
+		"StatsReport":               {inspection.Report{}, true},
+		"StatsRow":                  {inspection.Row{}, true},
+		"StatsSession":              {inspection.Session{}, true},
+		"StatsQueue":                {inspection.Queue{}, true},
+		"StatsParked":               {inspection.Parked{}, true},
 	}
 	for name := range doc.Components.Schemas {
 		if _, ok := types[name]; !ok && name != "Health" {

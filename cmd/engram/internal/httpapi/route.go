@@ -14,7 +14,11 @@ import (
 // requests, for the router; nil for the routes this node serves whatever
 // their partition: /healthz, /metrics, /openapi.json, and the admin
 // routes, which act on this node's store (compact) and its own
-// extraction queue (flush).
+// extraction queue (flush), or read the whole store (backup, export,
+// stats): with PostgreSQL behind several nodes that store is the shared
+// database, so any node's backup is of all of it (one snapshot of the
+// table, as engram backup --postgres takes) and its export and stats are
+// of every partition, whoever holds its lease.
 func (h *Handler) partitionOf(rt route) func(*http.Request) ([]byte, bool) {
 	switch {
 	case strings.Contains(rt.path, "{user}"):
