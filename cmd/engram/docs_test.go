@@ -58,6 +58,7 @@ var docsPages = map[string][]string{
 		"(preference) Alice wants to be contacted by email, not phone", // the recall
 	},
 	"docs/install.md": {"engram "},
+	"docs/storage.md": {"restored data.backup", "alice"},
 	"docs/mcp.md":     {`"serverInfo"`, `"name":"search_nodes"`, `"name":"remember"`},
 	"docs/server.md": {
 		"Alice —renewal owner→ Dana",
