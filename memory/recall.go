@@ -358,98 +358,17 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	user := Scope{Tenant: q.Scope.Tenant, User: q.Scope.User}
 
 	// 1. The window and the summary.
-	inWindow := map[string]bool{}
-	if q.Scope.Session != "" {
-		sess := s.Session(q.Scope)
-		// At least one token: zero would mean no token bound at all.
-		share := max(1, int(float64(q.MaxTokens)*windowShare))
-		win, err := sess.Window(ctx, WindowOptions{MaxMessages: q.MaxMessages, MaxTokens: share})
-		if err != nil {
-			return nil, err
-		}
-		rec.Window = win
-		for _, m := range win {
-			inWindow[m.ID] = true
-			rec.Trace.WindowTokens += m.Tokens
-		}
-		if rec.Summary, err = s.sessionSummary(ctx, sess, win); err != nil {
-			return nil, err
-		}
+	inWindow, err := s.recallWindow(ctx, &q, rec)
+	if err != nil {
+		return nil, err
 	}
 
 	// 2. Candidates from every list.
 	f := newFusion()
 	defer f.release() // after settle has copied the candidates
-	var qvec []float32
-	// Hybrid recall leaves vector search out when its weight is zero (the
-	// default with the lexical hashing embedder).
-	useVector := q.Retrieval == RetrievalVector || (q.Retrieval == RetrievalHybrid && s.vectorWeight > 0)
-	needVector := useVector && strings.TrimSpace(q.Text) != "" &&
-		slices.ContainsFunc(q.Sources, func(s Source) bool { return s.spec().searched() })
-	if needVector {
-		t := time.Now()
-		vecs, err := s.embedQuery(ctx, q.Text)
-		if err != nil {
-			return nil, err
-		}
-		qvec = vecs
-		rec.Trace.Embed = time.Since(t)
+	if err := s.searchLists(ctx, &q, user, f, &rec.Trace); err != nil {
+		return nil, err
 	}
-	// Each list returns twice the items the context can hold (at least
-	// 20): fusion can then promote an item that is second-tier in two
-	// lists over one that is first-tier in one.
-	depth := max(2*q.TopK, 20)
-	// Memories, shared memories and episodes are searched apart, but
-	// their hits are merged by score into one vector and one BM25 list:
-	// the scores share a scale (one embedder, one analyzer), and ranks
-	// taken list by list would give the best of a handful of memories the
-	// weight of the best of thousands of episodes. Measured on LoCoMo with
-	// memories formed from the conversation: R@1 fell from 0.323 to 0.173
-	// with a list per source, and stayed at 0.323 merged.
-	var byVector, byText []sourcedHit
-	// A list's hits, about 150 bytes each, grew by doubling: room for one
-	// source's.
-	if q.Retrieval != RetrievalVector {
-		byText = make([]sourcedHit, 0, depth)
-	}
-	if useVector {
-		byVector = make([]sourcedHit, 0, depth)
-	}
-	for i := range recallSources {
-		src := recallSources[i].source
-		if !recallSources[i].searched() || !slices.Contains(q.Sources, src) || strings.TrimSpace(q.Text) == "" {
-			continue
-		}
-		space, owner := spaceOf(src), ownerOf(src, user)
-		// Ids only: fusion ranks first, and only the records that can reach
-		// the context are read (see hydrate).
-		opts := &engine.SearchOptions{Space: space, IDsOnly: true}
-		if useVector {
-			hits, err := s.db.Search(ctx, owner, qvec, depth, opts)
-			if err != nil {
-				return nil, err
-			}
-			for _, h := range hits {
-				byVector = append(byVector, sourcedHit{src, h})
-			}
-		}
-		if q.Retrieval != RetrievalVector {
-			hits, err := s.db.SearchText(ctx, owner, q.Text, depth, withSynonyms(opts, s.opts.Synonyms))
-			if err != nil {
-				return nil, err
-			}
-			for _, h := range hits {
-				byText = append(byText, sourcedHit{src, h})
-			}
-		}
-	}
-	if useVector {
-		f.addMerged("vector", byVector)
-		if q.Retrieval == RetrievalHybrid {
-			f.weights["vector"] = s.vectorWeight
-		}
-	}
-	f.addMerged("bm25", byText)
 	// The entity names are looked up before the transaction below opens:
 	// a name set built on a miss must come from a snapshot no older than
 	// the cache's generation check (see Store.names).
@@ -511,6 +430,106 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	}
 	rec.Trace.Took = time.Since(began)
 	return rec, nil
+}
+
+// recallWindow fills rec's window, summary and window tokens for a query
+// with a session, and returns the ids of the window's messages.
+func (s *Store) recallWindow(ctx context.Context, q *Query, rec *Recollection) (map[string]bool, error) {
+	inWindow := map[string]bool{}
+	if q.Scope.Session != "" {
+		sess := s.Session(q.Scope)
+		// At least one token: zero would mean no token bound at all.
+		share := max(1, int(float64(q.MaxTokens)*windowShare))
+		win, err := sess.Window(ctx, WindowOptions{MaxMessages: q.MaxMessages, MaxTokens: share})
+		if err != nil {
+			return nil, err
+		}
+		rec.Window = win
+		for _, m := range win {
+			inWindow[m.ID] = true
+			rec.Trace.WindowTokens += m.Tokens
+		}
+		if rec.Summary, err = s.sessionSummary(ctx, sess, win); err != nil {
+			return nil, err
+		}
+	}
+	return inWindow, nil
+}
+
+// searchLists runs the query's vector and BM25 searches over every
+// searched source and adds their merged lists to f.
+func (s *Store) searchLists(ctx context.Context, q *Query, user Scope, f *fusion, tr *Trace) error {
+	var qvec []float32
+	// Hybrid recall leaves vector search out when its weight is zero (the
+	// default with the lexical hashing embedder).
+	useVector := q.Retrieval == RetrievalVector || (q.Retrieval == RetrievalHybrid && s.vectorWeight > 0)
+	needVector := useVector && strings.TrimSpace(q.Text) != "" &&
+		slices.ContainsFunc(q.Sources, func(s Source) bool { return s.spec().searched() })
+	if needVector {
+		t := time.Now()
+		vecs, err := s.embedQuery(ctx, q.Text)
+		if err != nil {
+			return err
+		}
+		qvec = vecs
+		tr.Embed = time.Since(t)
+	}
+	// Each list returns twice the items the context can hold (at least
+	// 20): fusion can then promote an item that is second-tier in two
+	// lists over one that is first-tier in one.
+	depth := max(2*q.TopK, 20)
+	// Memories, shared memories and episodes are searched apart, but
+	// their hits are merged by score into one vector and one BM25 list:
+	// the scores share a scale (one embedder, one analyzer), and ranks
+	// taken list by list would give the best of a handful of memories the
+	// weight of the best of thousands of episodes. Measured on LoCoMo with
+	// memories formed from the conversation: R@1 fell from 0.323 to 0.173
+	// with a list per source, and stayed at 0.323 merged.
+	var byVector, byText []sourcedHit
+	// A list's hits, about 150 bytes each, grew by doubling: room for one
+	// source's.
+	if q.Retrieval != RetrievalVector {
+		byText = make([]sourcedHit, 0, depth)
+	}
+	if useVector {
+		byVector = make([]sourcedHit, 0, depth)
+	}
+	for i := range recallSources {
+		src := recallSources[i].source
+		if !recallSources[i].searched() || !slices.Contains(q.Sources, src) || strings.TrimSpace(q.Text) == "" {
+			continue
+		}
+		space, owner := spaceOf(src), ownerOf(src, user)
+		// Ids only: fusion ranks first, and only the records that can reach
+		// the context are read (see hydrate).
+		opts := &engine.SearchOptions{Space: space, IDsOnly: true}
+		if useVector {
+			hits, err := s.db.Search(ctx, owner, qvec, depth, opts)
+			if err != nil {
+				return err
+			}
+			for _, h := range hits {
+				byVector = append(byVector, sourcedHit{src, h})
+			}
+		}
+		if q.Retrieval != RetrievalVector {
+			hits, err := s.db.SearchText(ctx, owner, q.Text, depth, withSynonyms(opts, s.opts.Synonyms))
+			if err != nil {
+				return err
+			}
+			for _, h := range hits {
+				byText = append(byText, sourcedHit{src, h})
+			}
+		}
+	}
+	if useVector {
+		f.addMerged("vector", byVector)
+		if q.Retrieval == RetrievalHybrid {
+			f.weights["vector"] = s.vectorWeight
+		}
+	}
+	f.addMerged("bm25", byText)
+	return nil
 }
 
 // settle moves the candidates, in their final order, into the slice that
