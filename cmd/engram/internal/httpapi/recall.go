@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/engramdb/engram/cmd/engram/internal/wire"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -51,7 +52,7 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 		q.Sources = append(q.Sources, src)
 	}
 	if req.Shared {
-		q.Sources = withShared(q.Sources)
+		q.Sources = wire.WithShared(q.Sources)
 	}
 	switch req.Retrieval {
 	case "", "hybrid":
@@ -71,16 +72,4 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, newRecallResponse(rec))
 	return nil
-}
-
-// withShared returns sources with the tenant's shared memories added: to
-// the default sources when sources is empty (what "shared": true asks).
-func withShared(sources []memory.Source) []memory.Source {
-	if len(sources) == 0 {
-		sources = memory.DefaultSources()
-	}
-	if !slices.Contains(sources, memory.SourceShared) {
-		sources = append(sources, memory.SourceShared)
-	}
-	return sources
 }

@@ -19,7 +19,7 @@
 // Every tool call works on one [memory.Scope]: the tenant, the user (whose
 // knowledge graph and memories the tools read and write) and the session
 // (the conversation of append_message, get_window, recall's window and
-// forget). Over stdio it comes from engram mcp's flags --tenant, --user and
+// forget), or the tenant alone for its shared memory (below). Over stdio it comes from engram mcp's flags --tenant, --user and
 // --session, each "default" when left out. Over HTTP it is chosen for every
 // request: the tenant from the bearer token (never from the client), the
 // user from the X-Engram-User header and the session from X-Engram-Session,
@@ -27,6 +27,31 @@
 //
 //	client ──stdio──▶ engram mcp --dir D --tenant T --user U --session S ──▶ Store
 //	client ──HTTP───▶ /mcp (token → tenant; X-Engram-User, X-Engram-Session) ──▶ Store
+//
+// # Shared memory
+//
+// A tenant also has a shared memory and a shared knowledge graph (the
+// memory package's scopes with no user), which every user and agent of
+// the tenant may reach; over HTTP they are under /v1/shared/. An agent
+// reaches them two ways:
+//
+//   - remember and recall take shared: true. remember then stores in the
+//     tenant's shared memories instead of the user's; recall also draws
+//     on them (shared is added to sources, or to the default sources).
+//     A default recall never does.
+//   - A connection to the shared memory: engram mcp --shared (instead of
+//     --user and --session), or X-Engram-Shared: true on an /mcp request
+//     (without X-Engram-User and X-Engram-Session). Its scope is the
+//     tenant's alone: the nine graph tools work on the shared graph, so
+//     their schemas stay the reference's, and remember stores shared
+//     memories. The tools that need a user (recall, append_message,
+//     get_window, forget) refuse with a tool error. Register it as a
+//     second server next to the user's own to give an agent both graphs.
+//
+// forget takes no shared argument: it erases the current session or user,
+// and erasing a scope with no user would erase the whole tenant. Shared
+// memories and entities are erased one by one (DELETE
+// /v1/shared/memories/{id}; delete_entities on a shared connection).
 //
 // # Tools
 //
@@ -56,8 +81,8 @@
 //
 // Engram's own tools (snake_case arguments, as in the chat format):
 //
-//	remember       {text, kind?, tags?, metadata?, importance?, expires_at?} → {id}
-//	recall         {text, max_tokens?, max_messages?, top_k?, hops?, sources?}
+//	remember       {text, kind?, tags?, metadata?, importance?, expires_at?, shared?} → {id}
+//	recall         {text, max_tokens?, max_messages?, top_k?, hops?, sources?, shared?}
 //	               → {messages, items, trace}
 //	append_message {role, content?, name?, tool_calls?: [{id, name, arguments}], tool_call_id?, metadata?}
 //	               → {id}
@@ -164,6 +189,12 @@
 //     write its requests and close its end at once; the answers stop
 //     early only if stdout fails. Each call's writes are atomic: a call
 //     is stored whole or not at all.
+//   - With engram serve on PostgreSQL (many nodes), an /mcp request is
+//     routed by its scope: a shared connection's to the owner of the
+//     tenant's shared partition, a user's to the user's. remember with
+//     shared: true on a user's request writes the shared partition from
+//     the user's node, and fails (lease held) while another node holds
+//     it: send shared writes on a shared connection there.
 //   - The graph tools see relations that hold now; facts written through the
 //     memory API with a validity that has ended (or not begun) are left out.
 package mcpserver

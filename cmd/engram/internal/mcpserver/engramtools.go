@@ -42,6 +42,7 @@ type (
 		Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"free-form string data kept with the memory"`
 		Importance float64           `json:"importance,omitempty" jsonschema:"how much it matters, from 0 to 1"`
 		ExpiresAt  time.Time         `json:"expires_at,omitzero" jsonschema:"when to forget it by itself (RFC 3339); leave out to keep it"`
+		Shared     bool              `json:"shared,omitempty" jsonschema:"true stores it in the tenant's shared memory, which every user and agent of the tenant may recall (recall with shared), instead of the user's"`
 	}
 	rememberOut struct {
 		ID string `json:"id" jsonschema:"the memory's id; an existing id when the memory was already known (its tags and metadata are merged)"`
@@ -53,6 +54,7 @@ type (
 		TopK        int      `json:"top_k,omitempty" jsonschema:"the most memories, episodes and facts to recall (default 10, at most 200)"`
 		Hops        int      `json:"hops,omitempty" jsonschema:"graph distance from the entities the text names (default 2, at most 8)"`
 		Sources     []string `json:"sources,omitempty" jsonschema:"what to draw on: memories, shared (the tenant's shared memories), episodes (earlier messages of every session), graph; default memories, episodes and graph"`
+		Shared      bool     `json:"shared,omitempty" jsonschema:"true also draws on the tenant's shared memories (those remembered with shared): adds shared to sources, or to the default sources"`
 	}
 	recallOut struct {
 		Messages []messageJSON `json:"messages" jsonschema:"the context as chat messages: a system preamble with the summary and recalled items, then the window"`
@@ -195,6 +197,9 @@ func (h *handlers) remember(ctx context.Context, req *mcp.CallToolRequest, in re
 		// The store reads the zero time as "no expiry" (issue 26).
 		return nil, rememberOut{}, errors.New("remember: expires_at 0001-01-01T00:00:00Z is the zero time; leave it out for no expiry")
 	}
+	if in.Shared {
+		sc = memory.Scope{Tenant: sc.Tenant} // the tenant's shared partition
+	}
 	id, err := h.store.Remember(ctx, sc, memory.Memory{
 		Kind:       memory.Kind(in.Kind),
 		Text:       in.Text,
@@ -224,6 +229,12 @@ func (h *handlers) recall(ctx context.Context, _ *mcp.CallToolRequest, in recall
 	}
 	for _, s := range in.Sources {
 		q.Sources = append(q.Sources, memory.Source(s))
+	}
+	if in.Shared {
+		q.Sources = wire.WithShared(q.Sources)
+	}
+	if sc.User == "" {
+		return nil, recallOut{}, errNoUser("recall")
 	}
 	rec, err := h.store.Recall(ctx, q)
 	if err != nil {
@@ -258,6 +269,9 @@ func (h *handlers) appendMessage(ctx context.Context, _ *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, appendMessageOut{}, err
 	}
+	if sc.User == "" {
+		return nil, appendMessageOut{}, errNoUser("append_message")
+	}
 	m := memory.Message{
 		Role: memory.Role(in.Role), Content: in.Content, Name: in.Name,
 		ToolCallID: in.ToolCallID, Metadata: in.Metadata,
@@ -284,6 +298,9 @@ func (h *handlers) getWindow(ctx context.Context, _ *mcp.CallToolRequest, in get
 	if err != nil {
 		return nil, getWindowOut{}, err
 	}
+	if sc.User == "" {
+		return nil, getWindowOut{}, errNoUser("get_window")
+	}
 	msgs, err := h.store.Session(sc).Window(ctx, memory.WindowOptions{MaxMessages: in.MaxMessages, MaxTokens: in.MaxTokens})
 	if err != nil {
 		return nil, getWindowOut{}, fmt.Errorf("get_window: %w", err)
@@ -300,6 +317,10 @@ func (h *handlers) forget(ctx context.Context, _ *mcp.CallToolRequest, in forget
 	if err != nil {
 		return nil, forgetOut{}, err
 	}
+	if sc.User == "" {
+		// Forget with a tenant alone would erase the whole tenant.
+		return nil, forgetOut{}, errNoUser("forget")
+	}
 	target := memory.Scope{Tenant: sc.Tenant, User: sc.User, Session: sc.Session}
 	out := forgetOut{Erased: "session", User: sc.User, Session: sc.Session}
 	if in.EraseUser {
@@ -308,14 +329,18 @@ func (h *handlers) forget(ctx context.Context, _ *mcp.CallToolRequest, in forget
 	} else if sc.Session == "" {
 		return nil, forgetOut{}, errors.New("forget: this connection has no session; set erase_user to erase the whole user")
 	}
-	if sc.User == "" {
-		// Forget with a tenant alone would erase the whole tenant.
-		return nil, forgetOut{}, errors.New("forget: this connection has no user")
-	}
 	if err := h.store.Forget(ctx, target); err != nil {
 		return nil, forgetOut{}, fmt.Errorf("forget: %w", err)
 	}
 	return nil, out, nil
+}
+
+// errNoUser is the error of a tool that needs a user, called on a
+// connection to the tenant's shared memory (a scope with no user:
+// engram mcp --shared, or X-Engram-Shared: true).
+func errNoUser(tool string) error {
+	return fmt.Errorf("%s: this connection is the tenant's shared memory and has no user; "+
+		"connect as a user (without --shared or %s) for conversations and recall, and pass shared: true to reach the shared memories", tool, HeaderShared)
 }
 
 // givenTime reports whether the call's arguments hold field with a value
