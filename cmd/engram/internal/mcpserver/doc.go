@@ -81,13 +81,43 @@
 //
 // Engram's own tools (snake_case arguments, as in the chat format):
 //
-//	remember       {text, kind?, tags?, metadata?, importance?, expires_at?, shared?} → {id}
+//	remember       {text, kind?, tags?, metadata?: [{key, value}], importance?, expires_at?, shared?} → {id}
 //	recall         {text, max_tokens?, max_messages?, top_k?, hops?, sources?, shared?}
 //	               → {messages, items, trace}
-//	append_message {role, content?, name?, tool_calls?: [{id, name, arguments}], tool_call_id?, metadata?}
+//	append_message {role, content?, name?, tool_calls?: [{id, name, arguments?}], tool_call_id?, metadata?: [{key, value}]}
 //	               → {id}
 //	get_window     {max_messages?, max_tokens?}  → {messages, tokens}
 //	forget         {erase_user?}                 → {erased: "session"|"user", user, session?}
+//
+// # Strict schemas
+//
+// tools/list advertises Engram's own five tools with input schemas that
+// OpenAI's strict function calling and Gemini's function declarations
+// both take: every property is listed in required, an optional one as
+// anyOf [its schema, {"type": "null"}] (null means left out), every
+// object has additionalProperties: false, no property has a list of
+// types, and metadata is a list of {key, value} pairs rather than an
+// object of free-form keys (which has no strict form). TestStrictSchemas
+// checks the advertised schemas against both sets of rules, as the two
+// providers document them (OpenAI's "Structured Outputs: supported
+// schemas"; Gemini's FunctionDeclaration.parametersJsonSchema), plus
+// the two refusals of Gemini's seen in issue 28 (a list of types, an
+// object with no properties); the live APIs are not called.
+//
+// The server stays lenient: it validates calls with the schemas of
+// before, so a client may still leave optional properties out and send
+// metadata as an object ({"source": "chat"}); a key given twice in a
+// list of pairs is an error. The nine graph tools keep the reference's
+// schemas byte for byte, which OpenAI's strict mode does not take (their
+// objects allow unknown properties): clients fall back to non-strict mode
+// for those, as they do with the reference server.
+//
+// No schema fits every Gemini path: its older parameters field (an
+// OpenAPI 3.0 subset, which some client libraries still convert to)
+// has no additionalProperties at all, which OpenAI's strict mode
+// requires. The schemas fit parametersJsonSchema, which Google's MCP
+// bridge sends; a library that converts to parameters must drop
+// additionalProperties, as most do.
 //
 // recall returns the context as chat messages (a system preamble with the
 // rolling summary and the recalled memories, episodes and facts, then the

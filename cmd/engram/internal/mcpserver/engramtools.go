@@ -36,13 +36,13 @@ type (
 		Tokens     int               `json:"tokens,omitempty"`
 	}
 	rememberIn struct {
-		Text       string            `json:"text" jsonschema:"what to remember, in a sentence or a few (at most 16 KiB)"`
-		Kind       string            `json:"kind,omitempty" jsonschema:"fact (the default), preference, episode, summary or observation"`
-		Tags       []string          `json:"tags,omitempty" jsonschema:"labels for filtering (at most 64)"`
-		Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"free-form string data kept with the memory"`
-		Importance float64           `json:"importance,omitempty" jsonschema:"how much it matters, from 0 to 1"`
-		ExpiresAt  time.Time         `json:"expires_at,omitzero" jsonschema:"when to forget it by itself (RFC 3339); leave out to keep it"`
-		Shared     bool              `json:"shared,omitempty" jsonschema:"true stores it in the tenant's shared memory, which every user and agent of the tenant may recall (recall with shared), instead of the user's"`
+		Text       string      `json:"text" jsonschema:"what to remember, in a sentence or a few (at most 16 KiB)"`
+		Kind       string      `json:"kind,omitempty" jsonschema:"fact (the default), preference, episode, summary or observation"`
+		Tags       []string    `json:"tags,omitempty" jsonschema:"labels for filtering (at most 64)"`
+		Metadata   metadataArg `json:"metadata,omitempty" jsonschema:"string data kept with the memory, as a list of {key, value} pairs"`
+		Importance float64     `json:"importance,omitempty" jsonschema:"how much it matters, from 0 to 1"`
+		ExpiresAt  time.Time   `json:"expires_at,omitzero" jsonschema:"when to forget it by itself (RFC 3339); leave out to keep it"`
+		Shared     bool        `json:"shared,omitempty" jsonschema:"true stores it in the tenant's shared memory, which every user and agent of the tenant may recall (recall with shared), instead of the user's"`
 	}
 	rememberOut struct {
 		ID string `json:"id" jsonschema:"the memory's id; an existing id when the memory was already known (its tags and metadata are merged)"`
@@ -61,12 +61,12 @@ type (
 		wire.Recall
 	}
 	appendMessageIn struct {
-		Role       string            `json:"role" jsonschema:"system, user, assistant or tool"`
-		Content    string            `json:"content,omitempty" jsonschema:"the text; required except on an assistant message with tool_calls and on a tool result"`
-		Name       string            `json:"name,omitempty" jsonschema:"the participant: a user's name or a tool's"`
-		ToolCalls  []toolCallJSON    `json:"tool_calls,omitempty" jsonschema:"the calls an assistant message makes"`
-		ToolCallID string            `json:"tool_call_id,omitempty" jsonschema:"on a tool result: the id of the call it answers"`
-		Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"free-form string data kept with the message"`
+		Role       string         `json:"role" jsonschema:"system, user, assistant or tool"`
+		Content    string         `json:"content,omitempty" jsonschema:"the text; required except on an assistant message with tool_calls and on a tool result"`
+		Name       string         `json:"name,omitempty" jsonschema:"the participant: a user's name or a tool's"`
+		ToolCalls  []toolCallJSON `json:"tool_calls,omitempty" jsonschema:"the calls an assistant message makes"`
+		ToolCallID string         `json:"tool_call_id,omitempty" jsonschema:"on a tool result: the id of the call it answers"`
+		Metadata   metadataArg    `json:"metadata,omitempty" jsonschema:"string data kept with the message, as a list of {key, value} pairs"`
 	}
 	appendMessageOut struct {
 		ID string `json:"id" jsonschema:"the message's id (a ULID: ids sort in append order)"`
@@ -111,6 +111,53 @@ func enumOf[T ~string](vals ...T) []any {
 	return out
 }
 
+// metadataArg is the metadata argument of remember and append_message:
+// a list of {key, value} pairs, the shape strict clients can declare (an
+// object of free-form keys has no strict form), or the object of before,
+// which the server still takes.
+type metadataArg map[string]string
+
+// UnmarshalJSON reads a list of pairs or an object. A key given twice in
+// a list is an error: it is never clear which value was meant.
+func (m *metadataArg) UnmarshalJSON(b []byte) error {
+	var pairs []struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+	}
+	if err := json.Unmarshal(b, &pairs); err != nil {
+		var obj map[string]string
+		if json.Unmarshal(b, &obj) != nil {
+			return fmt.Errorf("metadata is a list of {key, value} pairs: %w", err)
+		}
+		*m = obj
+		return nil
+	}
+	out := make(metadataArg, len(pairs))
+	for _, p := range pairs {
+		if _, ok := out[p.Key]; ok {
+			return fmt.Errorf("metadata key %q is given twice", p.Key)
+		}
+		out[p.Key] = p.Value
+	}
+	*m = out
+	return nil
+}
+
+// metadataSchema is the schema calls are validated with: a list of
+// {key, value} pairs (what the strict schema advertises, see strict.go)
+// or, as before, an object of string values.
+func metadataSchema(desc string) *jsonschema.Schema {
+	pair := objectSchema(true, map[string]*jsonschema.Schema{
+		"key":   {Type: "string", Description: "the name"},
+		"value": {Type: "string", Description: "its value"},
+	}, "key", "value")
+	pair.PropertyOrder = []string{"key", "value"}
+	return &jsonschema.Schema{Description: desc, AnyOf: []*jsonschema.Schema{
+		{Type: "array", Items: pair},
+		{Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "string"}},
+	}}
+}
+
 func nonNegative(props map[string]*jsonschema.Schema, names ...string) {
 	for _, n := range names {
 		props[n].Minimum = jsonschema.Ptr(0.0)
@@ -131,6 +178,7 @@ var engramTools = struct {
 			p["kind"].Enum = enumOf(memory.KindFact, memory.KindPreference, memory.KindEpisode, memory.KindSummary, memory.KindObservation)
 			p["importance"].Minimum, p["importance"].Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(1.0)
 			p["expires_at"].Format = "date-time"
+			p["metadata"] = metadataSchema(p["metadata"].Description)
 		}),
 		Annotations: hints(false, false, true),
 	},
@@ -156,6 +204,7 @@ var engramTools = struct {
 			"(role tool) must answer an earlier tool call of the conversation by its tool_call_id.",
 		InputSchema: inferSchema[appendMessageIn](func(p map[string]*jsonschema.Schema) {
 			p["role"].Enum = enumOf(memory.RoleSystem, memory.RoleUser, memory.RoleAssistant, memory.RoleTool)
+			p["metadata"] = metadataSchema(p["metadata"].Description)
 		}),
 		Annotations: hints(false, false, false),
 	},

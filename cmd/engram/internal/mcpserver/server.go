@@ -69,7 +69,7 @@ func NewServer(store *memory.Store, scope func(context.Context) (memory.Scope, e
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SchemaCache:  schemaCache,
 	})
-	s.AddReceivingMiddleware(boundErrors, nullsAsAbsent)
+	s.AddReceivingMiddleware(boundErrors, nullsAsAbsent, strictListing)
 	h := &handlers{store: store, scope: scope}
 	h.addGraphTools(s)
 	h.addEngramTools(s)
