@@ -45,6 +45,20 @@ func Sources() []Source {
 	return out
 }
 
+// DefaultSources returns the sources a [Query] with nil Sources draws on:
+// everything that is the user's own (memories, episodes, the graph), in
+// the order [Sources] lists them. Append [SourceShared] to it to add the
+// tenant's shared memories to a default recall.
+func DefaultSources() []Source {
+	var out []Source
+	for i := range recallSources {
+		if recallSources[i].byDefault {
+			out = append(out, recallSources[i].source)
+		}
+	}
+	return out
+}
+
 // isMemory reports whether a source's items are memories.
 func (s Source) isMemory() bool { return s.spec().space == spaceMemories }
 
@@ -304,11 +318,7 @@ func (q *Query) normalize() error {
 		q.Hops = DefaultHops
 	}
 	if q.Sources == nil {
-		for i := range recallSources {
-			if recallSources[i].byDefault {
-				q.Sources = append(q.Sources, recallSources[i].source)
-			}
-		}
+		q.Sources = DefaultSources()
 	}
 	if q.Now.IsZero() {
 		q.Now = time.Now()

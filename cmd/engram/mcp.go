@@ -32,6 +32,8 @@ func init() {
 
 type mcpOptions struct {
 	dir, tenant, user, session string
+	// shared works on the tenant's shared memory (no user, no session).
+	shared bool
 	// dirGiven says --dir was given, perhaps empty.
 	dirGiven bool
 	pg       postgresFlags
@@ -56,10 +58,21 @@ Every call reads and writes the memory of one scope: --tenant, --user and
 --session (each "default" unless given). The knowledge graph and memories
 belong to the user; the conversation window to the session.
 
+A tenant also has a shared memory and a shared knowledge graph, which every
+user and agent of the tenant may reach. remember and recall take shared:
+true to store in it and to draw on it. With --shared (instead of --user and
+--session) the whole connection is the tenant's shared memory: the nine
+graph tools work on the shared graph (their arguments stay the reference
+server's) and remember stores shared memories; the tools that need a user
+(recall, append_message, get_window, forget) refuse. Register a second
+server with --shared next to your own to give an agent both graphs.
+
 One process opens a directory at a time. To share a store between clients,
 serve it with engram serve, which offers the same tools at /mcp over
 streamable HTTP: the tenant is the bearer token's, the user and session come
-from the X-Engram-User and X-Engram-Session headers ("default" when absent).
+from the X-Engram-User and X-Engram-Session headers ("default" when absent),
+and X-Engram-Shared: true makes a request the tenant's shared memory, as
+--shared does.
 
 With --postgres DSN (or $ENGRAM_POSTGRES) instead of --dir the store is in
 PostgreSQL: a write takes its partition's lease when no engram serve node
@@ -85,6 +98,9 @@ puts it at $(go env GOPATH)/bin/engram, /Users/me/go/bin/engram here):
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.dirGiven = cmd.Flags().Changed("dir")
+			if o.shared && (cmd.Flags().Changed("user") || cmd.Flags().Changed("session")) {
+				return errors.New("mcp: --shared works on the tenant's shared memory, which has no user or session: leave --user and --session out")
+			}
 			return runMCP(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
@@ -93,10 +109,28 @@ puts it at $(go env GOPATH)/bin/engram, /Users/me/go/bin/engram here):
 	cmd.Flags().StringVar(&o.tenant, "tenant", mcpserver.DefaultTenant, "the tenant every call works in")
 	cmd.Flags().StringVar(&o.user, "user", mcpserver.DefaultUser, "the user whose memories and knowledge graph the tools read and write")
 	cmd.Flags().StringVar(&o.session, "session", mcpserver.DefaultSession, "the conversation append_message, get_window, recall and forget work on")
+	cmd.Flags().BoolVar(&o.shared, "shared", false, "work on the tenant's shared memory and knowledge graph instead of a user's (not with --user or --session)")
 	o.open.register(cmd.Flags(), true)
 	o.privacy.register(cmd.Flags())
 	o.extract.register(cmd.Flags())
 	return cmd
+}
+
+// scope returns the scope of every call: the tenant's shared memory with
+// --shared, else the user's session.
+func (o mcpOptions) scope() (memory.Scope, error) {
+	if o.shared {
+		scope := memory.Scope{Tenant: o.tenant}
+		if err := scope.Validate(engine.LevelTenant); err != nil {
+			return memory.Scope{}, fmt.Errorf("mcp: --tenant: %w", err)
+		}
+		return scope, nil
+	}
+	scope := memory.Scope{Tenant: o.tenant, User: o.user, Session: o.session}
+	if err := scope.Validate(engine.LevelSession); err != nil {
+		return memory.Scope{}, fmt.Errorf("mcp: --tenant, --user, --session: %w", err)
+	}
+	return scope, nil
 }
 
 // runMCP serves one MCP client on in and out until the client closes in
@@ -109,9 +143,9 @@ func runMCP(ctx context.Context, o mcpOptions, in io.Reader, out io.Writer) (err
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
-	scope := memory.Scope{Tenant: o.tenant, User: o.user, Session: o.session}
-	if err := scope.Validate(engine.LevelSession); err != nil {
-		return fmt.Errorf("mcp: --tenant, --user, --session: %w", err)
+	scope, err := o.scope()
+	if err != nil {
+		return err
 	}
 	var opts memory.Options
 	if err := o.open.apply(&opts); err != nil {

@@ -291,6 +291,9 @@ func TestMCPFlags(t *testing.T) {
 		{[]string{"mcp", "--dir", t.TempDir(), "--extract", "later"}, "--extract"},
 		{[]string{"mcp", "--dir", t.TempDir(), "--extract-base-url", "http://localhost:11434/v1"}, "--extract-model"},
 		{[]string{"mcp", "--dir", t.TempDir(), "--encryption-key-file", filepath.Join(t.TempDir(), "none")}, "--encryption-key-file"},
+		{[]string{"mcp", "--dir", t.TempDir(), "--shared", "--user", "alice"}, "leave --user and --session out"},
+		{[]string{"mcp", "--dir", t.TempDir(), "--shared", "--session", "s"}, "leave --user and --session out"},
+		{[]string{"mcp", "--dir", t.TempDir(), "--shared", "--tenant", "a/b"}, "has a '/'"},
 	} {
 		_, err := runMCPCLI(t, strings.NewReader(""), tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -526,5 +529,59 @@ func TestMCPStdioAnswersBeforeExit(t *testing.T) {
 			t.Fatalf("run %d: answers to initialize %v, tools/list %v; stdout:\n%s\nstderr:\n%s",
 				run, answered[1], answered[2], stdout.String(), stderr)
 		}
+	}
+}
+
+// TestMCPShared: engram mcp --shared works on the tenant's shared memory:
+// the graph tools write the shared graph, remember the shared memories,
+// and nothing reaches a user.
+func TestMCPShared(t *testing.T) {
+	dir := t.TempDir()
+	clientR, serverW := io.Pipe()
+	serverR, clientW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		cmd := newRootCmd()
+		cmd.SetIn(serverR)
+		cmd.SetOut(serverW)
+		cmd.SetErr(io.Discard)
+		cmd.SetArgs([]string{"mcp", "--dir", dir, "--tenant", "acme", "--shared"})
+		err := cmd.ExecuteContext(context.Background())
+		serverW.Close()
+		done <- err
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "engram-test", Version: "v0"}, nil).
+		Connect(context.Background(), &mcp.IOTransport{Reader: clientR, Writer: clientW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpCall(t, cs, "create_entities", `{"entities":[{"name":"Office","entityType":"place","observations":["wifi on the fridge"]}]}`, nil)
+	mcpCall(t, cs, "remember", `{"text":"The office closes at six"}`, nil)
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	st, err := memory.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	shared := memory.Scope{Tenant: "acme"}
+	ms, err := st.Memories(context.Background(), shared, memory.MemoriesOptions{})
+	if err != nil || len(ms) != 1 {
+		t.Errorf("shared memories = %v, %v", ms, err)
+	}
+	var found int
+	err = st.ViewGraph(context.Background(), shared, func(g *graph.Tx) error {
+		e, err := g.Entity("Office")
+		found = len(e.Observations)
+		return err
+	})
+	if err != nil || found != 1 {
+		t.Errorf("shared graph's Office: %d observations, %v", found, err)
+	}
+	users, err := st.Users(context.Background(), shared, memory.ListOptions{})
+	if err != nil || len(users) != 0 {
+		t.Errorf("users = %q, %v; want none", users, err)
 	}
 }

@@ -449,3 +449,31 @@ func decodeBody(t *testing.T, resp *http.Response, v any) {
 		t.Fatal(err)
 	}
 }
+
+// TestClusterSharedForward: a request under /v1/shared/ sent to a node
+// that does not own the tenant's shared partition is forwarded to the
+// partition's rendezvous owner, which takes its lease and answers; the
+// node it reached takes none.
+func TestClusterSharedForward(t *testing.T) {
+	dsn, schema := clusterDSN(t)
+	a, b := newClusterNode(t, dsn, schema, "a"), newClusterNode(t, dsn, schema, "b")
+	shared := memory.Partition(memory.Scope{Tenant: "acme"})
+	owner, other := a, b
+	if o, _ := cluster.Owner(shared, []kv.Node{{ID: a.id, Addr: a.addr}, {ID: b.id, Addr: b.addr}}); o.ID == b.id {
+		owner, other = b, a
+	}
+	other.must(http.StatusCreated, "POST", "/v1/shared/memories", tokenAcme, map[string]any{"text": "The wifi password is on the fridge"})
+	if !owner.store.Cluster().Holds(shared) || other.store.Cluster().Holds(shared) {
+		t.Fatalf("shared partition held: owner %v, other %v; want the owner alone",
+			owner.store.Cluster().Holds(shared), other.store.Cluster().Holds(shared))
+	}
+	if s := other.router.Stats(); s.ForwardsOK != 1 {
+		t.Fatalf("forwards = %+v, want one ok", s)
+	}
+	for _, n := range []*clusterNode{a, b} {
+		r := n.must(http.StatusOK, "GET", "/v1/shared/memories", tokenAcme, nil)
+		if !strings.Contains(string(r.body), "on the fridge") {
+			t.Fatalf("shared memories through %s: %s", n.id, r.body)
+		}
+	}
+}

@@ -33,6 +33,7 @@
 //	GET    /v1/users/{user}/graph/search?q=TEXT           search_nodes (q required), limit
 //	POST   /v1/users/{user}/graph/open                    open_nodes
 //	POST   /v1/recall                                     the context for the next model call, with its trace
+//	       /v1/shared/memories, /facts, /traverse, ...    the tenant's shared memories and graph (below)
 //	POST   /v1/admin/compact, /v1/admin/flush             any token: store-wide upkeep (see # Admin routes)
 //	GET    /v1/admin/backup                               admin token: a backup of the whole store, streamed
 //	GET    /v1/admin/export?format=jsonl|nquads&tenant=T  admin token: engram export's bytes, streamed; user
@@ -47,6 +48,28 @@
 // that exists leaves it as it is. Only the envelope differs: entities carry
 // Engram's aliases and createdAt, the cursor is named next, deletes answer
 // 204, and add_observations also answers the deprecated observations.
+//
+// # Shared memory
+//
+// A tenant's shared memories and shared graph (the memory package's
+// scopes with no user: what every user and agent of the tenant may be
+// given) are under /v1/shared/: every memory and graph route of
+// /v1/users/{user}/ without the user segment, the same handler on the
+// tenant's shared partition (memories with their history, facts,
+// traverse, entities, relations, observations, graph, graph/search and
+// graph/open). Sessions and messages belong to a user and have no shared
+// copy. The tenant is the token's, as everywhere: a token of another
+// tenant reads, changes and erases nothing of it. Shared data is in no
+// user's listings and a user's in no shared listing; forgetting a user
+// leaves it. A user's recall draws on the shared memories when asked:
+// "shared": true in the /v1/recall body (the default sources and the
+// shared memories), or shared among its sources. In a cluster the routes
+// under /v1/shared/ go to the owner of the tenant's shared partition.
+//
+//	curl -sS -X POST http://127.0.0.1:7437/v1/shared/memories -H "Authorization: Bearer $ENGRAM_TOKEN" \
+//	  --json '{"text":"The office wifi password is on the fridge.","agent":"concierge"}'
+//	curl -sS -X POST http://127.0.0.1:7437/v1/recall -H "Authorization: Bearer $ENGRAM_TOKEN" \
+//	  --json '{"user":"alice","text":"where is the wifi password?","shared":true}'
 //
 // openapi.json in this directory (served at /openapi.json) describes every
 // route, parameter and body; a test keeps it equal to the route table.
@@ -113,8 +136,8 @@
 //
 // With [Options.Router] (a store in PostgreSQL shared by several engram
 // serve nodes), a request that names a partition (the token's tenant and
-// the {user} segment, the user of a recall's body, the scope of an /mcp
-// request) is served by the partition's owner: here, or forwarded there
+// the {user} segment, the tenant's shared partition under /v1/shared/, the
+// user of a recall's body, the scope of an /mcp request) is served by the partition's owner: here, or forwarded there
 // (see package cluster). An owner that cannot be reached, or a partition
 // that moved during the request, is 503 with Retry-After: 1 (codes
 // owner_unavailable and partition_moved). /healthz then reports the
@@ -138,8 +161,10 @@
 //
 // # Caveats
 //
-//   - The tenant's shared memory and graph (scopes with no user) are not
-//     reachable over HTTP; every call names a user.
+//   - A tenant's shared memories are erased one by one (DELETE
+//     /v1/shared/memories/{id}) and its shared graph by entity; there is
+//     no route that erases the shared partition whole (the memory
+//     package's Forget of a scope with no user erases the whole tenant).
 //   - The handler does not own the store and starts no goroutines; shut the
 //     http.Server down before closing the store.
 //   - Tokens are read once; restart the server to change them.

@@ -233,8 +233,11 @@ type recallRequest struct {
 	Since       bodyTime `json:"since,omitzero"`
 	Until       bodyTime `json:"until,omitzero"`
 	// HalfLife is a Go duration such as "720h" or "90m".
-	HalfLife  string   `json:"half_life,omitempty"`
-	Sources   []string `json:"sources,omitempty"`
+	HalfLife string   `json:"half_life,omitempty"`
+	Sources  []string `json:"sources,omitempty"`
+	// Shared adds the tenant's shared memories to Sources (to the
+	// default sources when Sources is empty).
+	Shared    bool     `json:"shared,omitempty"`
 	Retrieval string   `json:"retrieval,omitempty"`
 	MMR       float64  `json:"mmr,omitempty"`
 	Now       bodyTime `json:"now,omitzero"`

@@ -21,7 +21,7 @@ func (h *Handler) relate(w http.ResponseWriter, r *http.Request) error {
 	if c.err != nil {
 		return c.err
 	}
-	f, err := h.store.Relate(r.Context(), userScope(r), fact)
+	f, err := h.store.Relate(r.Context(), ownerScope(r), fact)
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (h *Handler) listFacts(w http.ResponseWriter, r *http.Request) error {
 		return q.err
 	}
 	var facts []graph.Fact
-	err := h.store.ViewGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
+	err := h.store.ViewGraph(r.Context(), ownerScope(r), func(g *graph.Tx) (err error) {
 		facts, err = g.Facts(fq)
 		return err
 	})
@@ -60,7 +60,7 @@ func (h *Handler) listFacts(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteFact(w http.ResponseWriter, r *http.Request) error {
-	if err := h.store.UpdateGraph(r.Context(), userScope(r), func(g *graph.Tx) error { return g.Delete(r.PathValue("id")) }); err != nil {
+	if err := h.store.UpdateGraph(r.Context(), ownerScope(r), func(g *graph.Tx) error { return g.Delete(r.PathValue("id")) }); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -95,7 +95,7 @@ func (h *Handler) traverse(w http.ResponseWriter, r *http.Request) error {
 		return c.err
 	}
 	var t graph.Traversal
-	err := h.store.ViewGraph(r.Context(), userScope(r), func(g *graph.Tx) (err error) {
+	err := h.store.ViewGraph(r.Context(), ownerScope(r), func(g *graph.Tx) (err error) {
 		t, err = g.Traverse(q)
 		return err
 	})
@@ -121,7 +121,7 @@ func (h *Handler) createEntities(w http.ResponseWriter, r *http.Request) error {
 	for i, e := range req.Entities {
 		es[i] = graph.Entity{Name: e.Name, Type: e.Type, Observations: e.Observations, Aliases: e.Aliases}
 	}
-	created, err := kgraph.CreateEntities(r.Context(), h.store, userScope(r), es)
+	created, err := kgraph.CreateEntities(r.Context(), h.store, ownerScope(r), es)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (h *Handler) deleteEntities(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if err := kgraph.DeleteEntities(r.Context(), h.store, userScope(r), req.EntityNames); err != nil {
+	if err := kgraph.DeleteEntities(r.Context(), h.store, ownerScope(r), req.EntityNames); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -147,7 +147,7 @@ func (h *Handler) createRelations(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	created, err := kgraph.CreateRelations(r.Context(), h.store, userScope(r), req.Relations)
+	created, err := kgraph.CreateRelations(r.Context(), h.store, ownerScope(r), req.Relations)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (h *Handler) deleteRelations(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if err := kgraph.DeleteRelations(r.Context(), h.store, userScope(r), req.Relations); err != nil {
+	if err := kgraph.DeleteRelations(r.Context(), h.store, ownerScope(r), req.Relations); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -184,7 +184,7 @@ func (h *Handler) addObservations(w http.ResponseWriter, r *http.Request) error 
 			sets[i].Observations = o.Observations
 		}
 	}
-	added, err := kgraph.AddObservations(r.Context(), h.store, userScope(r), sets)
+	added, err := kgraph.AddObservations(r.Context(), h.store, ownerScope(r), sets)
 	if err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func (h *Handler) deleteObservations(w http.ResponseWriter, r *http.Request) err
 	if sets == nil {
 		sets = req.Observations
 	}
-	if err := kgraph.DeleteObservations(r.Context(), h.store, userScope(r), sets); err != nil {
+	if err := kgraph.DeleteObservations(r.Context(), h.store, ownerScope(r), sets); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -223,7 +223,7 @@ func (h *Handler) readGraph(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	page, err := kgraph.Read(r.Context(), h.store, userScope(r), opts)
+	page, err := kgraph.Read(r.Context(), h.store, ownerScope(r), opts)
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (h *Handler) searchNodes(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("invalid_parameter",
 			"query parameter q is required: the text to find in entity names, types, aliases and observations (search_nodes' query), as in /graph/search?q=tea")
 	}
-	found, err := kgraph.Search(r.Context(), h.store, userScope(r), text, limit)
+	found, err := kgraph.Search(r.Context(), h.store, ownerScope(r), text, limit)
 	if err != nil {
 		return err
 	}
@@ -262,7 +262,7 @@ func (h *Handler) openNodes(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Names) > graph.MaxPageSize {
 		return badRequest("invalid_query", "names has %d names, above the limit of %d", len(req.Names), graph.MaxPageSize)
 	}
-	found, err := kgraph.Open(r.Context(), h.store, userScope(r), req.Names)
+	found, err := kgraph.Open(r.Context(), h.store, ownerScope(r), req.Names)
 	if err != nil {
 		return err
 	}

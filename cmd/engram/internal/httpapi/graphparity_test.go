@@ -43,10 +43,29 @@ type graphCall struct {
 //     {success, message} over MCP: only success is compared.
 func TestGraphParityMCPHTTP(t *testing.T) {
 	s := newTestServer(t, nil, nil)
-	clients := map[string]*mcp.ClientSession{}
-	for _, user := range []string{"viamcp", "viahttp"} {
-		clients[user] = mcpClient(t, s.store, memory.Scope{Tenant: "acme", User: user})
+	var sides [2]paritySide
+	for i, user := range []string{"viamcp", "viahttp"} {
+		sides[i] = paritySide{
+			mcp:   mcpClient(t, s.store, memory.Scope{Tenant: "acme", User: user}),
+			path:  "/v1/users/" + user,
+			token: tokenAcme,
+		}
 	}
+	runGraphParity(t, s, sides)
+}
+
+// paritySide is one graph of a parity run: an MCP client on it, and the
+// HTTP path prefix and token that reach it.
+type paritySide struct {
+	mcp         *mcp.ClientSession
+	path, token string
+}
+
+// runGraphParity writes the same graph through MCP on sides[0] and through
+// HTTP on sides[1], comparing each answer, then reads both graphs through
+// both, comparing every answer (see TestGraphParityMCPHTTP).
+func runGraphParity(t *testing.T, s *testServer, sides [2]paritySide) {
+	t.Helper()
 	writes := []graphCall{
 		{tool: "create_entities", args: map[string]any{"entities": []map[string]any{
 			{"name": "Alice", "entityType": "person", "observations": []string{"likes tea"}},
@@ -90,24 +109,24 @@ func TestGraphParityMCPHTTP(t *testing.T) {
 	}
 	write := func(c graphCall) {
 		t.Helper()
-		got := callTool(t, clients["viamcp"], c.tool, c.args)
-		r := s.must(c.status, c.method, "/v1/users/viahttp"+c.path, tokenAcme, c.args)
+		got := callTool(t, sides[0].mcp, c.tool, c.args)
+		r := s.must(c.status, c.method, sides[1].path+c.path, sides[1].token, c.args)
 		compareGraphAnswers(t, c, got, r.body)
 	}
 	read := func(c graphCall) {
 		t.Helper()
-		for _, user := range []string{"viamcp", "viahttp"} {
-			got := callTool(t, clients[user], c.tool, c.args)
+		for _, side := range sides {
+			got := callTool(t, side.mcp, c.tool, c.args)
 			var body any
 			if c.method == "POST" {
 				body = c.args
 			}
-			r := s.must(200, c.method, "/v1/users/"+user+c.path, tokenAcme, body)
+			r := s.must(200, c.method, side.path+c.path, side.token, body)
 			compareGraphAnswers(t, c, got, r.body)
 		}
 		// The graph written through MCP and the one written through
 		// HTTP are the same.
-		if a, b := callTool(t, clients["viamcp"], c.tool, c.args), callTool(t, clients["viahttp"], c.tool, c.args); !reflect.DeepEqual(a, b) {
+		if a, b := callTool(t, sides[0].mcp, c.tool, c.args), callTool(t, sides[1].mcp, c.tool, c.args); !reflect.DeepEqual(a, b) {
 			t.Errorf("%s %v: the graph written through MCP reads %s, through HTTP %s", c.tool, c.args, mustJSON(a), mustJSON(b))
 		}
 	}
@@ -120,7 +139,7 @@ func TestGraphParityMCPHTTP(t *testing.T) {
 	// A name that is only a relation's end is no entity to either.
 	for _, name := range []string{"Dave", "Nobody"} {
 		args := map[string]any{"observations": []map[string]any{{"entityName": name, "contents": []string{"x"}}}}
-		res, err := clients["viamcp"].CallTool(context.Background(), &mcp.CallToolParams{Name: "add_observations", Arguments: args})
+		res, err := sides[0].mcp.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_observations", Arguments: args})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +148,7 @@ func TestGraphParityMCPHTTP(t *testing.T) {
 			t.Errorf("MCP add_observations to %s = %s, want the error %q", name, mustJSON(res), want)
 		}
 		var e errorBody
-		r := s.must(404, "POST", "/v1/users/viahttp/observations", tokenAcme, args)
+		r := s.must(404, "POST", sides[1].path+"/observations", sides[1].token, args)
 		if err := json.Unmarshal(r.body, &e); err != nil || e.Error.Code != "entity_not_found" || !strings.Contains(e.Error.Message, want) {
 			t.Errorf("HTTP add_observations to %s = %s, want entity_not_found %q", name, r.body, want)
 		}

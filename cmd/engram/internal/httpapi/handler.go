@@ -101,7 +101,8 @@ type Options struct {
 	// Router, when set, sends each request that names a partition to the
 	// node that owns it (a store in PostgreSQL shared by several
 	// servers): the routes under /v1/users/{user}/ by the token's tenant
-	// and the user, /v1/recall by the user of its body, and /mcp by
+	// and the user, those under /v1/shared/ by the tenant's shared
+	// partition, /v1/recall by the user of its body, and /mcp by
 	// MCPScope. A request this node serves is served as without it.
 	Router *cluster.Router
 
@@ -254,6 +255,10 @@ type route struct {
 	// serve answers the request; an error it returns becomes the JSON
 	// error response (see writeError).
 	serve func(w http.ResponseWriter, r *http.Request) error
+	// shared marks a route under /v1/shared/: the copy of a memory or
+	// graph route under /v1/users/{user}/ that works on the tenant's
+	// shared partition (see sharedRoutes and ownerScope).
+	shared bool
 	// partition, when set, returns the partition the request works on,
 	// to route it to its owner (see Options.Router); false serves it
 	// here (a request it cannot tell is refused here, as without a
@@ -297,14 +302,16 @@ func (h *Handler) table(metricsAccess MetricsAccess) []route {
 		{method: "GET", path: "/v1/users/{user}/graph", query: []string{"cursor", "limit"}, access: tenant, serve: h.readGraph},
 		{method: "GET", path: "/v1/users/{user}/graph/search", query: []string{"q", "limit"}, access: tenant, serve: h.searchNodes},
 		{method: "POST", path: "/v1/users/{user}/graph/open", access: tenant, body: true, serve: h.openNodes},
-
+	}
+	rs = append(rs, sharedRoutes(rs)...)
+	rs = append(rs, []route{
 		{method: "POST", path: "/v1/recall", access: tenant, body: true, serve: h.recall},
 		{method: "POST", path: "/v1/admin/compact", access: tenant, serve: h.compact},
 		{method: "POST", path: "/v1/admin/flush", access: tenant, serve: h.flush},
 		{method: "GET", path: "/v1/admin/backup", access: admin, serve: h.backup},
 		{method: "GET", path: "/v1/admin/export", query: []string{"format", "tenant", "user"}, access: admin, serve: h.export},
 		{method: "GET", path: "/v1/admin/stats", query: []string{"tenant", "user"}, access: admin, serve: h.stats},
-	}
+	}...)
 	switch metricsAccess {
 	case MetricsPublic:
 		rs = append(rs, route{method: "GET", path: "/metrics", serve: h.serveMetrics})
@@ -453,6 +460,10 @@ func (rh *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 						message: fmt.Sprintf("the body must be application/json, not %s (curl: -H 'Content-Type: application/json', or --json)", quote(ct))}
 				}
 			}
+		}
+		r, err := withOwner(rt, r)
+		if err != nil {
+			return err
 		}
 		if rt.partition != nil {
 			if part, ok := rt.partition(r); ok {

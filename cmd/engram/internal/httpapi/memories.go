@@ -13,7 +13,7 @@ func (h *Handler) remember(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	scope := userScope(r)
+	scope := ownerScope(r)
 	scope.Agent = in.Agent
 	mem, err := in.memory()
 	if err != nil {
@@ -45,7 +45,7 @@ func (h *Handler) listMemories(w http.ResponseWriter, r *http.Request) error {
 	if opts.Kind != "" && !opts.Kind.Valid() {
 		return badRequest("invalid_parameter", "kind %s is not fact, preference, episode, summary or observation", quote(string(opts.Kind)))
 	}
-	ms, err := h.store.Memories(r.Context(), userScope(r), opts)
+	ms, err := h.store.Memories(r.Context(), ownerScope(r), opts)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (h *Handler) listMemories(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) getMemory(w http.ResponseWriter, r *http.Request) error {
-	m, err := h.store.Memory(r.Context(), userScope(r), r.PathValue("id"))
+	m, err := h.store.Memory(r.Context(), ownerScope(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (h *Handler) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	scope := userScope(r)
+	scope := ownerScope(r)
 	scope.Agent = in.Agent
 	mem, err := in.memory()
 	if err != nil {
@@ -92,7 +92,7 @@ func (h *Handler) updateMemory(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteMemory(w http.ResponseWriter, r *http.Request) error {
-	if err := h.store.DeleteMemory(r.Context(), userScope(r), r.PathValue("id")); err != nil {
+	if err := h.store.DeleteMemory(r.Context(), ownerScope(r), r.PathValue("id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -100,7 +100,7 @@ func (h *Handler) deleteMemory(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) memoryHistory(w http.ResponseWriter, r *http.Request) error {
-	ms, err := h.store.MemoryHistory(r.Context(), userScope(r), r.PathValue("id"))
+	ms, err := h.store.MemoryHistory(r.Context(), ownerScope(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/engramdb/engram/cmd/engram/internal/wire"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -49,6 +50,9 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("invalid_options", "source %s is not memories, shared, episodes or graph", quote(s))
 		}
 		q.Sources = append(q.Sources, src)
+	}
+	if req.Shared {
+		q.Sources = wire.WithShared(q.Sources)
 	}
 	switch req.Retrieval {
 	case "", "hybrid":

@@ -11,7 +11,8 @@ import (
 )
 
 // partitionOf returns the function that finds the partition of a route's
-// requests, for the router; nil for the routes this node serves whatever
+// requests, for the router (the tenant's shared partition for the routes
+// under /v1/shared/); nil for the routes this node serves whatever
 // their partition: /healthz, /metrics, /openapi.json, and the admin
 // routes, which act on this node's store (compact) and its own
 // extraction queue (flush), or read the whole store (backup, export,
@@ -23,6 +24,8 @@ func (h *Handler) partitionOf(rt route) func(*http.Request) ([]byte, bool) {
 	switch {
 	case strings.Contains(rt.path, "{user}"):
 		return userPartition
+	case rt.shared:
+		return sharedPartition
 	case rt.path == "/v1/recall":
 		return h.recallPartition
 	case rt.path == "/mcp" && h.mcpScope != nil:

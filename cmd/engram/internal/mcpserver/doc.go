@@ -19,7 +19,7 @@
 // Every tool call works on one [memory.Scope]: the tenant, the user (whose
 // knowledge graph and memories the tools read and write) and the session
 // (the conversation of append_message, get_window, recall's window and
-// forget). Over stdio it comes from engram mcp's flags --tenant, --user and
+// forget), or the tenant alone for its shared memory (below). Over stdio it comes from engram mcp's flags --tenant, --user and
 // --session, each "default" when left out. Over HTTP it is chosen for every
 // request: the tenant from the bearer token (never from the client), the
 // user from the X-Engram-User header and the session from X-Engram-Session,
@@ -27,6 +27,31 @@
 //
 //	client ──stdio──▶ engram mcp --dir D --tenant T --user U --session S ──▶ Store
 //	client ──HTTP───▶ /mcp (token → tenant; X-Engram-User, X-Engram-Session) ──▶ Store
+//
+// # Shared memory
+//
+// A tenant also has a shared memory and a shared knowledge graph (the
+// memory package's scopes with no user), which every user and agent of
+// the tenant may reach; over HTTP they are under /v1/shared/. An agent
+// reaches them two ways:
+//
+//   - remember and recall take shared: true. remember then stores in the
+//     tenant's shared memories instead of the user's; recall also draws
+//     on them (shared is added to sources, or to the default sources).
+//     A default recall never does.
+//   - A connection to the shared memory: engram mcp --shared (instead of
+//     --user and --session), or X-Engram-Shared: true on an /mcp request
+//     (without X-Engram-User and X-Engram-Session). Its scope is the
+//     tenant's alone: the nine graph tools work on the shared graph, so
+//     their schemas stay the reference's, and remember stores shared
+//     memories. The tools that need a user (recall, append_message,
+//     get_window, forget) refuse with a tool error. Register it as a
+//     second server next to the user's own to give an agent both graphs.
+//
+// forget takes no shared argument: it erases the current session or user,
+// and erasing a scope with no user would erase the whole tenant. Shared
+// memories and entities are erased one by one (DELETE
+// /v1/shared/memories/{id}; delete_entities on a shared connection).
 //
 // # Tools
 //
@@ -56,13 +81,43 @@
 //
 // Engram's own tools (snake_case arguments, as in the chat format):
 //
-//	remember       {text, kind?, tags?, metadata?, importance?, expires_at?} → {id}
-//	recall         {text, max_tokens?, max_messages?, top_k?, hops?, sources?}
+//	remember       {text, kind?, tags?, metadata?: [{key, value}], importance?, expires_at?, shared?} → {id}
+//	recall         {text, max_tokens?, max_messages?, top_k?, hops?, sources?, shared?}
 //	               → {messages, items, trace}
-//	append_message {role, content?, name?, tool_calls?: [{id, name, arguments}], tool_call_id?, metadata?}
+//	append_message {role, content?, name?, tool_calls?: [{id, name, arguments?}], tool_call_id?, metadata?: [{key, value}]}
 //	               → {id}
 //	get_window     {max_messages?, max_tokens?}  → {messages, tokens}
 //	forget         {erase_user?}                 → {erased: "session"|"user", user, session?}
+//
+// # Strict schemas
+//
+// tools/list advertises Engram's own five tools with input schemas that
+// OpenAI's strict function calling and Gemini's function declarations
+// both take: every property is listed in required, an optional one as
+// anyOf [its schema, {"type": "null"}] (null means left out), every
+// object has additionalProperties: false, no property has a list of
+// types, and metadata is a list of {key, value} pairs rather than an
+// object of free-form keys (which has no strict form). TestStrictSchemas
+// checks the advertised schemas against both sets of rules, as the two
+// providers document them (OpenAI's "Structured Outputs: supported
+// schemas"; Gemini's FunctionDeclaration.parametersJsonSchema), plus
+// the two refusals of Gemini's seen in issue 28 (a list of types, an
+// object with no properties); the live APIs are not called.
+//
+// The server stays lenient: it validates calls with the schemas of
+// before, so a client may still leave optional properties out and send
+// metadata as an object ({"source": "chat"}); a key given twice in a
+// list of pairs is an error. The nine graph tools keep the reference's
+// schemas byte for byte, which OpenAI's strict mode does not take (their
+// objects allow unknown properties): clients fall back to non-strict mode
+// for those, as they do with the reference server.
+//
+// No schema fits every Gemini path: its older parameters field (an
+// OpenAPI 3.0 subset, which some client libraries still convert to)
+// has no additionalProperties at all, which OpenAI's strict mode
+// requires. The schemas fit parametersJsonSchema, which Google's MCP
+// bridge sends; a library that converts to parameters must drop
+// additionalProperties, as most do.
 //
 // recall returns the context as chat messages (a system preamble with the
 // rolling summary and the recalled memories, episodes and facts, then the
@@ -164,6 +219,12 @@
 //     write its requests and close its end at once; the answers stop
 //     early only if stdout fails. Each call's writes are atomic: a call
 //     is stored whole or not at all.
+//   - With engram serve on PostgreSQL (many nodes), an /mcp request is
+//     routed by its scope: a shared connection's to the owner of the
+//     tenant's shared partition, a user's to the user's. remember with
+//     shared: true on a user's request writes the shared partition from
+//     the user's node, and fails (lease held) while another node holds
+//     it: send shared writes on a shared connection there.
 //   - The graph tools see relations that hold now; facts written through the
 //     memory API with a validity that has ended (or not begun) are left out.
 package mcpserver

@@ -36,12 +36,13 @@ type (
 		Tokens     int               `json:"tokens,omitempty"`
 	}
 	rememberIn struct {
-		Text       string            `json:"text" jsonschema:"what to remember, in a sentence or a few (at most 16 KiB)"`
-		Kind       string            `json:"kind,omitempty" jsonschema:"fact (the default), preference, episode, summary or observation"`
-		Tags       []string          `json:"tags,omitempty" jsonschema:"labels for filtering (at most 64)"`
-		Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"free-form string data kept with the memory"`
-		Importance float64           `json:"importance,omitempty" jsonschema:"how much it matters, from 0 to 1"`
-		ExpiresAt  time.Time         `json:"expires_at,omitzero" jsonschema:"when to forget it by itself (RFC 3339); leave out to keep it"`
+		Text       string      `json:"text" jsonschema:"what to remember, in a sentence or a few (at most 16 KiB)"`
+		Kind       string      `json:"kind,omitempty" jsonschema:"fact (the default), preference, episode, summary or observation"`
+		Tags       []string    `json:"tags,omitempty" jsonschema:"labels for filtering (at most 64)"`
+		Metadata   metadataArg `json:"metadata,omitempty" jsonschema:"string data kept with the memory, as a list of {key, value} pairs"`
+		Importance float64     `json:"importance,omitempty" jsonschema:"how much it matters, from 0 to 1"`
+		ExpiresAt  time.Time   `json:"expires_at,omitzero" jsonschema:"when to forget it by itself (RFC 3339); leave out to keep it"`
+		Shared     bool        `json:"shared,omitempty" jsonschema:"true stores it in the tenant's shared memory, which every user and agent of the tenant may recall (recall with shared), instead of the user's"`
 	}
 	rememberOut struct {
 		ID string `json:"id" jsonschema:"the memory's id; an existing id when the memory was already known (its tags and metadata are merged)"`
@@ -53,18 +54,19 @@ type (
 		TopK        int      `json:"top_k,omitempty" jsonschema:"the most memories, episodes and facts to recall (default 10, at most 200)"`
 		Hops        int      `json:"hops,omitempty" jsonschema:"graph distance from the entities the text names (default 2, at most 8)"`
 		Sources     []string `json:"sources,omitempty" jsonschema:"what to draw on: memories, shared (the tenant's shared memories), episodes (earlier messages of every session), graph; default memories, episodes and graph"`
+		Shared      bool     `json:"shared,omitempty" jsonschema:"true also draws on the tenant's shared memories (those remembered with shared): adds shared to sources, or to the default sources"`
 	}
 	recallOut struct {
 		Messages []messageJSON `json:"messages" jsonschema:"the context as chat messages: a system preamble with the summary and recalled items, then the window"`
 		wire.Recall
 	}
 	appendMessageIn struct {
-		Role       string            `json:"role" jsonschema:"system, user, assistant or tool"`
-		Content    string            `json:"content,omitempty" jsonschema:"the text; required except on an assistant message with tool_calls and on a tool result"`
-		Name       string            `json:"name,omitempty" jsonschema:"the participant: a user's name or a tool's"`
-		ToolCalls  []toolCallJSON    `json:"tool_calls,omitempty" jsonschema:"the calls an assistant message makes"`
-		ToolCallID string            `json:"tool_call_id,omitempty" jsonschema:"on a tool result: the id of the call it answers"`
-		Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"free-form string data kept with the message"`
+		Role       string         `json:"role" jsonschema:"system, user, assistant or tool"`
+		Content    string         `json:"content,omitempty" jsonschema:"the text; required except on an assistant message with tool_calls and on a tool result"`
+		Name       string         `json:"name,omitempty" jsonschema:"the participant: a user's name or a tool's"`
+		ToolCalls  []toolCallJSON `json:"tool_calls,omitempty" jsonschema:"the calls an assistant message makes"`
+		ToolCallID string         `json:"tool_call_id,omitempty" jsonschema:"on a tool result: the id of the call it answers"`
+		Metadata   metadataArg    `json:"metadata,omitempty" jsonschema:"string data kept with the message, as a list of {key, value} pairs"`
 	}
 	appendMessageOut struct {
 		ID string `json:"id" jsonschema:"the message's id (a ULID: ids sort in append order)"`
@@ -109,6 +111,53 @@ func enumOf[T ~string](vals ...T) []any {
 	return out
 }
 
+// metadataArg is the metadata argument of remember and append_message:
+// a list of {key, value} pairs, the shape strict clients can declare (an
+// object of free-form keys has no strict form), or the object of before,
+// which the server still takes.
+type metadataArg map[string]string
+
+// UnmarshalJSON reads a list of pairs or an object. A key given twice in
+// a list is an error: it is never clear which value was meant.
+func (m *metadataArg) UnmarshalJSON(b []byte) error {
+	var pairs []struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+	}
+	if err := json.Unmarshal(b, &pairs); err != nil {
+		var obj map[string]string
+		if json.Unmarshal(b, &obj) != nil {
+			return fmt.Errorf("metadata is a list of {key, value} pairs: %w", err)
+		}
+		*m = obj
+		return nil
+	}
+	out := make(metadataArg, len(pairs))
+	for _, p := range pairs {
+		if _, ok := out[p.Key]; ok {
+			return fmt.Errorf("metadata key %q is given twice", p.Key)
+		}
+		out[p.Key] = p.Value
+	}
+	*m = out
+	return nil
+}
+
+// metadataSchema is the schema calls are validated with: a list of
+// {key, value} pairs (what the strict schema advertises, see strict.go)
+// or, as before, an object of string values.
+func metadataSchema(desc string) *jsonschema.Schema {
+	pair := objectSchema(true, map[string]*jsonschema.Schema{
+		"key":   {Type: "string", Description: "the name"},
+		"value": {Type: "string", Description: "its value"},
+	}, "key", "value")
+	pair.PropertyOrder = []string{"key", "value"}
+	return &jsonschema.Schema{Description: desc, AnyOf: []*jsonschema.Schema{
+		{Type: "array", Items: pair},
+		{Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "string"}},
+	}}
+}
+
 func nonNegative(props map[string]*jsonschema.Schema, names ...string) {
 	for _, n := range names {
 		props[n].Minimum = jsonschema.Ptr(0.0)
@@ -129,6 +178,7 @@ var engramTools = struct {
 			p["kind"].Enum = enumOf(memory.KindFact, memory.KindPreference, memory.KindEpisode, memory.KindSummary, memory.KindObservation)
 			p["importance"].Minimum, p["importance"].Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(1.0)
 			p["expires_at"].Format = "date-time"
+			p["metadata"] = metadataSchema(p["metadata"].Description)
 		}),
 		Annotations: hints(false, false, true),
 	},
@@ -154,6 +204,7 @@ var engramTools = struct {
 			"(role tool) must answer an earlier tool call of the conversation by its tool_call_id.",
 		InputSchema: inferSchema[appendMessageIn](func(p map[string]*jsonschema.Schema) {
 			p["role"].Enum = enumOf(memory.RoleSystem, memory.RoleUser, memory.RoleAssistant, memory.RoleTool)
+			p["metadata"] = metadataSchema(p["metadata"].Description)
 		}),
 		Annotations: hints(false, false, false),
 	},
@@ -195,6 +246,9 @@ func (h *handlers) remember(ctx context.Context, req *mcp.CallToolRequest, in re
 		// The store reads the zero time as "no expiry" (issue 26).
 		return nil, rememberOut{}, errors.New("remember: expires_at 0001-01-01T00:00:00Z is the zero time; leave it out for no expiry")
 	}
+	if in.Shared {
+		sc = memory.Scope{Tenant: sc.Tenant} // the tenant's shared partition
+	}
 	id, err := h.store.Remember(ctx, sc, memory.Memory{
 		Kind:       memory.Kind(in.Kind),
 		Text:       in.Text,
@@ -224,6 +278,12 @@ func (h *handlers) recall(ctx context.Context, _ *mcp.CallToolRequest, in recall
 	}
 	for _, s := range in.Sources {
 		q.Sources = append(q.Sources, memory.Source(s))
+	}
+	if in.Shared {
+		q.Sources = wire.WithShared(q.Sources)
+	}
+	if sc.User == "" {
+		return nil, recallOut{}, errNoUser("recall")
 	}
 	rec, err := h.store.Recall(ctx, q)
 	if err != nil {
@@ -258,6 +318,9 @@ func (h *handlers) appendMessage(ctx context.Context, _ *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, appendMessageOut{}, err
 	}
+	if sc.User == "" {
+		return nil, appendMessageOut{}, errNoUser("append_message")
+	}
 	m := memory.Message{
 		Role: memory.Role(in.Role), Content: in.Content, Name: in.Name,
 		ToolCallID: in.ToolCallID, Metadata: in.Metadata,
@@ -284,6 +347,9 @@ func (h *handlers) getWindow(ctx context.Context, _ *mcp.CallToolRequest, in get
 	if err != nil {
 		return nil, getWindowOut{}, err
 	}
+	if sc.User == "" {
+		return nil, getWindowOut{}, errNoUser("get_window")
+	}
 	msgs, err := h.store.Session(sc).Window(ctx, memory.WindowOptions{MaxMessages: in.MaxMessages, MaxTokens: in.MaxTokens})
 	if err != nil {
 		return nil, getWindowOut{}, fmt.Errorf("get_window: %w", err)
@@ -300,6 +366,10 @@ func (h *handlers) forget(ctx context.Context, _ *mcp.CallToolRequest, in forget
 	if err != nil {
 		return nil, forgetOut{}, err
 	}
+	if sc.User == "" {
+		// Forget with a tenant alone would erase the whole tenant.
+		return nil, forgetOut{}, errNoUser("forget")
+	}
 	target := memory.Scope{Tenant: sc.Tenant, User: sc.User, Session: sc.Session}
 	out := forgetOut{Erased: "session", User: sc.User, Session: sc.Session}
 	if in.EraseUser {
@@ -308,14 +378,18 @@ func (h *handlers) forget(ctx context.Context, _ *mcp.CallToolRequest, in forget
 	} else if sc.Session == "" {
 		return nil, forgetOut{}, errors.New("forget: this connection has no session; set erase_user to erase the whole user")
 	}
-	if sc.User == "" {
-		// Forget with a tenant alone would erase the whole tenant.
-		return nil, forgetOut{}, errors.New("forget: this connection has no user")
-	}
 	if err := h.store.Forget(ctx, target); err != nil {
 		return nil, forgetOut{}, fmt.Errorf("forget: %w", err)
 	}
 	return nil, out, nil
+}
+
+// errNoUser is the error of a tool that needs a user, called on a
+// connection to the tenant's shared memory (a scope with no user:
+// engram mcp --shared, or X-Engram-Shared: true).
+func errNoUser(tool string) error {
+	return fmt.Errorf("%s: this connection is the tenant's shared memory and has no user; "+
+		"connect as a user (without --shared or %s) for conversations and recall, and pass shared: true to reach the shared memories", tool, HeaderShared)
 }
 
 // givenTime reports whether the call's arguments hold field with a value

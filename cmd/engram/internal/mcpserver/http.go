@@ -9,6 +9,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,6 +25,11 @@ const (
 	HeaderUser = "X-Engram-User"
 	// HeaderSession names the user's current conversation.
 	HeaderSession = "X-Engram-Session"
+	// HeaderShared, set to true, makes the request work on the tenant's
+	// shared memory (a scope with no user) instead of a user's: the graph
+	// tools on the shared graph, remember on the shared memories. It
+	// cannot be sent with HeaderUser or HeaderSession.
+	HeaderShared = "X-Engram-Shared"
 )
 
 // NewHTTPHandler returns a handler that serves the tools of [NewServer]
@@ -121,11 +128,24 @@ func isJSON(ct string) bool {
 // tenant is tenant(r) (on engram serve, the tenant of the request's bearer
 // token, never anything the client sends); the user is the X-Engram-User
 // header, [DefaultUser] when it is absent; the session is the
-// X-Engram-Session header, [DefaultSession] when absent. An empty tenant,
-// or a header that is not a valid id (see engine.ValidateScopeID), is an error
-// wrapping [memory.ErrInvalidScope].
+// X-Engram-Session header, [DefaultSession] when absent. With
+// X-Engram-Shared: true the scope is the tenant's alone, its shared
+// memory and graph (see [HeaderShared]). An empty tenant, a header that is
+// not a valid id (see engine.ValidateScopeID), an X-Engram-Shared that is
+// not true or false, or one that is true next to a user or session header,
+// is an error wrapping [memory.ErrInvalidScope].
 func ScopeFromHeaders(tenant func(*http.Request) string) func(*http.Request) (memory.Scope, error) {
 	return func(r *http.Request) (memory.Scope, error) {
+		if shared, err := sharedHeader(r); err != nil || shared {
+			sc := memory.Scope{Tenant: tenant(r)}
+			if err == nil {
+				err = sc.Validate(engine.LevelTenant)
+			}
+			if err != nil {
+				return memory.Scope{}, fmt.Errorf("%w (tenant from the token, %s: true)", err, HeaderShared)
+			}
+			return sc, nil
+		}
 		sc := memory.Scope{Tenant: tenant(r), User: DefaultUser, Session: DefaultSession}
 		if _, ok := r.Header[http.CanonicalHeaderKey(HeaderUser)]; ok {
 			sc.User = r.Header.Get(HeaderUser)
@@ -138,4 +158,28 @@ func ScopeFromHeaders(tenant func(*http.Request) string) func(*http.Request) (me
 		}
 		return sc, nil
 	}
+}
+
+// sharedHeader reads X-Engram-Shared: absent or false is false. Any other
+// value than true or false, and true next to a user or session header, is
+// an error wrapping [memory.ErrInvalidScope].
+func sharedHeader(r *http.Request) (bool, error) {
+	vs, ok := r.Header[http.CanonicalHeaderKey(HeaderShared)]
+	if !ok {
+		return false, nil
+	}
+	v := strings.TrimSpace(strings.Join(vs, ","))
+	shared, err := strconv.ParseBool(v)
+	switch {
+	case err != nil || len(vs) > 1:
+		return false, fmt.Errorf("%w: %s is %q; send true or false", memory.ErrInvalidScope, HeaderShared, v)
+	case !shared:
+		return false, nil
+	}
+	for _, h := range []string{HeaderUser, HeaderSession} {
+		if _, ok := r.Header[http.CanonicalHeaderKey(h)]; ok {
+			return false, fmt.Errorf("%w: %s: true names the tenant's shared memory, which has no user or session; leave %s out", memory.ErrInvalidScope, HeaderShared, h)
+		}
+	}
+	return true, nil
 }

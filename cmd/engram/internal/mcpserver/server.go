@@ -30,7 +30,8 @@ delete_entities, delete_observations, delete_relations, read_graph,
 search_nodes, open_nodes) work as in the official MCP memory server; entity
 names are matched without regard to case or runs of white space.
 remember stores a long-term memory (a fact, preference, episode, summary or
-observation); recall returns the context for a question: the conversation
+observation), with shared: true in the tenant's memory that every user and
+agent shares; recall returns the context for a question: the conversation
 window, its summary, and the memories, earlier messages and graph facts that
 match, with a trace of why each was kept. append_message and get_window keep
 the current conversation; forget erases the session, or the whole user.`
@@ -48,7 +49,9 @@ var schemaCache = mcp.NewSchemaCache()
 // memory it reads and writes; an error fails the call as a tool error.
 // engram mcp passes a function that returns the scope of its flags; the
 // HTTP handler one that returns the scope of the request (see
-// [NewHTTPHandler]). The graph tools need Tenant and User; the
+// [NewHTTPHandler]). The graph tools need Tenant, and work on the user's
+// graph, or on the tenant's shared graph for a scope with no User (engram
+// mcp --shared); remember likewise. recall needs a User, and the
 // conversation tools (append_message, get_window, recall's window, forget
 // without erase_user) also Session. The server does not close store.
 //
@@ -66,7 +69,7 @@ func NewServer(store *memory.Store, scope func(context.Context) (memory.Scope, e
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SchemaCache:  schemaCache,
 	})
-	s.AddReceivingMiddleware(boundErrors, nullsAsAbsent)
+	s.AddReceivingMiddleware(boundErrors, nullsAsAbsent, strictListing)
 	h := &handlers{store: store, scope: scope}
 	h.addGraphTools(s)
 	h.addEngramTools(s)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"slices"
 	"time"
 
 	"github.com/engramdb/engram/memory"
@@ -148,4 +149,18 @@ func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
 		return map[K]V{}
 	}
 	return m
+}
+
+// WithShared returns sources with the tenant's shared memories
+// ([memory.SourceShared]) added, to the default sources
+// ([memory.DefaultSources]) when sources is empty: what "shared": true
+// asks of a recall over HTTP and MCP. sources is not changed.
+func WithShared(sources []memory.Source) []memory.Source {
+	if len(sources) == 0 {
+		sources = memory.DefaultSources()
+	}
+	if slices.Contains(sources, memory.SourceShared) {
+		return sources
+	}
+	return append(slices.Clip(sources), memory.SourceShared)
 }
