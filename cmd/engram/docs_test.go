@@ -63,6 +63,7 @@ var docsPages = map[string][]string{
 	"docs/server.md": {
 		"Alice —renewal owner→ Dana",
 		"(preference) Alice wants to be contacted by email, not phone",
+		"Shared memories:", // a recall with "shared": true
 	},
 	"docs/cli.md": {
 		"alice.nq",             // export's users folder
