@@ -133,7 +133,7 @@ func seedBrowserStore(t *testing.T, store *memory.Store) *browserSeed {
 	// Planned ten days ago: valid now, so the graph draws them.
 	planned := now.AddDate(0, 0, -10)
 	relate("travels_to", acmeAlice, memory.Fact{Subject: "Alice", Predicate: "travels_to", Object: "Lisbon", ValidFrom: planned})
-	relate("stays_at", acmeAlice, memory.Fact{Subject: "Alice", Predicate: "stays_at", Object: "Hotel Avenida Palace", ValidFrom: planned})
+	relate("stays_at", acmeAlice, memory.Fact{Subject: "Alice", Predicate: "stays_at", Object: "Hotel Avenida Palace", ValidFrom: planned, Source: seed.bookingMessage})
 	relate("located_in", acmeAlice, memory.Fact{Subject: "Hotel Avenida Palace", Predicate: "located_in", Object: "Lisbon"})
 	relate("near", acmeAlice, memory.Fact{Subject: "Sintra", Predicate: "near", Object: "Lisbon"})
 	relate("flies_with", acmeAlice, memory.Fact{Subject: "Alice", Predicate: "flies_with", Object: "TAP Air Portugal", ValidFrom: planned})

@@ -264,6 +264,7 @@ func TestBrowserWalkthrough(t *testing.T) {
 	b.key(kb.Home)
 	b.waitFor("Alice's facts in 2015", fmt.Sprintf(`document.querySelector('#entity-facts tr[data-fact=%q]') && !document.querySelector('#entity-facts tr[data-fact=%q]') && document.getElementById("asof-label").textContent.includes("2015")`,
 		b.seed.fact["lived_in"], b.seed.fact["lives_in"]))
+	b.checkTables("Alice's facts in 2015, one with an end")
 	b.key(kb.End)
 	b.waitFor("Alice's facts now again", fmt.Sprintf(`!document.querySelector('#entity-facts tr[data-fact=%q]') && document.querySelector('#entity-facts tr[data-fact=%q]')`,
 		b.seed.fact["lived_in"], b.seed.fact["lives_in"]))
@@ -912,9 +913,11 @@ func TestBrowserScreenshots(t *testing.T) {
 	b.login(browserTokenAcme)
 	b.waitFor("users", `document.querySelectorAll("#users tr[data-user]").length === 2`)
 	b.screenshot("users")
+	b.checkTables("the users page")
 	b.goHash("#/u/alice/sessions")
 	b.waitFor("sessions", `document.querySelectorAll("#sessions tr[data-session]").length === 2`)
 	b.screenshot("sessions")
+	b.checkTables("the sessions page")
 	b.goHash("#/u/alice/s/lisbon-trip")
 	b.waitFor("messages", `document.querySelectorAll("#messages li.msg").length >= 11`)
 	b.typeInto("#budget", "200")
@@ -926,12 +929,14 @@ func TestBrowserScreenshots(t *testing.T) {
 	b.waitFor("memories", fmt.Sprintf(`document.querySelector('#memories tr[data-id=%q]')`, b.seed.mem["hotel"]))
 	b.do("scroll to top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	b.screenshot("memories")
+	b.checkTables("the memories page")
 	b.goHash("#/u/alice/graph")
 	b.waitFor("graph", `document.querySelector('#graph g.node[data-entity="Lisbon"]')`)
 	b.click(`#graph g.node[data-entity="Alice"]`)
 	b.waitFor("Alice's panel", `document.querySelector("#entity-facts tr[data-fact]")`)
 	b.do("scroll to top", chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); window.scrollTo(0, 0)`))
 	b.screenshot("graph")
+	b.checkTables("the graph page with Alice's facts")
 	b.goHash("#/u/alice/recall")
 	b.waitFor("recall", `document.getElementById("recall-form")`)
 	b.typeInto("#recall-query", b.seed.recallQuery)
@@ -941,6 +946,19 @@ func TestBrowserScreenshots(t *testing.T) {
 	b.do("scroll to the trace", chromedp.Evaluate[chromedp.Void](`document.activeElement.blur();
 		window.scrollTo(0, document.getElementById("recall-trace").getBoundingClientRect().top + window.scrollY - 260)`))
 	b.screenshot("recall")
+	// The trace fuses three ranked lists (keywords, the graph and its
+	// other facts): the width that pushed the last columns off screen.
+	rec, err := b.store.Recall(context.Background(), memory.Query{Scope: acmeAlice, Text: b.seed.recallQuery})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rec.Trace.Lists["graph.other"]; !ok || len(rec.Trace.Lists) < 3 {
+		t.Fatalf("the screenshot's recall fuses %v, want three lists with graph.other", rec.Trace.Lists)
+	}
+	b.checkTables("the recall page")
+	if txt := browserJS[string](b, `document.getElementById("recall-trace-wrap").innerText`); strings.Contains(txt, "graph.other") {
+		t.Errorf("the trace shows the internal list name graph.other")
+	}
 
 	b.do("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulatePortrait))
 	b.goHash("#/u/alice/memories")
@@ -953,4 +971,45 @@ func TestBrowserScreenshots(t *testing.T) {
 	}
 	b.screenshot("memories-phone")
 	b.noErrors("screenshots")
+}
+
+// browserTableCheck lists, for every table on the page, the cells a
+// 1280x800 reader cannot see (their right edge past the window or past the
+// visible box of the nearest ancestor that clips or scrolls them) and the
+// header cells whose alignment differs from their column's first row.
+const browserTableCheck = `(() => {
+  const out = [];
+  const name = (el) => (el.closest("table").id || "table") + " " + el.tagName.toLowerCase() + " " + JSON.stringify(el.innerText.trim().slice(0, 30));
+  const winRight = document.documentElement.clientWidth;
+  for (const el of document.querySelectorAll("#view th, #view td")) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    let right = winRight;
+    for (let p = el.parentElement; p && p !== document.documentElement; p = p.parentElement) {
+      if (/auto|scroll|hidden|clip/.test(getComputedStyle(p).overflowX)) {
+        right = Math.min(right, p.getBoundingClientRect().left + p.clientLeft + p.clientWidth);
+        break;
+      }
+    }
+    if (r.right > right + 1) out.push("clipped: " + name(el) + " ends at " + Math.round(r.right) + " px, visible to " + Math.round(right) + " px");
+  }
+  for (const t of document.querySelectorAll("#view table")) {
+    const head = t.tHead && t.tHead.rows[0];
+    const body = Array.from(t.tBodies[0] ? t.tBodies[0].rows : []).find((row) => head && row.cells.length === head.cells.length);
+    if (!body) continue;
+    for (const th of head.cells) {
+      const a = getComputedStyle(th).textAlign, b = getComputedStyle(body.cells[th.cellIndex]).textAlign;
+      if (a !== b) out.push("misaligned: " + name(th) + " is " + a + " over " + b + " cells");
+    }
+  }
+  return out;
+})()`
+
+// checkTables fails the test for every table cell the page clips at its
+// width and every header not aligned with its column.
+func (b *browserEnv) checkTables(where string) {
+	b.t.Helper()
+	for _, p := range browserJS[[]string](b, browserTableCheck) {
+		b.t.Errorf("%s: %s", where, p)
+	}
 }

@@ -9,7 +9,10 @@
 // works through the HTTP API (package httpapi), so every action has the
 // API's validation and tenant isolation: the browser calls /ui/api/v1/...,
 // which this package hands to the API as /v1/... with the bearer token of
-// the signed-in session.
+// the signed-in session. The admin routes (/v1/admin/...: store-wide
+// backup, export, stats, compaction and flushes) are not handed on: they
+// answer 403 admin_route, so a browser signed in with an admin token
+// reaches only its tenant's data, as with any other token.
 //
 // Signing in: the login form posts a bearer token once. The server keeps
 // it, with a random session id in an HttpOnly, SameSite=Strict cookie and a

@@ -435,6 +435,10 @@ func (u *UI) serveAPI(w http.ResponseWriter, r *http.Request, apiPath, rawPath s
 		jsonError(w, http.StatusNotFound, "not_found", "only the /v1/ API is reachable from the inspector")
 		return
 	}
+	if adminPath(apiPath) {
+		jsonError(w, http.StatusForbidden, "admin_route", "the admin routes are not reachable from the inspector; call them with the admin token itself")
+		return
+	}
 	s, ok := u.session(r)
 	if !ok {
 		jsonError(w, http.StatusUnauthorized, "unauthorized", "sign in first")
@@ -455,6 +459,16 @@ func (u *UI) serveAPI(w http.ResponseWriter, r *http.Request, apiPath, rawPath s
 	r2.Header.Set("Authorization", "Bearer "+s.token)
 	w.Header().Set("Cache-Control", "no-store")
 	u.api.ServeHTTP(w, r2)
+}
+
+// adminPath reports whether apiPath (unescaped) is under /v1/admin, in any
+// case. Those routes are store-wide (a backup or export of every tenant
+// for an admin token, compaction and flushes for any): the page uses none
+// of them, so a browser signed in with an admin token, or a script in it,
+// must not reach them with the session's token.
+func adminPath(apiPath string) bool {
+	p := strings.ToLower(apiPath)
+	return p == "/v1/admin" || strings.HasPrefix(p, "/v1/admin/")
 }
 
 // serveStatic serves an embedded file.

@@ -96,18 +96,32 @@ function timeEl(t) {
   return h("time", { datetime: t, title: t }, fmtTime(t));
 }
 
+// timeLines is timeEl with the date and the time each kept whole, for a
+// narrow column: it wraps between them, never inside the date.
+function timeLines(t) {
+  if (!t) return timeEl(t);
+  const [date, ...rest] = fmtTime(t).split(" ");
+  return h("time", { datetime: t, title: t }, h("span", { class: "nowrap" }, date), " ", h("span", { class: "nowrap" }, rest.join(" ")));
+}
+
 function excerpt(text, n) {
   const t = String(text || "");
   return t.length > n ? t.slice(0, n - 1) + "…" : t;
 }
 
+// headRow is a table's header row. The headers named in nums head numeric
+// columns, and are aligned as their numbers are (right).
+function headRow(headers, nums = []) {
+  return h("tr", {}, headers.map((x) => h("th", { scope: "col", class: nums.includes(x) ? "num" : null }, x)));
+}
+
 // table builds a <table> with a caption, a header row and body rows,
 // wrapped in a div that scrolls sideways on narrow screens.
-function table(id, caption, headers, rows) {
+function table(id, caption, headers, rows, nums) {
   return h("div", { class: "table-wrap" },
     h("table", { id },
       h("caption", {}, caption),
-      h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x)))),
+      h("thead", {}, headRow(headers, nums)),
       h("tbody", {}, rows)));
 }
 
@@ -336,8 +350,8 @@ async function renderUsers(page) {
     h("div", { class: "table-wrap" },
       h("table", { id: "users" },
         h("caption", {}, "Users, their sessions and stored memory"),
-        h("thead", {}, h("tr", {}, ["User", "Sessions", "Messages", "Memories", "Versions", "Entities", "Facts", "Size"]
-          .map((x) => h("th", { scope: "col" }, x)))),
+        h("thead", {}, headRow(["User", "Sessions", "Messages", "Memories", "Versions", "Entities", "Facts", "Size"],
+          ["Sessions", "Messages", "Memories", "Versions", "Entities", "Facts", "Size"])),
         tbody)),
     more);
 
@@ -389,7 +403,7 @@ async function renderSessions(page, r) {
     h("div", { class: "table-wrap" },
       h("table", { id: "sessions" },
         h("caption", {}, "Conversation sessions, newest activity shown per row"),
-        h("thead", {}, h("tr", {}, ["Session", "Messages", "Created", "Updated", "Actions"].map((x) => h("th", { scope: "col" }, x)))),
+        h("thead", {}, headRow(["Session", "Messages", "Created", "Updated", "Actions"], ["Messages"])),
         tbody)),
     more);
 
@@ -613,8 +627,7 @@ async function renderMemories(page, r) {
     h("div", { class: "table-wrap" },
       h("table", { id: "memories" },
         h("caption", {}, "Memories (latest versions)"),
-        h("thead", {}, h("tr", {}, ["Kind", "Text", "Tags", "Source messages", "Versions", "Created", "Expires", "Actions"]
-          .map((x) => h("th", { scope: "col" }, x)))),
+        h("thead", {}, headRow(["Kind", "Text", "Tags", "Source messages", "Versions", "Created", "Expires", "Actions"], ["Versions"])),
         tbody)),
     more, editForm, history, addForm);
 
@@ -1025,7 +1038,7 @@ async function renderGraph(page, r) {
       h("div", { class: "table-wrap" },
         h("table", { id: "entity-facts" },
           h("caption", {}, "Facts about this entity valid at the chosen time"),
-          h("thead", {}, h("tr", {}, ["Subject", "Predicate", "Object", "Valid from", "Valid to", "Source", "Actions"].map((x) => h("th", { scope: "col" }, x)))),
+          h("thead", {}, headRow(["Fact", "Valid from", "Valid to", "Actions"])),
           factsBody)),
       h("div", { class: "actions" },
         h("button", {
@@ -1054,14 +1067,17 @@ async function renderGraph(page, r) {
     const seen = new Set();
     const facts = [...(a.facts || []), ...(b.facts || [])].filter((f) => !seen.has(f.id) && seen.add(f.id));
     fill(panel.factsBody, facts.map((f) => factRow(f, name)));
-    if (!facts.length) panel.factsBody.appendChild(emptyRow(7, t ? "No fact held at that time." : "No facts hold now."));
+    if (!facts.length) panel.factsBody.appendChild(emptyRow(4, t ? "No fact held at that time." : "No facts hold now."));
   }
 
   function factRow(f, name) {
     return h("tr", { "data-fact": f.id },
-      h("td", {}, f.subject), h("td", {}, f.predicate), h("td", {}, f.object),
-      h("td", {}, timeEl(f.valid_from)), h("td", {}, f.valid_to ? timeEl(f.valid_to) : h("span", { class: "muted" }, "still holds")),
-      h("td", {}, f.source ? h("code", {}, f.source) : h("span", { class: "muted" }, "—")),
+      h("td", { class: "fact" },
+        h("span", { class: "fact-subject" }, f.subject), " —", h("span", { class: "fact-predicate" }, f.predicate), "→ ",
+        h("span", { class: "fact-object" }, f.object),
+        f.source ? h("span", { class: "fact-source muted small" }, "from ", h("code", {}, f.source)) : null),
+      h("td", { class: "when" }, timeLines(f.valid_from)),
+      h("td", { class: "when" }, f.valid_to ? timeLines(f.valid_to) : h("span", { class: "muted" }, "still holds")),
       h("td", {}, h("button", {
         type: "button", class: "delete-fact danger small", "aria-label": `Delete fact ${f.subject} ${f.predicate} ${f.object}`,
         onclick: async () => {
@@ -1134,21 +1150,53 @@ function contextText(data) {
   }).join("\n\n");
 }
 
-// traceTable has one column per ranked list the recall fused.
+// RANK_LISTS names the ranked lists a recall fuses (the trace's internal
+// names, memory.Trace.Lists) for people, in the order the trace shows
+// them, with what each ranks.
+const RANK_LISTS = [
+  ["vector", "meaning", "memories, shared memories and episodes by meaning (embedding similarity)"],
+  ["bm25", "keywords", "memories, shared memories and episodes by the question's words (BM25)"],
+  ["graph", "graph", "facts about the entities the question names, those sharing its other words first"],
+  ["graph.other", "graph (other facts)", "facts about the named entities that share none of the question's other words, at a tenth of the weight"],
+];
+
+// rankLists returns the trace's lists in RANK_LISTS order (any list it
+// does not know after them, by name) as { key, name, about, n }.
+function rankLists(t) {
+  const lists = t.lists || {};
+  const known = RANK_LISTS.filter(([k]) => k in lists).map(([key, name, about]) => ({ key, name, about, n: lists[key] }));
+  const other = Object.keys(lists).filter((k) => !RANK_LISTS.some(([rk]) => rk === k)).sort()
+    .map((key) => ({ key, name: key, about: "", n: lists[key] }));
+  return [...known, ...other];
+}
+
+// traceTable lists every candidate with its ranks, one line per ranked
+// list it is in, so the table keeps its width however many lists the
+// recall fused; a legend above it says what each list ranks.
 function traceTable(t) {
-  const lists = Object.keys(t.lists || {}).sort();
-  const headers = ["#", "Source", "ID", "Text", ...lists.map((l) => `Rank in ${l} (${t.lists[l]})`), "Fused score", "Tokens", "Kept or why not"];
+  const lists = rankLists(t);
+  const headers = ["#", "Source", "Text", "Ranks", "Fused score", "Tokens", "Kept or why not"];
   const rows = (t.candidates || []).map((c) => h("tr", { "data-id": c.id, "data-kept": c.kept ? "true" : "false", class: c.kept ? "kept" : "dropped" },
     h("td", { class: "num" }, String(c.rank || "")),
-    h("td", {}, c.source || ""),
-    h("td", {}, h("code", { class: "id" }, c.id || "")),
+    h("td", {}, c.source || "", h("code", { class: "id muted" }, c.id || "")),
     h("td", { class: "text", title: c.text || "" }, excerpt(c.text, 140)),
-    lists.map((l) => h("td", { class: "num", title: c.scores && c.scores[l] !== undefined ? `score ${c.scores[l]}` : "" },
-      c.ranks && c.ranks[l] ? String(c.ranks[l]) : "—")),
+    h("td", { class: "ranks" }, rankItems(c, lists)),
     h("td", { class: "num" }, (c.fused || 0).toFixed(4)),
     h("td", { class: "num" }, c.tokens ? String(c.tokens) : ""),
-    h("td", {}, c.kept ? h("strong", { class: "kept-label" }, "kept") : h("span", { class: "reason" }, c.reason || "dropped"))));
-  return table("recall-trace", "Recall trace", headers, rows.length ? rows : [emptyRow(headers.length, "No candidates.")]);
+    h("td", { class: "why" }, c.kept ? h("strong", { class: "kept-label" }, "kept") : h("span", { class: "reason" }, c.reason || "dropped"))));
+  const legend = h("ul", { id: "recall-lists", class: "plain small" }, lists.map((l) =>
+    h("li", { "data-list": l.key }, h("strong", {}, l.name), l.about ? `: ${l.about}` : "", `; ${l.n} ${l.n === 1 ? "candidate" : "candidates"}`)));
+  return [h("h3", {}, "Ranked lists"), legend,
+    table("recall-trace", "Recall trace", headers, rows.length ? rows : [emptyRow(headers.length, "No candidates.")], ["#", "Fused score", "Tokens"])];
+}
+
+// rankItems is a candidate's rank in each list it is in, as "name #rank"
+// (its score in the list on hover), or a dash when it is in none.
+function rankItems(c, lists) {
+  const items = lists.filter((l) => c.ranks && c.ranks[l.key]).map((l) =>
+    h("li", { "data-list": l.key, title: c.scores && c.scores[l.key] !== undefined ? `score ${c.scores[l.key]} in ${l.name}` : null },
+      h("span", { class: "list-name" }, l.name), " ", h("span", { class: "rank" }, `#${c.ranks[l.key]}`)));
+  return items.length ? h("ul", { class: "plain" }, items) : h("span", { class: "muted" }, "—");
 }
 
 // ---------------------------------------------------------------------------
