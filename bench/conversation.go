@@ -25,7 +25,7 @@ var ConversationModes = []string{"default", "bm25", "vector", "hybrid", "graph"}
 // false for an unknown mode. The budget is large enough never to drop an
 // item, and the window one message (the query's session holds none).
 func modeQuery(mode string, topK int) (memory.Query, bool) {
-	q := memory.Query{TopK: topK, MaxTokens: 1 << 20, MaxMessages: 1}
+	q := memory.Query{TopK: topK, MaxTokens: 1 << 20, MaxMessages: 1, Trace: true} // the keys come from the candidates
 	switch mode {
 	case "default":
 		// Sources nil: what a Query draws on by default (memories,

@@ -85,7 +85,7 @@ func (f *fusion) candidate(id string, src Source) *Candidate {
 		if len(f.slab) == cap(f.slab) {
 			f.slab = f.nextChunk()
 		}
-		f.slab = append(f.slab, Candidate{ID: id, Source: src, Ranks: map[string]int{}, Scores: map[string]float64{}})
+		f.slab = append(f.slab, Candidate{ID: id, Source: src})
 		c = &f.slab[len(f.slab)-1]
 		f.byID[key] = c
 		f.order = append(f.order, c)
@@ -104,11 +104,47 @@ func (f *fusion) nextChunk() []Candidate {
 }
 
 func (f *fusion) rankIn(c *Candidate, list string, rank int, score float64) {
-	if _, ok := c.Ranks[list]; ok {
-		return
+	if c.setRank(list, rank, score) {
+		f.lists[list]++
 	}
-	c.Ranks[list], c.Scores[list] = rank, score
-	f.lists[list]++
+}
+
+// maxCandidateLists is how many ranked lists a candidate can be in:
+// vector, bm25, graph or graph.other (a fact is in one of the two), and
+// reply.
+const maxCandidateLists = 5
+
+// listRank is a candidate's rank and score in one ranked list.
+type listRank struct {
+	list  string
+	rank  int
+	score float64
+}
+
+// rankOf returns c's rank in a list, 0 if it is not in it.
+func (c *Candidate) rankOf(list string) int {
+	for _, lr := range c.lists[:c.nlists] {
+		if lr.list == list {
+			return lr.rank
+		}
+	}
+	return 0
+}
+
+// setRank records c's rank and score in a list, unless c has one there
+// already (or is in every list it can be); it reports whether it did.
+func (c *Candidate) setRank(list string, rank int, score float64) bool {
+	for _, lr := range c.lists[:c.nlists] {
+		if lr.list == list {
+			return false
+		}
+	}
+	if c.nlists == len(c.lists) {
+		return false
+	}
+	c.lists[c.nlists] = listRank{list, rank, score}
+	c.nlists++
+	return true
 }
 
 // sourcedHit is a search hit and the source it came from.
@@ -136,12 +172,12 @@ func (f *fusion) addMerged(list string, hits []sourcedHit) {
 // assembled.
 func (f *fusion) rank(q *Query, inWindow map[string]bool) []*Candidate {
 	for _, c := range f.order {
-		for list, r := range c.Ranks {
-			w, ok := f.weights[list]
+		for _, lr := range c.lists[:c.nlists] {
+			w, ok := f.weights[lr.list]
 			if !ok {
 				w = 1
 			}
-			c.Fused += w / float64(rrfK+r)
+			c.Fused += w / float64(rrfK+lr.rank)
 		}
 		if q.HalfLife > 0 && !c.Time.IsZero() {
 			if age := q.Now.Sub(c.Time); age > 0 {

@@ -125,7 +125,7 @@ func TestUpdateMemoryVersions(t *testing.T) {
 	if len(list) != 1 || list[0].ID != v3 {
 		t.Fatalf("current memories: %+v", list)
 	}
-	rec, err := s.Recall(bg, Query{Scope: alice, Text: "how does Alice prefer to be contacted? email phone text messages"})
+	rec, err := s.Recall(bg, Query{Trace: true, Scope: alice, Text: "how does Alice prefer to be contacted? email phone text messages"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestMemoryExpiry(t *testing.T) {
 	s := openMem(t, &Options{SweepInterval: -1})
 	keep := mustRemember(t, s, alice, Memory{Text: "Alice's gate code is 4411"})
 	gone := mustRemember(t, s, alice, Memory{Text: "Alice's temporary gate code is 9876", ExpiresAt: time.Now().Add(1500 * time.Millisecond)})
-	q := Query{Scope: alice, Text: "gate code"}
+	q := Query{Trace: true, Scope: alice, Text: "gate code"}
 	rec, err := s.Recall(bg, q)
 	if err != nil || !recalled(rec, gone) || !recalled(rec, keep) {
 		t.Fatalf("before expiry: %+v, %v", rec.Items, err)
@@ -250,7 +250,7 @@ func TestSweeperFindsExpiringAfterRestart(t *testing.T) {
 	mustRemember(t, s, bob, Memory{Text: "Bob's locker code is 1234", ExpiresAt: time.Now().Add(time.Hour)})
 	aliceExpires := time.Now().Add(2 * time.Second)
 	mustRemember(t, s, alice, Memory{Text: "Alice's temporary gate code is 9876", ExpiresAt: aliceExpires})
-	if _, err := s.Recall(bg, Query{Scope: Scope{Tenant: "acme", User: "carol"}, Text: "code"}); err != nil {
+	if _, err := s.Recall(bg, Query{Trace: true, Scope: Scope{Tenant: "acme", User: "carol"}, Text: "code"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
 	"slices"
 	"strings"
@@ -149,6 +150,11 @@ type Query struct {
 	// Now is the time the query is asked at: facts valid then, ages for
 	// decay, dates in the preamble. Zero means the current time.
 	Now time.Time
+	// Trace asks for the whole trace: Recollection.Trace's Candidates
+	// (each with its Ranks and Scores) and Lists. Without it they are nil,
+	// and a Recall allocates nothing to build them; the trace's other
+	// fields (entities, time span, token counts, timings) are always set.
+	Trace bool
 }
 
 // Recollection is what [Store.Recall] returns: the context for the next
@@ -165,8 +171,8 @@ type Recollection struct {
 	// Preamble is the system message that carries the summary and items;
 	// empty when there is nothing to say.
 	Preamble string
-	// Trace says how every candidate was scored and why it was kept or
-	// dropped.
+	// Trace says how the context was chosen; with Query.Trace, how every
+	// candidate was scored and why it was kept or dropped.
 	Trace Trace
 }
 
@@ -219,7 +225,7 @@ type Trace struct {
 	// from its span ranked higher (Candidate.Boost).
 	When *TimeSpan
 	// Candidates are every candidate, in final order (best first), kept or
-	// dropped. Records are read only for candidates that could reach the
+	// dropped; nil unless Query.Trace asked for them, as is Lists. Records are read only for candidates that could reach the
 	// context: one dropped for "top k" before being read has no Text or
 	// Time.
 	Candidates []Candidate
@@ -266,6 +272,8 @@ type Candidate struct {
 	Tokens int
 
 	item      Item
+	lists     [maxCandidateLists]listRank // what Ranks and Scores show, in the order ranked
+	nlists    int
 	vector    []float32
 	hydrated  bool   // item is set (facts are born hydrated)
 	tokenMeta string // a memory record's memoryTokensKey value, if any
@@ -364,7 +372,7 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recollection{Trace: Trace{Budget: q.MaxTokens, Lists: map[string]int{}}}
+	rec := &Recollection{Trace: Trace{Budget: q.MaxTokens}}
 	user := Scope{Tenant: q.Scope.Tenant, User: q.Scope.User}
 
 	// 1. The window and the summary.
@@ -420,20 +428,20 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 			return nil
 		}
 		// 4. Assembly within the budget, deduplicated.
-		rec.Trace.Candidates = settle(cands)
+		rec.Trace.Candidates = settle(cands, q.Trace)
 		return s.assemble(ctx, enc, h, rec, cands, &q)
 	})
 	if err != nil {
 		return nil, err
 	}
-	for name, n := range f.lists {
-		rec.Trace.Lists[name] = n
+	if q.Trace {
+		rec.Trace.Lists = maps.Clone(f.lists)
 	}
 	if q.MMR > 0 {
 		if err := s.mmr(ctx, h, cands, &q); err != nil {
 			return nil, err
 		}
-		rec.Trace.Candidates = settle(cands)
+		rec.Trace.Candidates = settle(cands, q.Trace)
 		if err := s.assemble(ctx, enc, h, rec, cands, &q); err != nil {
 			return nil, err
 		}
@@ -543,13 +551,23 @@ func (s *Store) searchLists(ctx context.Context, q *Query, user Scope, f *fusion
 }
 
 // settle moves the candidates, in their final order, into the slice that
-// Trace.Candidates returns, and points cands at its elements: what
-// assemble then settles (Kept, Reason, Tokens) is settled in the trace,
-// with no copy of every candidate at the end.
-func settle(cands []*Candidate) []Candidate {
+// Trace.Candidates returns, with their Ranks and Scores, and points cands
+// at its elements: what assemble then settles (Kept, Reason, Tokens) is
+// settled in the trace, with no copy of every candidate at the end.
+// Untraced, it returns nil and cands stay in the fusion's slab, which
+// outlives the assembly.
+func settle(cands []*Candidate, traced bool) []Candidate {
+	if !traced {
+		return nil
+	}
 	out := make([]Candidate, len(cands))
 	for i, c := range cands {
 		out[i] = *c
+		out[i].Ranks = make(map[string]int, c.nlists)
+		out[i].Scores = make(map[string]float64, c.nlists)
+		for _, lr := range c.lists[:c.nlists] {
+			out[i].Ranks[lr.list], out[i].Scores[lr.list] = lr.rank, lr.score
+		}
 		cands[i] = &out[i]
 	}
 	return out

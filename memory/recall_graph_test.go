@@ -28,7 +28,7 @@ func TestRecallMyRenewalDefault(t *testing.T) {
 	}
 	friday := Scope{Tenant: "acme", User: "alice", Session: "friday"}
 	mustAppend(t, s.Session(friday), user("Who owns my renewal?"))
-	rec, err := s.Recall(bg, Query{Scope: friday, Text: "Who owns my renewal?"})
+	rec, err := s.Recall(bg, Query{Trace: true, Scope: friday, Text: "Who owns my renewal?"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestRecallSelfByAlias(t *testing.T) {
 		{"Where does Dana work?", []string{"Dana"}},
 		{"Immy and Mimi", nil}, // no first-person word, only letters of one
 	} {
-		rec, err := s.Recall(bg, Query{Scope: u, Text: tc.text, Sources: []Source{SourceGraph}})
+		rec, err := s.Recall(bg, Query{Trace: true, Scope: u, Text: tc.text, Sources: []Source{SourceGraph}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestRecallSelfIsolation(t *testing.T) {
 		}
 	}
 	for _, sc := range []Scope{alice, bob} {
-		rec, err := s.Recall(bg, Query{Scope: sc, Text: "Who owns my renewal?"})
+		rec, err := s.Recall(bg, Query{Trace: true, Scope: sc, Text: "Who owns my renewal?"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestRecallSelfIsolation(t *testing.T) {
 	if _, err := s.Relate(bg, alice, Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana"}); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := s.Recall(bg, Query{Scope: alice, Text: "Who owns my renewal?"})
+	rec, err := s.Recall(bg, Query{Trace: true, Scope: alice, Text: "Who owns my renewal?"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestRecallGraphRelevance(t *testing.T) {
 	// 30 acquaintances: more than the fan-out bound of 16, so a walk in
 	// hop order never reaches her employer.
 	seedDana(t, s, 30)
-	rec, err := s.Recall(bg, Query{Scope: alice, Text: "Where is Dana's employer headquartered?", Sources: []Source{SourceGraph}})
+	rec, err := s.Recall(bg, Query{Trace: true, Scope: alice, Text: "Where is Dana's employer headquartered?", Sources: []Source{SourceGraph}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestRecallGraphRelevance(t *testing.T) {
 	}
 	// A fact that shares more terms ranks above one that shares fewer;
 	// naming two entities a fact links is no match ("Lisbon" is one).
-	rec, err = s.Recall(bg, Query{Scope: alice, Text: "Is Lisbon the favourite city Dana would live in?", Sources: []Source{SourceGraph}})
+	rec, err = s.Recall(bg, Query{Trace: true, Scope: alice, Text: "Is Lisbon the favourite city Dana would live in?", Sources: []Source{SourceGraph}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestRecallGraphRelevance(t *testing.T) {
 	// With episodes in play, unmatched facts do not crowd out a matching
 	// message.
 	mustAppend(t, s.Session(Scope{Tenant: "acme", User: "alice", Session: "old"}), user("Dana said the office moved to Potsdam."))
-	rec, err = s.Recall(bg, Query{Scope: alice, Text: "Where is Dana's office?"})
+	rec, err = s.Recall(bg, Query{Trace: true, Scope: alice, Text: "Where is Dana's office?"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestRecallGraphEntityOnly(t *testing.T) {
 	s := openMem(t, nil)
 	seedDana(t, s, 10)
 	for _, text := range []string{"Dana", "Tell me about Dana", "What do you know about Dana?"} {
-		rec, err := s.Recall(bg, Query{Scope: alice, Text: text, Sources: []Source{SourceGraph}, TopK: 40})
+		rec, err := s.Recall(bg, Query{Trace: true, Scope: alice, Text: text, Sources: []Source{SourceGraph}, TopK: 40})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ func TestFusionOrder(t *testing.T) {
 	// d is 3rd in one list only.
 	f.addHits("episodes.vector", SourceEpisodes, []engine.Hit{hit("b", "bee"), hit("a", "ay"), hit("c", "see")})
 	f.addHits("episodes.bm25", SourceEpisodes, []engine.Hit{hit("a", "ay"), hit("c", "see"), hit("d", "dee")})
-	cands := f.rank(&Query{}, nil)
+	cands := f.rank(&Query{Trace: true}, nil)
 	var order []string
 	for _, c := range cands {
 		order = append(order, c.ID)
@@ -34,7 +34,7 @@ func TestFusionOrder(t *testing.T) {
 		t.Fatalf("fused order %v, want %v", order, want)
 	}
 	a := cands[0]
-	if want := 1/61.0 + 1/62.0; math.Abs(a.Fused-want) > 1e-12 || a.Ranks["episodes.vector"] != 2 || a.Ranks["episodes.bm25"] != 1 || a.Rank != 1 {
+	if want := 1/61.0 + 1/62.0; math.Abs(a.Fused-want) > 1e-12 || a.rankOf("episodes.vector") != 2 || a.rankOf("episodes.bm25") != 1 || a.Rank != 1 {
 		t.Fatalf("a: %+v (fused want %v)", a, want)
 	}
 
@@ -44,7 +44,7 @@ func TestFusionOrder(t *testing.T) {
 	old := engine.Hit{Record: engine.Record{ID: "old", Text: "old", Time: now.Add(-30 * 24 * time.Hour)}}
 	fresh := engine.Hit{Record: engine.Record{ID: "new", Text: "new", Time: now.Add(-time.Hour)}}
 	f.addHits("episodes.bm25", SourceEpisodes, []engine.Hit{old, fresh})
-	cands = f.rank(&Query{Now: now, HalfLife: 7 * 24 * time.Hour}, nil)
+	cands = f.rank(&Query{Trace: true, Now: now, HalfLife: 7 * 24 * time.Hour}, nil)
 	if cands[0].ID != "new" {
 		t.Fatalf("decay: %s first", cands[0].ID)
 	}
@@ -52,7 +52,7 @@ func TestFusionOrder(t *testing.T) {
 	// The window's and out-of-range candidates are dropped with a reason.
 	f = newFusion()
 	f.addHits("memories.vector", SourceMemories, []engine.Hit{hit("m1", "one"), hit("m2", "two")})
-	cands = f.rank(&Query{}, map[string]bool{"m2": true})
+	cands = f.rank(&Query{Trace: true}, map[string]bool{"m2": true})
 	if cands[0].Reason != "" || cands[1].Reason != "in window" {
 		t.Fatalf("reasons: %q %q", cands[0].Reason, cands[1].Reason)
 	}
@@ -64,7 +64,7 @@ func TestRecallDropsDuplicates(t *testing.T) {
 	s := openMem(t, nil)
 	mustAppend(t, s.Session(Scope{Tenant: "acme", User: "alice", Session: "s1"}), user("Alice likes green tea."))
 	id := mustRemember(t, s, alice, Memory{Text: "alice likes  GREEN tea."})
-	rec, err := s.Recall(bg, Query{Scope: alice, Text: "green tea", Sources: []Source{SourceMemories, SourceEpisodes}})
+	rec, err := s.Recall(bg, Query{Trace: true, Scope: alice, Text: "green tea", Sources: []Source{SourceMemories, SourceEpisodes}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestRecallAcrossSessions(t *testing.T) {
 	)
 	s2 := Scope{Tenant: "acme", User: "alice", Session: "friday"}
 	mustAppend(t, s.Session(s2), user("Who owns my renewal again?"))
-	rec, err := s.Recall(bg, Query{Scope: s2, Text: "Who owns my renewal again?", Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}})
+	rec, err := s.Recall(bg, Query{Trace: true, Scope: s2, Text: "Who owns my renewal again?", Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestRecallAcrossSessions(t *testing.T) {
 	if _, err := s.Relate(bg, alice, Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana"}); err != nil {
 		t.Fatal(err)
 	}
-	rec, err = s.Recall(bg, Query{Scope: s2, Text: "Who is Alice's renewal owner?"})
+	rec, err = s.Recall(bg, Query{Trace: true, Scope: s2, Text: "Who is Alice's renewal owner?"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestRecallAcrossSessions(t *testing.T) {
 func TestRecallTraceAccountsForAll(t *testing.T) {
 	s := openMem(t, nil)
 	seedRecall(t, s, rand.New(rand.NewPCG(1, 2)), 60)
-	rec, err := s.Recall(bg, Query{Scope: Scope{Tenant: "acme", User: "alice", Session: "s0"}, Text: "project deadline Lisbon budget", TopK: 5, Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}})
+	rec, err := s.Recall(bg, Query{Trace: true, Scope: Scope{Tenant: "acme", User: "alice", Session: "s0"}, Text: "project deadline Lisbon budget", TopK: 5, Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestRecallBudgetProperty(t *testing.T) {
 		rounds = 15
 	}
 	for i := range rounds {
-		q := Query{
+		q := Query{Trace: true,
 			Scope:       Scope{Tenant: "acme", User: "alice", Session: fmt.Sprintf("s%d", r.IntN(5))},
 			Text:        []string{"deadline", "Lisbon trip budget", "who is Dana", "invoice 3942 renewal", ""}[r.IntN(5)],
 			MaxTokens:   40 + r.IntN(600),
@@ -266,7 +266,7 @@ func TestRecallTinyBudget(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		for budget := 1; budget <= 64; budget++ {
-			rec, err := s.Recall(bg, Query{
+			rec, err := s.Recall(bg, Query{Trace: true,
 				Scope:     Scope{Tenant: "acme", User: "alice", Session: "s1"},
 				Text:      "Lisbon trip budget",
 				MaxTokens: budget,
@@ -323,7 +323,7 @@ func TestRecallMMR(t *testing.T) {
 	mustRemember(t, s, alice, Memory{Text: "The Lisbon trip budget is 2000 euros for flights and hotel"})
 	mustRemember(t, s, alice, Memory{Text: "The Lisbon trip budget is 2000 euros for flights and the hotel"})
 	mustRemember(t, s, alice, Memory{Text: "The Lisbon trip starts on May 3"})
-	q := Query{Scope: alice, Text: "Lisbon trip budget 2000 euros flights hotel", TopK: 2}
+	q := Query{Trace: true, Scope: alice, Text: "Lisbon trip budget 2000 euros flights hotel", TopK: 2}
 	plain, err := s.Recall(bg, q)
 	if err != nil {
 		t.Fatal(err)
@@ -363,7 +363,7 @@ func TestEntityLinking(t *testing.T) {
 // by the next one (the name cache is invalidated).
 func TestRecallGraphNamesFollowWrites(t *testing.T) {
 	s := openMem(t, nil)
-	q := Query{Scope: alice, Text: "What does Zed own?", Sources: []Source{SourceGraph}}
+	q := Query{Trace: true, Scope: alice, Text: "What does Zed own?", Sources: []Source{SourceGraph}}
 	rec, err := s.Recall(bg, q)
 	if err != nil || len(rec.Items) != 0 {
 		t.Fatalf("empty graph: %+v, %v", rec, err)
@@ -405,7 +405,7 @@ func TestNameCacheEraseDuringBuild(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	q := Query{Scope: alice, Text: "What does Zed own?", Sources: []Source{SourceGraph}}
+	q := Query{Trace: true, Scope: alice, Text: "What does Zed own?", Sources: []Source{SourceGraph}}
 	if _, err := s.Recall(bg, q); err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func TestRollingSummary(t *testing.T) {
 	for i := range 12 {
 		mustAppend(t, sess, user(fmt.Sprintf("Question %d: the Lisbon budget line %d is approved.", i, i)), asst(fmt.Sprintf("Answer %d: noted.", i)))
 	}
-	rec, err := s.Recall(bg, Query{Scope: scope, Text: "Lisbon budget", MaxMessages: 5})
+	rec, err := s.Recall(bg, Query{Trace: true, Scope: scope, Text: "Lisbon budget", MaxMessages: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +472,7 @@ func TestRollingSummary(t *testing.T) {
 	}
 	// More messages leave the window: the summary rolls forward.
 	mustAppend(t, sess, user("Question 99: the Porto hotel is booked."), asst("Answer 99: great."), user("ok"), asst("ok"), user("ok then"), asst("bye"))
-	if _, err := s.Recall(bg, Query{Scope: scope, Text: "hotel", MaxMessages: 3}); err != nil {
+	if _, err := s.Recall(bg, Query{Trace: true, Scope: scope, Text: "hotel", MaxMessages: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Forget(bg, scope); err != nil {
@@ -505,7 +505,7 @@ func TestSummaryNotRevivedByForget(t *testing.T) {
 	for i := range 8 {
 		mustAppend(t, sess, user(fmt.Sprintf("Question %d about Lisbon.", i)), asst("Noted."))
 	}
-	rec, err := s.Recall(bg, Query{Scope: scope, Text: "Lisbon", MaxMessages: 2})
+	rec, err := s.Recall(bg, Query{Trace: true, Scope: scope, Text: "Lisbon", MaxMessages: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,7 +535,7 @@ func TestSummarizerFailureKeepsRecall(t *testing.T) {
 	for i := range 8 {
 		mustAppend(t, sess, user(fmt.Sprintf("Question %d about Lisbon.", i)), asst("Noted."))
 	}
-	q := Query{Scope: scope, Text: "Lisbon", MaxMessages: 2}
+	q := Query{Trace: true, Scope: scope, Text: "Lisbon", MaxMessages: 2}
 	rec, err := s.Recall(bg, q)
 	if err != nil {
 		t.Fatalf("Recall with the summarizer down: %v", err)
@@ -586,7 +586,7 @@ func TestForgetRacesSummaryWrite(t *testing.T) {
 		delay := time.Duration(r.IntN(4000)) * time.Microsecond
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			if _, err := s.Recall(bg, Query{Scope: scope, Text: "topic", MaxMessages: 4}); err != nil {
+			if _, err := s.Recall(bg, Query{Trace: true, Scope: scope, Text: "topic", MaxMessages: 4}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -617,7 +617,7 @@ func TestSummaryExpiresWithItsMessages(t *testing.T) {
 		mustAppend(t, sess, user(fmt.Sprintf("Question %d about Lisbon.", i)), asst("Noted."))
 	}
 	time.Sleep(2100 * time.Millisecond) // expiry is kept in whole seconds
-	if _, err := s.Recall(bg, Query{Scope: scope, Text: "Lisbon", MaxMessages: 2}); err != nil {
+	if _, err := s.Recall(bg, Query{Trace: true, Scope: scope, Text: "Lisbon", MaxMessages: 2}); err != nil {
 		t.Fatal(err)
 	}
 	prefix := scope.Prefix(engine.LevelSession)
@@ -649,7 +649,7 @@ func TestSummaryExpiresWithItsMessages(t *testing.T) {
 func TestForgetErasesRecall(t *testing.T) {
 	s := openMem(t, nil)
 	seedRecall(t, s, rand.New(rand.NewPCG(3, 4)), 30)
-	q := Query{Scope: Scope{Tenant: "acme", User: "alice", Session: "s0"}, Text: "Lisbon budget Dana", Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}, MaxMessages: 2}
+	q := Query{Trace: true, Scope: Scope{Tenant: "acme", User: "alice", Session: "s0"}, Text: "Lisbon budget Dana", Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}, MaxMessages: 2}
 	rec, err := s.Recall(bg, q)
 	if err != nil || len(rec.Items) == 0 {
 		t.Fatalf("before: %v items, %v", len(rec.Items), err)
@@ -710,7 +710,7 @@ func TestRecallShared(t *testing.T) {
 	shared := mustRemember(t, s, acme, Memory{Text: "Acme's support hours are 9 to 5 CET on weekdays"})
 	mustRemember(t, s, globex, Memory{Text: "Globex support hours are around the clock"})
 	mustRemember(t, s, alice, Memory{Text: "Alice prefers to be called in the morning"})
-	q := Query{Scope: alice, Text: "what are the support hours?"}
+	q := Query{Trace: true, Scope: alice, Text: "what are the support hours?"}
 	rec, err := s.Recall(bg, q)
 	if err != nil || recalled(rec, shared) {
 		t.Fatalf("without SourceShared: recalled %v, %v", recalled(rec, shared), err)
@@ -758,7 +758,7 @@ func TestRecallIsolation(t *testing.T) {
 		tag := o.Tenant + "/" + o.User
 		q := o
 		q.Session = "other"
-		rec, err := s.Recall(bg, Query{Scope: q, Text: "what is the secret project codename?", Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}})
+		rec, err := s.Recall(bg, Query{Trace: true, Scope: q, Text: "what is the secret project codename?", Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -824,7 +824,7 @@ func TestRecallItemScores(t *testing.T) {
 	if _, err := s.Relate(bg, alice, Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana"}); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := s.Recall(bg, Query{Scope: alice, Text: "Who owns Alice's renewal? email or phone?", Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}})
+	rec, err := s.Recall(bg, Query{Trace: true, Scope: alice, Text: "Who owns Alice's renewal? email or phone?", Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -849,4 +849,61 @@ func (f *fusion) addHits(list string, src Source, hits []engine.Hit) {
 		sh = append(sh, sourcedHit{src, h})
 	}
 	f.addMerged(list, sh)
+}
+
+// TestRecallUntraced: a Recall that does not ask for the trace returns
+// the same context, with no candidates or lists, and allocates less than
+// a traced one (the maps of every candidate's ranks and scores, and the
+// trace's copy of the candidates, are never built).
+func TestRecallUntraced(t *testing.T) {
+	s := openMem(t, nil)
+	mustRemember(t, s, alice, Memory{Kind: KindPreference, Text: "Alice wants to be contacted by email, not phone"})
+	for i := range 20 {
+		mustRemember(t, s, alice, Memory{Text: fmt.Sprintf("Alice renewal note %d about the email plan", i)})
+	}
+	mustAppend(t, s.Session(Scope{Tenant: "acme", User: "alice", Session: "monday"}), user("My renewal owner is Dana. Please email me."))
+	if _, err := s.Relate(bg, alice, Fact{Subject: "Alice", Predicate: "renewal_owner", Object: "Dana"}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	q := Query{Scope: Scope{Tenant: "acme", User: "alice", Session: "friday"}, Text: "Who owns Alice's renewal? email or phone?", Now: now}
+	traced := q
+	traced.Trace = true
+	plain, err := s.Recall(bg, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Recall(bg, traced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Trace.Candidates != nil || plain.Trace.Lists != nil {
+		t.Fatalf("untraced: %d candidates, lists %v; want none", len(plain.Trace.Candidates), plain.Trace.Lists)
+	}
+	if len(full.Trace.Candidates) == 0 || len(full.Trace.Lists) == 0 {
+		t.Fatalf("traced: %d candidates, lists %v", len(full.Trace.Candidates), full.Trace.Lists)
+	}
+	if plain.Preamble != full.Preamble || len(plain.Items) != len(full.Items) {
+		t.Fatalf("untraced context differs:\n%s\ntraced:\n%s", plain.Preamble, full.Preamble)
+	}
+	for i := range plain.Items {
+		if plain.Items[i].ID != full.Items[i].ID || plain.Items[i].Score != full.Items[i].Score {
+			t.Errorf("item %d: %+v untraced, %+v traced", i, plain.Items[i], full.Items[i])
+		}
+	}
+	if plain.Trace.TokensUsed != full.Trace.TokensUsed || plain.Trace.PreambleTokens != full.Trace.PreambleTokens {
+		t.Errorf("tokens %d/%d untraced, %d/%d traced", plain.Trace.TokensUsed, plain.Trace.PreambleTokens, full.Trace.TokensUsed, full.Trace.PreambleTokens)
+	}
+	allocs := func(q Query) float64 {
+		return testing.AllocsPerRun(20, func() {
+			if _, err := s.Recall(bg, q); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if a, b := allocs(q), allocs(traced); a >= b {
+		t.Errorf("untraced Recall allocates %.0f times, traced %.0f: want fewer", a, b)
+	} else {
+		t.Logf("allocations: untraced %.0f, traced %.0f", a, b)
+	}
 }

@@ -160,7 +160,8 @@ func (s *Store) replies(ctx context.Context, h *hydrator, f *fusion, asked []*Ca
 			_, known := f.byID[candidateKey{SourceEpisodes, id}]
 			r := f.candidate(id, SourceEpisodes)
 			if score := share * e.Fused; r.Fused < score {
-				r.Ranks["reply"], r.Fused, r.item.Score = 1, score, score
+				r.setRank("reply", 1, score)
+				r.Fused, r.item.Score = score, score
 			}
 			if !known {
 				fresh = append(fresh, r)

@@ -50,7 +50,7 @@ func TestRecallEchoQuestion(t *testing.T) {
 	write("monday", user("Who owns my renewal?"), asst("The renewal owner is Dana, since the reorg."))
 	write("tuesday", user("Who owns my renewal?"), asst("Still Dana."))
 	write("wednesday", user("Dana took over my renewal last month."), asst("Noted."))
-	rec, err := s.Recall(ctx, Query{Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Who owns my renewal?", TopK: 10})
+	rec, err := s.Recall(ctx, Query{Trace: true, Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Who owns my renewal?", TopK: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestRecallTimeSpan(t *testing.T) {
 	recent := Message{Role: RoleUser, Content: "I went hiking with Sam.", Time: time.Date(2023, 5, 2, 9, 0, 0, 0, time.UTC)}
 	mustAppend(t, s.Session(Scope{Tenant: "t", User: "u", Session: "march"}), old)
 	mustAppend(t, s.Session(Scope{Tenant: "t", User: "u", Session: "may"}), recent)
-	q := Query{Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Who did I go hiking with?", Now: time.Date(2023, 5, 8, 12, 0, 0, 0, time.UTC)}
+	q := Query{Trace: true, Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Who did I go hiking with?", Now: time.Date(2023, 5, 8, 12, 0, 0, 0, time.UTC)}
 	rec, err := s.Recall(ctx, q)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func TestRecallReplyToQuestion(t *testing.T) {
 		mustAppend(t, s.Session(Scope{Tenant: "t", User: "u", Session: fmt.Sprintf("other%d", i)}),
 			Message{Role: RoleUser, Content: fmt.Sprintf("Team offsite photos, album %d.", i), Time: at.Add(time.Hour)})
 	}
-	rec, err := s.Recall(ctx, Query{Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Where is the team offsite held?", TopK: 10})
+	rec, err := s.Recall(ctx, Query{Trace: true, Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Where is the team offsite held?", TopK: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestRecallRepliesPastUnanswered(t *testing.T) {
 	for i := range 12 {
 		put(fmt.Sprintf("other%d", i), Message{Role: RoleUser, Content: fmt.Sprintf("Team offsite photos, album %d.", i)})
 	}
-	rec, err := s.Recall(ctx, Query{Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Where is the team offsite held?", TopK: 10})
+	rec, err := s.Recall(ctx, Query{Trace: true, Scope: Scope{Tenant: "t", User: "u", Session: "now"}, Text: "Where is the team offsite held?", TopK: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

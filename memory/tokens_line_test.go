@@ -81,7 +81,7 @@ func TestRecallUsesStoredTokens(t *testing.T) {
 	textTokens.m = nil // forget the line counted just above
 	textTokens.mu.Unlock()
 
-	q := Query{Scope: scope, Text: "Lisbon offsite budget", Sources: []Source{SourceMemories}}
+	q := Query{Trace: true, Scope: scope, Text: "Lisbon offsite budget", Sources: []Source{SourceMemories}}
 	before := tokenizedBytes.Load()
 	rec, err := st.Recall(bg, q)
 	if err != nil {

@@ -57,7 +57,7 @@ func TestImportMessagesKeepsIDs(t *testing.T) {
 		t.Errorf("Sessions = %+v, %v", infos, err)
 	}
 	// The imported messages are episodes for Recall.
-	rec, err := dst.Recall(bg, Query{Scope: Scope{Tenant: "acme", User: "alice", Session: "other"}, Text: "Who is my renewal owner?", Sources: []Source{SourceEpisodes}})
+	rec, err := dst.Recall(bg, Query{Trace: true, Scope: Scope{Tenant: "acme", User: "alice", Session: "other"}, Text: "Who is my renewal owner?", Sources: []Source{SourceEpisodes}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestImportMemoriesKeepsVersions(t *testing.T) {
 		t.Fatalf("re-import: %+v, %v", st, err)
 	}
 	// Recall finds them; the earlier version is not recalled.
-	rec, err := dst.Recall(bg, Query{Scope: scope, Text: "account", Retrieval: RetrievalLexical})
+	rec, err := dst.Recall(bg, Query{Trace: true, Scope: scope, Text: "account", Retrieval: RetrievalLexical})
 	if err != nil || len(rec.Items) != 1 || rec.Items[0].Memory.Text != "Account 3943" {
 		t.Fatalf("Recall after import: %+v, %v", rec.Items, err)
 	}
@@ -246,7 +246,7 @@ func TestExportImportGraph(t *testing.T) {
 		t.Fatalf("graph round trip differs:\n%s\n---\n%s", a.String(), b.String())
 	}
 	// The store's names follow the import: Recall links the entities.
-	rec, err := dst.Recall(bg, Query{Scope: scope, Text: "Who is Alice's renewal owner?"})
+	rec, err := dst.Recall(bg, Query{Trace: true, Scope: scope, Text: "Who is Alice's renewal owner?"})
 	if err != nil || len(rec.Trace.Entities) == 0 {
 		t.Fatalf("Recall after graph import: %+v, %v", rec.Trace.Entities, err)
 	}

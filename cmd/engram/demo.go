@@ -169,7 +169,7 @@ func demoRecall(ctx context.Context, w io.Writer, store *memory.Store) error {
 	// Recall's default sources: the user's memories, earlier sessions'
 	// messages (episodes) and the graph, entered through the entities the
 	// text names, the user's own by "my".
-	rec, err := store.Recall(ctx, memory.Query{Scope: demoFollowUp, Text: demoFollowUpQuestion, TopK: 8, MaxTokens: 600})
+	rec, err := store.Recall(ctx, memory.Query{Scope: demoFollowUp, Text: demoFollowUpQuestion, TopK: 8, MaxTokens: 600, Trace: true})
 	if err != nil {
 		return err
 	}

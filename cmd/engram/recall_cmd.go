@@ -140,6 +140,7 @@ func runRecall(cmd *cobra.Command, text string, o recallOptions) (err error) {
 		TopK:        o.topK,
 		Hops:        o.hops,
 		Sources:     sources,
+		Trace:       o.trace || o.json,
 	})
 	if err != nil {
 		return fmt.Errorf("recall: %w", err)

@@ -241,6 +241,8 @@ type recallRequest struct {
 	Retrieval string   `json:"retrieval,omitempty"`
 	MMR       float64  `json:"mmr,omitempty"`
 	Now       bodyTime `json:"now,omitzero"`
+	// Trace asks for the trace of every candidate in the answer.
+	Trace bool `json:"trace,omitempty"`
 }
 
 // recallResponse is the context for the next model call: the chat

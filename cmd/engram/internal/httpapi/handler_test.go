@@ -327,6 +327,7 @@ func TestEndToEnd(t *testing.T) {
 		s.must(200, "POST", "/v1/recall", tokenAcme, map[string]any{
 			"user": "alice", "session": "follow-up", "text": "Where should invoices go, and who owns the Acme Corp renewal?",
 			"max_tokens": 1000, "top_k": 5, "hops": 1, "half_life": "720h", "sources": []string{"memories", "graph", "episodes"}, "mmr": 0.7,
+			"trace": true,
 		}).decode(t, &rec)
 		if len(rec.Messages) == 0 || rec.Messages[0].Role != memory.RoleSystem {
 			t.Fatalf("recall messages = %s", mustJSON(rec.Messages))
@@ -341,6 +342,15 @@ func TestEndToEnd(t *testing.T) {
 		}
 		if len(rec.Trace.Candidates) == 0 || rec.Trace.Budget != 1000 || rec.Trace.TokensUsed > 1000 || rec.Trace.TookMS <= 0 {
 			t.Errorf("trace = %s", mustJSON(rec.Trace))
+		}
+		// Without "trace": true the answer has no trace (none is built).
+		plain := s.must(200, "POST", "/v1/recall", tokenAcme, map[string]any{
+			"user": "alice", "session": "follow-up", "text": "Where should invoices go, and who owns the Acme Corp renewal?",
+		})
+		var fields map[string]json.RawMessage
+		plain.decode(t, &fields)
+		if _, ok := fields["trace"]; ok || len(fields["items"]) < 3 {
+			t.Errorf("a recall without trace answered %s", plain.body)
 		}
 		if !slices.Contains(rec.Trace.Entities, "Acme Corp") {
 			t.Errorf("trace entities = %v", rec.Trace.Entities)

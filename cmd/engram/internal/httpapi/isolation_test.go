@@ -102,7 +102,10 @@ func TestTenantIsolation(t *testing.T) {
 	s.must(200, "GET", u+"/graph", tokenGlobex, nil).decode(t, &g)
 	var rec recallResponse
 	s.must(200, "POST", "/v1/recall", tokenGlobex, map[string]any{"user": "alice", "session": "s1", "text": "vault code " + secret,
-		"sources": []string{"memories", "episodes", "graph"}}).decode(t, &rec)
+		"sources": []string{"memories", "episodes", "graph"}, "trace": true}).decode(t, &rec)
+	if rec.Trace == nil {
+		t.Fatal("a recall with trace true answered no trace")
+	}
 	if len(ss.Sessions)+len(ms.Memories)+len(g.Entities)+len(g.Relations)+len(rec.Items)+len(rec.Trace.Candidates) != 0 {
 		t.Fatalf("globex sees sessions %v, memories %v, graph %v, recall %v", ss, ms, g, rec)
 	}

@@ -28,6 +28,7 @@ func (h *Handler) recall(w http.ResponseWriter, r *http.Request) error {
 		Until:       c.get("until", req.Until),
 		MMR:         req.MMR,
 		Now:         c.get("now", req.Now),
+		Trace:       req.Trace,
 	}
 	if c.err != nil {
 		return c.err

@@ -55,6 +55,7 @@ type (
 		Hops        int      `json:"hops,omitempty" jsonschema:"graph distance from the entities the text names (default 2, at most 8)"`
 		Sources     []string `json:"sources,omitempty" jsonschema:"what to draw on: memories, shared (the tenant's shared memories), episodes (earlier messages of every session), graph; default memories, episodes and graph"`
 		Shared      bool     `json:"shared,omitempty" jsonschema:"true also draws on the tenant's shared memories (those remembered with shared): adds shared to sources, or to the default sources"`
+		Trace       bool     `json:"trace,omitempty" jsonschema:"true also returns the trace: every candidate, its ranks and scores, and why it was kept or dropped"`
 	}
 	recallOut struct {
 		Messages []messageJSON `json:"messages" jsonschema:"the context as chat messages: a system preamble with the summary and recalled items, then the window"`
@@ -187,7 +188,7 @@ var engramTools = struct {
 		Title: "Recall",
 		Description: "Return the context for the next model call about text, within a token budget: the current conversation's " +
 			"window and rolling summary, then the memories, earlier messages (with sources including episodes) and knowledge-graph " +
-			"facts that match, fused by rank. Also returns the trace: every candidate, its scores, and why it was kept or dropped.",
+			"facts that match, fused by rank. With trace, also returns every candidate, its scores, and why it was kept or dropped.",
 		InputSchema: inferSchema[recallIn](func(p map[string]*jsonschema.Schema) {
 			nonNegative(p, "max_tokens", "max_messages", "top_k", "hops")
 			p["top_k"].Maximum = jsonschema.Ptr(float64(memory.MaxTopK))
@@ -275,6 +276,7 @@ func (h *handlers) recall(ctx context.Context, _ *mcp.CallToolRequest, in recall
 		MaxMessages: in.MaxMessages,
 		TopK:        in.TopK,
 		Hops:        in.Hops,
+		Trace:       in.Trace,
 	}
 	for _, s := range in.Sources {
 		q.Sources = append(q.Sources, memory.Source(s))

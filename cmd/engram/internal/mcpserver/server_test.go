@@ -338,7 +338,12 @@ func TestRecall(t *testing.T) {
 	ok(t, cs, "append_message", raw(`{"role": "user", "content": "Hi, it's Alice again."}`), nil)
 
 	var out recallOut
-	ok(t, cs, "recall", raw(`{"text": "What is Alice's account 3942 and who owns her renewal?", "max_tokens": 1000}`), &out)
+	var plain recallOut
+	ok(t, cs, "recall", raw(`{"text": "What is Alice's account 3942 and who owns her renewal?", "max_tokens": 1000}`), &plain)
+	if plain.Trace != nil || len(plain.Items) < 2 {
+		t.Errorf("a recall without trace: items %d, trace %s", len(plain.Items), mustJSON(plain.Trace))
+	}
+	ok(t, cs, "recall", raw(`{"text": "What is Alice's account 3942 and who owns her renewal?", "max_tokens": 1000, "trace": true}`), &out)
 	if len(out.Messages) < 2 || out.Messages[0].Role != "system" {
 		t.Fatalf("messages %s", mustJSON(out.Messages))
 	}

@@ -180,7 +180,7 @@ func seedBrowserStore(t *testing.T, store *memory.Store) *browserSeed {
 	relate("", globexGina, memory.Fact{Subject: "Gina", Predicate: "works_at", Object: "Globex"})
 
 	seed.recallQuery = "Which hotel in Lisbon did I book?"
-	rec, err := store.Recall(ctx, memory.Query{Scope: acmeAlice, Text: seed.recallQuery})
+	rec, err := store.Recall(ctx, memory.Query{Scope: acmeAlice, Text: seed.recallQuery, Trace: true})
 	must("recall", err)
 	if c, ok := recallCandidate(rec, seed.mem["hotel"]); !ok || !c.Kept {
 		t.Fatalf("seed: the recall %q does not keep the hotel memory: %+v", seed.recallQuery, rec.Trace.Candidates)

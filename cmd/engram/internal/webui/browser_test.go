@@ -190,7 +190,7 @@ func TestBrowserWalkthrough(t *testing.T) {
 
 	// Recall: the trace has a row for the hotel memory with its rank and
 	// fused score.
-	rec, err := b.store.Recall(ctx, memory.Query{Scope: acmeAlice, Text: b.seed.recallQuery})
+	rec, err := b.store.Recall(ctx, memory.Query{Scope: acmeAlice, Text: b.seed.recallQuery, Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -948,7 +948,7 @@ func TestBrowserScreenshots(t *testing.T) {
 	b.screenshot("recall")
 	// The trace fuses three ranked lists (keywords, the graph and its
 	// other facts): the width that pushed the last columns off screen.
-	rec, err := b.store.Recall(context.Background(), memory.Query{Scope: acmeAlice, Text: b.seed.recallQuery})
+	rec, err := b.store.Recall(context.Background(), memory.Query{Scope: acmeAlice, Text: b.seed.recallQuery, Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,9 @@ type Recall struct {
 	// Items are the recalled memories, episodes and facts in the context,
 	// best first.
 	Items []Item `json:"items" jsonschema:"the recalled memories, episodes and facts in the context, best first"`
-	// Trace says how every candidate was scored.
-	Trace Trace `json:"trace" jsonschema:"how every candidate was scored, and why it was kept or dropped"`
+	// Trace says how every candidate was scored; only for a recall that
+	// asked for it (memory.Query.Trace), nil otherwise.
+	Trace *Trace `json:"trace,omitempty" jsonschema:"how every candidate was scored, and why it was kept or dropped; only when the recall asked for it (trace: true)"`
 }
 
 // Item is the JSON of a [memory.Item]: one recalled memory, episode or
@@ -101,9 +102,14 @@ type When struct {
 }
 
 // NewRecall returns the items and trace of rec, with empty slices and maps
-// where rec has nil ones.
+// where rec has nil ones. The trace is there only when the Recall asked for
+// it (memory.Query.Trace, which gives it a non-nil Candidates).
 func NewRecall(rec *memory.Recollection) Recall {
-	out := Recall{Items: make([]Item, 0, len(rec.Items)), Trace: newTrace(&rec.Trace)}
+	out := Recall{Items: make([]Item, 0, len(rec.Items))}
+	if rec.Trace.Candidates != nil {
+		tr := newTrace(&rec.Trace)
+		out.Trace = &tr
+	}
 	for _, it := range rec.Items {
 		out.Items = append(out.Items, Item{ID: it.ID, Source: it.Source, Text: it.Text, Time: it.Time,
 			Session: it.Session, Score: it.Score, Memory: it.Memory, Fact: it.Fact})

@@ -69,16 +69,25 @@ func TestNewRecallGolden(t *testing.T) {
 }
 
 // TestNewRecallEmpty: an empty recollection writes empty lists and maps,
-// never null, as openapi.json and the MCP output schema require.
+// never null, as openapi.json and the MCP output schema require; one of a
+// Recall that did not ask for the trace (nil Candidates) writes none.
 func TestNewRecallEmpty(t *testing.T) {
-	got, err := json.Marshal(NewRecall(&memory.Recollection{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const want = `{"items":[],"trace":{"entities":[],"lists":{},"candidates":[],"budget":0,"window_tokens":0,` +
-		`"summary_tokens":0,"preamble_tokens":0,"tokens_used":0,"took_ms":0,"embed_ms":0}}`
-	if string(got) != want {
-		t.Errorf("empty recollection:\n got %s\nwant %s", got, want)
+	for _, c := range []struct {
+		rec  memory.Recollection
+		want string
+	}{
+		{memory.Recollection{}, `{"items":[]}`},
+		{memory.Recollection{Trace: memory.Trace{Candidates: []memory.Candidate{}}},
+			`{"items":[],"trace":{"entities":[],"lists":{},"candidates":[],"budget":0,"window_tokens":0,` +
+				`"summary_tokens":0,"preamble_tokens":0,"tokens_used":0,"took_ms":0,"embed_ms":0}}`},
+	} {
+		got, err := json.Marshal(NewRecall(&c.rec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want {
+			t.Errorf("empty recollection:\n got %s\nwant %s", got, c.want)
+		}
 	}
 }
 

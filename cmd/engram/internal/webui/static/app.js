@@ -1122,7 +1122,7 @@ async function renderRecall(page, r) {
   page.append(h("h1", {}, `Recall for ${user}`), form, result);
 
   async function recall() {
-    const body = { user, text: q.value };
+    const body = { user, text: q.value, trace: true };
     if (sess.value.trim()) body.session = sess.value.trim();
     const n = Number.parseInt(budget.value, 10);
     if (Number.isFinite(n) && n > 0) body.max_tokens = n;
