@@ -25,17 +25,24 @@ const mcp = new MCPClient({
 // Per server, as an agent's toolsets; mcp.listTools() names them stdio_recall, http_recall...
 const { toolsets, errors } = await mcp.listToolsetsWithErrors();
 if (Object.keys(errors).length > 0) throw new Error(`cannot list tools: ${JSON.stringify(errors)}`);
+// A call Mastra refuses (arguments its schema check rejects) answers
+// { error: true, message } rather than throwing.
+const call = async (tool, args) => {
+  const result = await tool.execute(args);
+  if (result?.error === true) throw new Error(result.message);
+  return result;
+};
 for (const server of ["stdio", "http"]) {
   const tools = toolsets[server];
   console.log(`${server} tools: ${Object.keys(tools).sort().join(", ")}`);
-  await tools.remember.execute({ text: "Alice wants to be contacted by email, not phone", kind: "preference" });
-  const recalled = await tools.recall.execute({ text: "Should we phone or email Alice?" });
+  await call(tools.remember, { text: "Alice wants to be contacted by email, not phone", kind: "preference" });
+  const recalled = await call(tools.recall, { text: "Should we phone or email Alice?" });
   // A tool with an output schema answers with its structured content.
   console.log(`${server} recall: ${recalled.messages[0].content}`);
-  await tools.create_entities.execute({
+  await call(tools.create_entities, {
     entities: [{ name: "Alice", entityType: "person", observations: ["renewal owner is Dana"] }],
   });
-  const found = await tools.search_nodes.execute({ query: "Dana" });
+  const found = await call(tools.search_nodes, { query: "Dana" });
   console.log(`${server} search_nodes: ${JSON.stringify(found)}`);
 }
 await mcp.disconnect();
