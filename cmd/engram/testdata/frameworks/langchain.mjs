@@ -25,9 +25,17 @@ const client = new MultiServerMCPClient({
 for (const server of ["stdio", "http"]) {
   const tools = Object.fromEntries((await client.getTools(server)).map((t) => [t.name, t]));
   console.log(`${server} tools: ${Object.keys(tools).sort().join(", ")}`);
-  await tools.remember.invoke({ text: "Alice wants to be contacted by email, not phone", kind: "preference" });
+  // Engram's own tools list every argument as required, as OpenAI's strict
+  // mode asks, and take null for one left out.
+  await tools.remember.invoke({
+    text: "Alice wants to be contacted by email, not phone", kind: "preference",
+    tags: null, metadata: null, importance: null, expires_at: null, shared: null,
+  });
   // A tool answers with its text, and its structured content when it has one.
-  const recalled = await tools.recall.invoke({ text: "Should we phone or email Alice?" });
+  const recalled = await tools.recall.invoke({
+    text: "Should we phone or email Alice?",
+    max_tokens: null, max_messages: null, top_k: null, hops: null, sources: null, shared: null, trace: null,
+  });
   console.log(`${server} recall: ${recalled.structuredContent.messages[0].content}`);
   await tools.create_entities.invoke({
     entities: [{ name: "Alice", entityType: "person", observations: ["renewal owner is Dana"] }],

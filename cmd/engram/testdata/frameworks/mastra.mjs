@@ -35,8 +35,16 @@ const call = async (tool, args) => {
 for (const server of ["stdio", "http"]) {
   const tools = toolsets[server];
   console.log(`${server} tools: ${Object.keys(tools).sort().join(", ")}`);
-  await call(tools.remember, { text: "Alice wants to be contacted by email, not phone", kind: "preference" });
-  const recalled = await call(tools.recall, { text: "Should we phone or email Alice?" });
+  // Engram's own tools list every argument as required, as OpenAI's strict
+  // mode asks, and take null for one left out.
+  await call(tools.remember, {
+    text: "Alice wants to be contacted by email, not phone", kind: "preference",
+    tags: null, metadata: null, importance: null, expires_at: null, shared: null,
+  });
+  const recalled = await call(tools.recall, {
+    text: "Should we phone or email Alice?",
+    max_tokens: null, max_messages: null, top_k: null, hops: null, sources: null, shared: null, trace: null,
+  });
   // A tool with an output schema answers with its structured content.
   console.log(`${server} recall: ${recalled.messages[0].content}`);
   await call(tools.create_entities, {
