@@ -53,7 +53,6 @@ leaves nothing half-written.`,
 	o.store.register(cmd, flagRequired, flagOptional, flagAbsent)
 	cmd.Flags().StringVar(&o.out, "out", "-", "file or directory to write, or - for standard output")
 	cmd.Flags().StringVar(&o.format, "format", "", "jsonl, nquads or dir (default: from --out)")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"jsonl", "nquads", "dir"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -58,7 +58,6 @@ terminal (or with --progress).`,
 	cmd.Flags().StringVar(&o.format, "format", "", "format of every file named: jsonl or nquads (default: by extension)")
 	cmd.Flags().IntVar(&o.batchSize, "batch-size", transfer.DefaultBatchSize, "JSONL records per transaction")
 	cmd.Flags().BoolVar(&o.progress, "progress", false, "show a progress bar on standard error (default: when it is a terminal)")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"jsonl", "nquads"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

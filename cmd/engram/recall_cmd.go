@@ -64,11 +64,6 @@ opened with extraction off, and what is queued stays queued.
 		"what to recall from: memories, shared (the tenant's shared memories), episodes, graph (comma-separated; default: Recall's, memories, episodes and graph)")
 	f.BoolVar(&o.trace, "trace", false, "print the trace of every candidate as a table")
 	f.BoolVar(&o.json, "json", false, "print the messages, the recalled items and the trace as JSON")
-	var names []string
-	for _, s := range memory.Sources() {
-		names = append(names, string(s))
-	}
-	_ = cmd.RegisterFlagCompletionFunc("sources", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
