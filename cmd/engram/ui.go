@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,8 +50,22 @@ with a tokens file instead, which serves it at /ui/ too.`,
 	f.StringVar(&o.serve.addr, "addr", "127.0.0.1:0", "loopback address to listen on; port 0 picks a free one")
 	f.StringVar(&o.tenant, "tenant", "", "the tenant to inspect (default: the store's only tenant, or \"default\")")
 	o.serve.open.register(f, true)
-	o.serve.privacy.register(f)
+	// No --redact or --retain-*: they change what the store keeps, which
+	// ui, a look at a store, must not; a user who passes one is told so
+	// rather than left believing it took effect.
+	cmd.SetFlagErrorFunc(uiFlagError)
 	return cmd
+}
+
+// uiFlagError explains the unknown-flag error of the flags serve and mcp
+// take and ui does not: those that change what the store keeps.
+func uiFlagError(_ *cobra.Command, err error) error {
+	for _, name := range []string{"redact", "retain-messages", "retain-episodes", "retain-memories"} {
+		if strings.Contains(err.Error(), "--"+name) {
+			return fmt.Errorf("%w: ui does not take --%s: it changes what the store keeps, and ui only looks at a store and corrects it by hand; give it to engram serve or engram mcp", err, name)
+		}
+	}
+	return err
 }
 
 // runUI serves the inspector over the store for one local user until ctx
