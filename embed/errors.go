@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 var (
@@ -126,8 +127,19 @@ type ModelError struct {
 	Err error
 }
 
-// Error returns "embed: model file <File>: <Err>".
-func (e *ModelError) Error() string { return "embed: model file " + e.File + ": " + e.Err.Error() }
+// Error returns "embed: model file <File>: <Err>", with the "embed: " of
+// the sentinels inside Err left out, so that the chain names the package
+// once: "embed: model file m/config.json: not a JSON object: invalid model".
+func (e *ModelError) Error() string {
+	return "embed: model file " + e.File + ": " + withoutPrefix(e.Err.Error(), "embed: ")
+}
+
+// withoutPrefix drops prefix where it starts s or a wrapped part of it
+// (after ": ").
+func withoutPrefix(s, prefix string) string {
+	s = strings.TrimPrefix(s, prefix)
+	return strings.ReplaceAll(s, ": "+prefix, ": ")
+}
 
 // Unwrap returns Err.
 func (e *ModelError) Unwrap() error { return e.Err }
