@@ -113,6 +113,9 @@ func runMCP(ctx context.Context, o mcpOptions, in io.Reader, out io.Writer) (err
 	if err := scope.Validate(engine.LevelSession); err != nil {
 		return fmt.Errorf("mcp: --tenant, --user, --session: %w", err)
 	}
+	if err := errors.Join(o.privacy.validate()...); err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
 	var opts memory.Options
 	if err := o.open.apply(&opts); err != nil {
 		return fmt.Errorf("mcp: %w", err)

@@ -156,10 +156,6 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		return fmt.Errorf("--metrics: %w", err)
 	}
 	dsn, _ := o.pg.dsn(o.dir) // validate checked it
-	tokens, err := o.loadTokens(stderr)
-	if err != nil {
-		return err
-	}
 	newLogHandler := func(level slog.Level) slog.Handler {
 		if o.logFormat == "json" {
 			return slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})
@@ -190,6 +186,12 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		return err
 	}
 	defer ln.Close() // a second Close after Serve's is harmless
+	// Only now, every flag checked and the address bound, may the
+	// default tokens file be written: a typo leaves nothing behind.
+	tokens, err := o.loadTokens(stderr)
+	if err != nil {
+		return err
+	}
 	where := o.dir
 	var store *memory.Store
 	if dsn != "" {
@@ -364,6 +366,7 @@ func (o *serveOptions) validate() error {
 		}
 	}
 	errs = append(errs, o.validateUIHosts()...)
+	errs = append(errs, o.privacy.validate()...)
 	if o.maxBodyBytes <= 0 {
 		errs = append(errs, fmt.Errorf("--max-body-bytes %d is not positive", o.maxBodyBytes))
 	}

@@ -77,6 +77,14 @@ func runUI(ctx context.Context, stdout, stderr io.Writer, o uiOptions) error {
 	if err := loopbackAddr(o.serve.addr); err != nil {
 		return err
 	}
+	// The flags first, then the store, which must exist: ui shows a
+	// store, it does not make one for a mistyped --dir.
+	if err := o.serve.open.apply(&memory.Options{}); err != nil {
+		return err
+	}
+	if err := storeExists(o.serve.dir); err != nil {
+		return err
+	}
 	if o.tenant == "" {
 		t, err := onlyTenant(ctx, o.serve)
 		if err != nil {
@@ -125,7 +133,8 @@ func loopbackAddr(addr string) error {
 }
 
 // onlyTenant returns the store's tenant when it has one, "default" when it
-// has none, and an error naming them when it has several.
+// has none (a store with no data yet), and an error naming them when it
+// has several.
 func onlyTenant(ctx context.Context, o serveOptions) (string, error) {
 	opts := &memory.Options{}
 	if err := o.open.apply(opts); err != nil {
