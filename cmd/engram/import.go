@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/engramdb/engram/cmd/engram/internal/plural"
 	"github.com/engramdb/engram/cmd/engram/internal/transfer"
 )
 
@@ -116,17 +117,17 @@ func runImport(cmd *cobra.Command, args []string, o importOptions) (err error) {
 		return fmt.Errorf("import: %w", err)
 	}
 	bar.finish()
-	printImportStats(w, fmt.Sprintf("imported %d file(s) into tenant %s:", stats.Files, o.store.tenant), stats)
+	printImportStats(w, fmt.Sprintf("imported %s into tenant %s:", plural.Count(stats.Files, "file"), o.store.tenant), stats)
 	return nil
 }
 
 func printImportStats(w io.Writer, title string, s transfer.Stats) {
 	fmt.Fprintln(w, title)
 	fmt.Fprintf(w, "  messages  %d written, %d already there\n", s.Messages.Written, s.Messages.Existing)
-	fmt.Fprintf(w, "  memories  %d written, %d already there, %d duplicates, %d expired\n",
-		s.Memories.Written, s.Memories.Existing, s.Memories.Duplicates, s.Memories.Expired)
-	fmt.Fprintf(w, "  graph     %d entities and %d facts written, %d facts already there\n",
-		s.Graph.Entities, s.Graph.Facts, s.Graph.Duplicates)
+	fmt.Fprintf(w, "  memories  %d written, %d already there, %s, %d expired\n",
+		s.Memories.Written, s.Memories.Existing, plural.Count(s.Memories.Duplicates, "duplicate"), s.Memories.Expired)
+	fmt.Fprintf(w, "  graph     %s and %s written, %s already there\n",
+		plural.Count(s.Graph.Entities, "entity"), plural.Count(s.Graph.Facts, "fact"), plural.Count(s.Graph.Duplicates, "fact"))
 }
 
 // spoolStdin copies standard input to a temporary file.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/cmd/engram/internal/plural"
 	"github.com/engramdb/engram/cmd/engram/internal/wire"
 	"github.com/engramdb/engram/memory"
 )
@@ -144,7 +145,7 @@ func runRecall(cmd *cobra.Command, text string, o recallOptions) (err error) {
 		return writeRecallJSON(w, rec)
 	}
 	msgs := rec.ChatMessages()
-	fmt.Fprintf(w, "Context for %q: %d messages, %d of %d tokens\n\n", text, len(msgs), rec.Trace.TokensUsed, rec.Trace.Budget)
+	fmt.Fprintf(w, "Context for %q: %s, %d of %s\n\n", text, plural.Count(len(msgs), "message"), rec.Trace.TokensUsed, plural.Count(rec.Trace.Budget, "token"))
 	if len(msgs) == 0 {
 		fmt.Fprintln(w, "(nothing recalled: no window, no summary, no matching memories, episodes or facts)")
 	}
@@ -166,7 +167,7 @@ func runRecall(cmd *cobra.Command, text string, o recallOptions) (err error) {
 	if len(rec.Trace.Entities) > 0 {
 		entities = strings.Join(rec.Trace.Entities, ", ")
 	}
-	fmt.Fprintf(w, "Trace (entities named: %s; %d candidates; %v):\n", entities, len(rec.Trace.Candidates), rec.Trace.Took.Round(10*time.Microsecond))
+	fmt.Fprintf(w, "Trace (entities named: %s; %s; %v):\n", entities, plural.Count(len(rec.Trace.Candidates), "candidate"), rec.Trace.Took.Round(10*time.Microsecond))
 	return writeTrace(w, &rec.Trace, len(rec.Trace.Candidates))
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/engramdb/engram/cmd/engram/internal/cluster"
 	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
+	"github.com/engramdb/engram/cmd/engram/internal/plural"
 	"github.com/engramdb/engram/cmd/engram/internal/webui"
 	"github.com/engramdb/engram/memory"
 )
@@ -263,8 +264,8 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	if c := store.Cluster(); c != nil {
 		where += ", node " + c.Node() + ", advertised " + c.Addr()
 	}
-	fmt.Fprintf(stdout, "engram: serving http://%s (store %s; tokens: %d, tenants: %d)\n",
-		ln.Addr(), where, tokens.Len(), len(tokens.Tenants()))
+	fmt.Fprintf(stdout, "engram: serving http://%s (store %s; %s, %s)\n",
+		ln.Addr(), where, plural.Count(tokens.Len(), "token"), plural.Count(len(tokens.Tenants()), "tenant"))
 	if o.ready != nil {
 		o.ready(ln.Addr())
 	}
