@@ -266,6 +266,9 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	}
 	fmt.Fprintf(stdout, "engram: serving http://%s (store %s; %s, %s)\n",
 		ln.Addr(), where, plural.Count(tokens.Len(), "token"), plural.Count(len(tokens.Tenants()), "tenant"))
+	if !o.uiLocal { // engram ui prints its own lines
+		o.printEndpoints(stdout, ln.Addr(), apiOpts.MCP != nil)
+	}
 	if o.ready != nil {
 		o.ready(ln.Addr())
 	}
@@ -288,6 +291,37 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	}
 	fmt.Fprintln(stdout, "engram: stopped")
 	return nil
+}
+
+// printEndpoints says where each endpoint is, as full URLs on the
+// address the server listens on, and which ones are off.
+func (o *serveOptions) printEndpoints(w io.Writer, addr net.Addr, mcp bool) {
+	base := "http://" + addr.String()
+	ui := base + "/ui/ (sign in with a token)"
+	if o.noUI {
+		ui = "off (--no-ui)"
+	}
+	mcpURL := base + "/mcp (streamable HTTP; bearer token)"
+	if !mcp {
+		mcpURL = "off (not built in)"
+	}
+	metrics := base + "/metrics"
+	switch o.metrics {
+	case "off":
+		metrics = "off (--metrics off)"
+	case "token":
+		metrics += " (bearer token)"
+	}
+	for _, e := range [][2]string{
+		{"API", base + "/v1/ (bearer token)"},
+		{"UI", ui},
+		{"MCP", mcpURL},
+		{"metrics", metrics},
+		{"health", base + "/healthz"},
+		{"OpenAPI", base + "/openapi.json"},
+	} {
+		fmt.Fprintf(w, "engram:   %-8s %s\n", e[0], e[1])
+	}
 }
 
 // loadTokens returns the tokens the options set (engram ui's), or those of
