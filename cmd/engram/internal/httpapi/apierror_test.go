@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -122,5 +123,51 @@ func TestOwnershipErrors(t *testing.T) {
 	h.writeError(rec, httptest.NewRequest("GET", "/", nil), memory.ErrClosed)
 	if rec.Header().Get("Retry-After") != "" {
 		t.Errorf("Retry-After on a closed store's 503")
+	}
+}
+
+// TestFieldMessages: a bad message or fact in a request body is answered
+// with the path of the field at fault in that body and why, never the
+// chain of calls inside the store ("batch op 0: append message 0: memory:
+// invalid message: ...").
+func TestFieldMessages(t *testing.T) {
+	s := newTestServer(t, nil, nil)
+	msgs := "/v1/users/alice/sessions/s/messages"
+	user := map[string]any{"role": "user", "content": "hi"}
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		code string
+		want string
+	}{
+		{"role", map[string]any{"messages": []any{map[string]any{"role": "robot", "content": "a"}}},
+			"invalid_message", `messages[0].role: unknown role "robot"`},
+		{"empty second message", map[string]any{"messages": []any{user, map[string]any{"role": "user", "content": ""}}},
+			"invalid_message", "messages[1].content: empty user message"},
+		{"tool call id", map[string]any{"messages": []any{map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "a", "name": "f"}, map[string]any{"id": "a", "name": "f"}}}}},
+			"invalid_message", `messages[0].tool_calls[1].id: duplicate tool-call id "a"`},
+		{"orphan tool result", map[string]any{"messages": []any{user, map[string]any{"role": "tool", "tool_call_id": "nope", "content": "x"}}},
+			"invalid_message", "messages[1].tool_call_id: tool result answers no earlier tool call"},
+		{"tool result on a user message", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "x", "tool_call_id": "c1"}}},
+			"invalid_message", "messages[0].tool_call_id: a tool-call id belongs on a tool result, not on a user message"},
+		{"second fact", map[string]any{"messages": []any{user}, "facts": []any{
+			map[string]any{"subject": "a", "predicate": "p", "object": "o"}, map[string]any{"subject": "", "predicate": "p", "object": "o"}}},
+			"invalid_fact", "facts[1]: empty subject"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.call("POST", msgs, tokenAcme, tc.body)
+			var e errorBody
+			if err := json.Unmarshal(r.body, &e); err != nil || r.status != 400 {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			if e.Error.Code != tc.code || !strings.HasPrefix(e.Error.Message, tc.want) {
+				t.Errorf("error = %+v, want %s %q...", e.Error, tc.code, tc.want)
+			}
+			for _, leak := range []string{"batch op", "append message", "memory:", "graph:", "engine:"} {
+				if strings.Contains(e.Error.Message, leak) {
+					t.Errorf("message %q shows %q", e.Error.Message, leak)
+				}
+			}
+		})
 	}
 }
