@@ -51,7 +51,7 @@ terminal (or with --progress).`,
   engram export --dir ./old --tenant acme | engram import --dir ./new --tenant acme -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(cmd, args, o)
+			return o.store.open.explain(runImport(cmd, args, o))
 		},
 	}
 	o.store.register(cmd, flagRequired, flagOptional, flagAbsent)

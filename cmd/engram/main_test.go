@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,11 +74,18 @@ func TestErrorChainsOnce(t *testing.T) {
 	}
 	missing := filepath.Join(t.TempDir(), "nope")
 	t.Setenv(apiKeyEnv, "")
+	// An Ollama server without the model answers 404.
+	ollama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, `{"error":"model \"nomic\" not found, try pulling it first"}`, http.StatusNotFound)
+	}))
+	defer ollama.Close()
 	for _, tc := range []struct {
 		name string
 		args []string
 		want []string
 	}{
+		{"ollama without the model", []string{"--embedder", "ollama", "--embed-url", ollama.URL + "/api", "--embed-model", "nomic"},
+			[]string{`embed ollama: text 0: unknown model: the server has no model "nomic" (ollama pull nomic)`, "check --embed-model nomic"}},
 		{"missing model file", []string{"--embedder", "static", "--model-dir", missing},
 			[]string{"engram: --embedder static: embed: model file " + filepath.Join(missing, "config.json") + ": invalid model: no such file"}},
 		{"malformed model file", []string{"--embedder", "static", "--model-dir", notJSON},

@@ -168,6 +168,15 @@ func (f *openFlags) providerEmbedder() (embed.Embedder, error) {
 	return p, nil
 }
 
+// explain adds to err, when the embedding server does not know the model,
+// the flag that names it.
+func (f *openFlags) explain(err error) error {
+	if f.embedder == embedderOllama && errors.Is(err, embed.ErrUnknownModel) {
+		return fmt.Errorf("%w (check --embed-model %s: the model must be pulled on the server)", err, f.embedModel)
+	}
+	return err
+}
+
 // staticEmbedder loads the model --model names (pulled before; nothing is
 // downloaded here) or the folder --model-dir names: exactly one of them.
 func (f *openFlags) staticEmbedder() (embed.Embedder, error) {

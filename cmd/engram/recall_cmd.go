@@ -50,7 +50,7 @@ opened with extraction off, and what is queued stays queued.
       --sources memories,episodes,graph --top-k 5 --trace "Where do my invoices go?"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRecall(cmd, strings.Join(args, " "), o)
+			return o.store.open.explain(runRecall(cmd, strings.Join(args, " "), o))
 		},
 	}
 	o.store.register(cmd, flagOptional, flagRequired, flagOptional)
