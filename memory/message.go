@@ -103,6 +103,22 @@ func (m *Message) validate() error {
 			return fieldError("tool_call_id", fmt.Errorf("%w: ToolCallID %w", ErrInvalidMessage, err))
 		}
 	}
+	if err := m.validateToolCalls(); err != nil {
+		return err
+	}
+	for k, v := range m.Metadata {
+		if err := engine.ValidateID(k); err != nil {
+			return fieldError("metadata", fmt.Errorf("%w: metadata key %w", ErrInvalidMessage, err))
+		}
+		if !utf8.ValidString(v) {
+			return fieldError("metadata", fmt.Errorf("%w: metadata %q is not valid UTF-8", ErrInvalidMessage, k))
+		}
+	}
+	return nil
+}
+
+// validateToolCalls checks the ids, names and arguments of m's tool calls.
+func (m *Message) validateToolCalls() error {
 	seen := make(map[string]bool, len(m.ToolCalls))
 	for i, c := range m.ToolCalls {
 		if err := engine.ValidateID(c.ID); err != nil {
@@ -117,14 +133,6 @@ func (m *Message) validate() error {
 		}
 		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
 			return toolCallError(i, "arguments", fmt.Errorf("%w: tool call %q", ErrInvalidToolArguments, c.ID))
-		}
-	}
-	for k, v := range m.Metadata {
-		if err := engine.ValidateID(k); err != nil {
-			return fieldError("metadata", fmt.Errorf("%w: metadata key %w", ErrInvalidMessage, err))
-		}
-		if !utf8.ValidString(v) {
-			return fieldError("metadata", fmt.Errorf("%w: metadata %q is not valid UTF-8", ErrInvalidMessage, k))
 		}
 	}
 	return nil

@@ -266,9 +266,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	}
 	fmt.Fprintf(stdout, "engram: serving http://%s (store %s; %s, %s)\n",
 		ln.Addr(), where, plural.Count(tokens.Len(), "token"), plural.Count(len(tokens.Tenants()), "tenant"))
-	if !o.uiLocal { // engram ui prints its own lines
-		o.printEndpoints(stdout, ln.Addr(), apiOpts.MCP != nil)
-	}
+	o.printEndpoints(stdout, ln.Addr(), apiOpts.MCP != nil)
 	if o.ready != nil {
 		o.ready(ln.Addr())
 	}
@@ -296,6 +294,9 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 // printEndpoints says where each endpoint is, as full URLs on the
 // address the server listens on, and which ones are off.
 func (o *serveOptions) printEndpoints(w io.Writer, addr net.Addr, mcp bool) {
+	if o.uiLocal {
+		return // engram ui prints its own lines
+	}
 	base := "http://" + addr.String()
 	ui := base + "/ui/ (sign in with a token)"
 	if o.noUI {

@@ -36,8 +36,11 @@ an entity's facts through time, and a Recall with its trace.
 
 The token is made for this run and is never written anywhere: it is printed
 here, not put in the URL, and it stops working when ui stops. --tenant picks
-the tenant shown (default: the store's only tenant, or "default" in an empty
-store). Extraction is off, as in every command that administers a store.
+the tenant shown (default: the store's only tenant, or "default" in a store
+with no data yet). ui never creates a store: a missing or empty --dir is
+refused (no store in DIR). It takes no --redact or --retain-*, which change
+what a store keeps: give them to serve or mcp. Extraction is off, as in
+every command that administers a store.
 ui listens on loopback only; to share the inspector, run engram serve
 with a tokens file instead, which serves it at /ui/ too.`,
 		Args: cobra.NoArgs,
