@@ -124,22 +124,36 @@ func classify(err error) (status int, code, message string) {
 func clientMessage(err error) string {
 	path, reason := memory.FieldPath(err)
 	if path == "" {
-		return err.Error()
+		return withoutClasses(err, err.Error())
 	}
 	var bp *bodyPathError
 	if errors.As(err, &bp) {
 		path = bp.bodyPath(path)
 	}
-	why := reason.Error()
-	for _, c := range errorClasses { // "graph: invalid name: empty subject"
-		if c.status < 500 && errors.Is(reason, c.err) {
-			why = strings.TrimPrefix(why, c.err.Error()+": ")
-		}
-	}
+	why := withoutClasses(reason, reason.Error())
 	if path == "" {
 		return why
 	}
 	return path + ": " + why
+}
+
+// withoutClasses drops from msg, the text of err, the texts of the client
+// error classes err matches where they start msg or a wrapped part of it:
+// the code says the class, and "graph: invalid fact: graph: invalid name:
+// empty subject" reads "empty subject". A class's text left alone (no
+// detail after it) stays.
+func withoutClasses(err error, msg string) string {
+	for _, c := range errorClasses {
+		if c.status >= 500 || c.status == 499 || !errors.Is(err, c.err) {
+			continue
+		}
+		p := c.err.Error() + ": "
+		for strings.HasPrefix(msg, p) {
+			msg = msg[len(p):]
+		}
+		msg = strings.ReplaceAll(msg, ": "+p, ": ")
+	}
+	return msg
 }
 
 // bodyPathError is an error of a [memory.Batch] the handler built from a
