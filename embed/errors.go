@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 var (
@@ -52,7 +53,8 @@ var (
 	// ErrUnknownModel is returned by [Pull], [ModelDir] and [OpenModel]
 	// for a name that is neither a model this package knows (see [Pull])
 	// nor a Hugging Face repository "org/name", optionally with
-	// "@revision".
+	// "@revision"; and by the [Provider] of [NewOllama] when the server
+	// has no model of the configured name (it answers 404).
 	ErrUnknownModel = errors.New("embed: unknown model")
 
 	// ErrModelNotPulled is returned by [ModelDir] and [OpenModel] when the
@@ -126,8 +128,30 @@ type ModelError struct {
 	Err error
 }
 
-// Error returns "embed: model file <File>: <Err>".
-func (e *ModelError) Error() string { return "embed: model file " + e.File + ": " + e.Err.Error() }
+// Error returns "embed: model file <File>: <Err>", with the "embed: " of
+// the sentinels inside Err left out, so that the chain names the package
+// once: "embed: model file m/config.json: not a JSON object: invalid model".
+func (e *ModelError) Error() string {
+	return "embed: model file " + e.File + ": " + withoutPrefix(e.Err.Error(), "embed: ")
+}
+
+// chainError is err under what, like fmt.Errorf("%s: %w", what, err),
+// with the "embed: " of the sentinels inside err left out: "embed ollama:
+// text 0: unknown model: ...", the package named once.
+type chainError struct {
+	what string
+	err  error
+}
+
+func (e *chainError) Error() string { return e.what + ": " + withoutPrefix(e.err.Error(), "embed: ") }
+func (e *chainError) Unwrap() error { return e.err }
+
+// withoutPrefix drops prefix where it starts s or a wrapped part of it
+// (after ": ").
+func withoutPrefix(s, prefix string) string {
+	s = strings.TrimPrefix(s, prefix)
+	return strings.ReplaceAll(s, ": "+prefix, ": ")
+}
 
 // Unwrap returns Err.
 func (e *ModelError) Unwrap() error { return e.Err }

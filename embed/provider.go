@@ -142,8 +142,20 @@ func NewOllama(opts *OllamaOptions) (*Provider, error) {
 	if err := joinInvalid(errs); err != nil {
 		return nil, err
 	}
-	fn := chromem.NewEmbeddingFuncOllama(ep.model, ep.baseURL)
-	return newProvider(ep, where, fn), nil
+	return newProvider(ep, where, ollamaModelCheck(ep.model, chromem.NewEmbeddingFuncOllama(ep.model, ep.baseURL))), nil
+}
+
+// ollamaModelCheck returns fn with the 404 Ollama answers for a model it
+// has not pulled turned into an error wrapping [ErrUnknownModel] that names
+// the model. chromem-go reports a reply's status only in its error's text.
+func ollamaModelCheck(model string, fn chromem.EmbeddingFunc) chromem.EmbeddingFunc {
+	return func(ctx context.Context, text string) ([]float32, error) {
+		v, err := fn(ctx, text)
+		if err != nil && strings.Contains(err.Error(), "404 Not Found") {
+			return nil, fmt.Errorf("%w: the server has no model %q (ollama pull %s): %v", ErrUnknownModel, model, model, err)
+		}
+		return v, err
+	}
 }
 
 // NewOpenAI returns a [Provider] that embeds texts with OpenAI's embeddings
@@ -263,7 +275,7 @@ func (p *Provider) Embed(ctx context.Context, texts []string) ([][]float32, erro
 				v, err := p.embedOne(workCtx, texts[i])
 				if err != nil {
 					errOnce.Do(func() {
-						firstErr = fmt.Errorf("embed %s: text %d: %w", p.id.Provider, i, err)
+						firstErr = &chainError{what: fmt.Sprintf("embed %s: text %d", p.id.Provider, i), err: err}
 						cancel()
 					})
 					return

@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -260,6 +262,12 @@ func NewStatic(dir string, opts *StaticOptions) (*Static, error) {
 func readModelFile(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
+		// The path is ModelError's File: keep the reason alone
+		// (fs.ErrNotExist still matches through it).
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return nil, &ModelError{File: path, Err: fmt.Errorf("%w: %w", ErrInvalidModel, err)}
 	}
 	return b, nil

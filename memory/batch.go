@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/oklog/ulid/v2"
@@ -86,14 +85,14 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 	for i, op := range b.ops {
 		p, err := op.scope.PartitionPrefix()
 		if err != nil {
-			return BatchResult{}, fmt.Errorf("batch op %d: %w", i, err)
+			return BatchResult{}, opError(i, err)
 		}
 		steps[i].user = string(p)
 		if op.msgs != nil {
 			a, err := s.prepareAppend(ctx, op.scope, op.msgs)
 			if err != nil {
 				s.dropPrepared(ctx, steps[:i])
-				return BatchResult{}, fmt.Errorf("batch op %d: %w", i, err)
+				return BatchResult{}, opError(i, err)
 			}
 			steps[i].append = a
 			if l := sessionLockIndex(a.prefix, len(s.sessionLocks)); !slices.Contains(locks, l) {
@@ -105,7 +104,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 		steps[i].fact = op.fact
 		if err := s.redactFact(ctx, op.scope, &steps[i].fact); err != nil {
 			s.dropPrepared(ctx, steps[:i])
-			return BatchResult{}, fmt.Errorf("batch op %d: %w", i, err)
+			return BatchResult{}, opError(i, err)
 		}
 	}
 	// Lock sessions in one global order, so that two batches cannot wait
@@ -125,7 +124,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 			if st.append != nil {
 				ids, err := s.appendTx(tx, st.append)
 				if err != nil {
-					return fmt.Errorf("batch op %d: %w", i, err)
+					return opError(i, err)
 				}
 				st.ids = ids
 				for _, id := range ids {
@@ -145,7 +144,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 			}
 			stored, err := g.Relate(f)
 			if err != nil {
-				return fmt.Errorf("batch op %d: %w", i, err)
+				return opError(i, err)
 			}
 			res.Facts = append(res.Facts, stored)
 		}

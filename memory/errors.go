@@ -161,3 +161,68 @@ func (e *FlushError) Error() string {
 
 // Unwrap returns ErrFlushPending and the context's error.
 func (e *FlushError) Unwrap() []error { return []error{ErrFlushPending, e.Err} }
+
+// FieldError says which part of a call's input an error is about, by its
+// name in the input's JSON shape, so that a program that took the input as
+// JSON (the HTTP API) can point at it: the operation of a [Batch] (Field
+// "ops"), the message of an Append ("messages"), a message's field
+// ("role", "content", "tool_calls", ...). FieldErrors nest, outermost
+// first; [FieldPath] joins them into one path. Err is why, and still
+// matches the error's class with errors.Is ([ErrInvalidMessage], ...).
+// The text of a FieldError is what it was before they existed: "batch op
+// 2: append message 0: memory: invalid message: unknown role".
+type FieldError struct {
+	// Field is the JSON name of the field, or of the list for an element.
+	Field string
+	// Index is the element of the list Field names, -1 for a field.
+	Index int
+	// Err is why.
+	Err error
+	// prefix, when set, starts the text: "batch op 2".
+	prefix string
+}
+
+// Error returns Err's text, after the operation when the error names one.
+func (e *FieldError) Error() string {
+	if e.prefix == "" {
+		return e.Err.Error()
+	}
+	return e.prefix + ": " + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// FieldPath returns the path of the input field err is about, such as
+// "ops[0].messages[1].role", and the error that says why (err itself
+// when err names no field; path is then "").
+func FieldPath(err error) (path string, reason error) {
+	reason = err
+	var fe *FieldError
+	for errors.As(reason, &fe) {
+		if path != "" {
+			path += "."
+		}
+		path += fe.Field
+		if fe.Index >= 0 {
+			path += fmt.Sprintf("[%d]", fe.Index)
+		}
+		reason = fe.Err
+	}
+	return path, reason
+}
+
+// fieldError returns err about the field name of the input.
+func fieldError(name string, err error) error {
+	return &FieldError{Field: name, Index: -1, Err: err}
+}
+
+// opError returns err about the batch's operation i.
+func opError(i int, err error) error {
+	return &FieldError{Field: "ops", Index: i, Err: err, prefix: fmt.Sprintf("batch op %d", i)}
+}
+
+// messageError returns err about the message i of an Append.
+func messageError(i int, err error) error {
+	return &FieldError{Field: "messages", Index: i, Err: err, prefix: fmt.Sprintf("append message %d", i)}
+}

@@ -75,59 +75,72 @@ type Message struct {
 // checked against the session by Append.
 func (m *Message) validate() error {
 	if !m.Role.Valid() {
-		return fmt.Errorf("%w %q", ErrInvalidRole, m.Role)
+		return fieldError("role", fmt.Errorf("%w %q", ErrInvalidRole, m.Role))
 	}
 	if err := engine.ValidateTime(m.Time); err != nil {
-		return fmt.Errorf("%w: Time %w", ErrInvalidMessage, err)
+		return fieldError("time", fmt.Errorf("%w: Time %w", ErrInvalidMessage, err))
 	}
 	if !utf8.ValidString(m.Content) {
-		return fmt.Errorf("%w: content is not valid UTF-8", ErrInvalidMessage)
+		return fieldError("content", fmt.Errorf("%w: content is not valid UTF-8", ErrInvalidMessage))
 	}
 	if m.Name != "" {
 		if err := engine.ValidateID(m.Name); err != nil {
-			return fmt.Errorf("%w: name %w", ErrInvalidMessage, err)
+			return fieldError("name", fmt.Errorf("%w: name %w", ErrInvalidMessage, err))
 		}
 	}
 	switch {
 	case len(m.ToolCalls) > 0 && m.Role != RoleAssistant:
-		return fmt.Errorf("%w: only assistant messages make tool calls, not %s", ErrInvalidMessage, m.Role)
+		return fieldError("tool_calls", fmt.Errorf("%w: only assistant messages make tool calls, not %s", ErrInvalidMessage, m.Role))
 	case m.ToolCallID != "" && m.Role != RoleTool:
-		return fmt.Errorf("%w: a tool-call id belongs on a tool result, not on a %s message", ErrInvalidMessage, m.Role)
+		return fieldError("tool_call_id", fmt.Errorf("%w: a tool-call id belongs on a tool result, not on a %s message", ErrInvalidMessage, m.Role))
 	case m.Role == RoleTool && m.ToolCallID == "":
-		return fmt.Errorf("%w: a tool result needs the ToolCallID of the call it answers", ErrOrphanToolResult)
+		return fieldError("tool_call_id", fmt.Errorf("%w: a tool result needs the ToolCallID of the call it answers", ErrOrphanToolResult))
 	case m.Content == "" && len(m.ToolCalls) == 0 && m.Role != RoleTool:
-		return fmt.Errorf("%w: empty %s message", ErrInvalidMessage, m.Role)
+		return fieldError("content", fmt.Errorf("%w: empty %s message", ErrInvalidMessage, m.Role))
 	}
 	if m.ToolCallID != "" {
 		if err := engine.ValidateID(m.ToolCallID); err != nil {
-			return fmt.Errorf("%w: ToolCallID %w", ErrInvalidMessage, err)
+			return fieldError("tool_call_id", fmt.Errorf("%w: ToolCallID %w", ErrInvalidMessage, err))
 		}
 	}
-	seen := make(map[string]bool, len(m.ToolCalls))
-	for i, c := range m.ToolCalls {
-		if err := engine.ValidateID(c.ID); err != nil {
-			return fmt.Errorf("%w: tool call %d: id %w", ErrInvalidMessage, i, err)
-		}
-		if seen[c.ID] {
-			return fmt.Errorf("%w %q", ErrDuplicateToolCall, c.ID)
-		}
-		seen[c.ID] = true
-		if err := engine.ValidateID(c.Name); err != nil {
-			return fmt.Errorf("%w: tool call %d: name %w", ErrInvalidMessage, i, err)
-		}
-		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
-			return fmt.Errorf("%w: tool call %q", ErrInvalidToolArguments, c.ID)
-		}
+	if err := m.validateToolCalls(); err != nil {
+		return err
 	}
 	for k, v := range m.Metadata {
 		if err := engine.ValidateID(k); err != nil {
-			return fmt.Errorf("%w: metadata key %w", ErrInvalidMessage, err)
+			return fieldError("metadata", fmt.Errorf("%w: metadata key %w", ErrInvalidMessage, err))
 		}
 		if !utf8.ValidString(v) {
-			return fmt.Errorf("%w: metadata %q is not valid UTF-8", ErrInvalidMessage, k)
+			return fieldError("metadata", fmt.Errorf("%w: metadata %q is not valid UTF-8", ErrInvalidMessage, k))
 		}
 	}
 	return nil
+}
+
+// validateToolCalls checks the ids, names and arguments of m's tool calls.
+func (m *Message) validateToolCalls() error {
+	seen := make(map[string]bool, len(m.ToolCalls))
+	for i, c := range m.ToolCalls {
+		if err := engine.ValidateID(c.ID); err != nil {
+			return toolCallError(i, "id", fmt.Errorf("%w: tool call %d: id %w", ErrInvalidMessage, i, err))
+		}
+		if seen[c.ID] {
+			return toolCallError(i, "id", fmt.Errorf("%w %q", ErrDuplicateToolCall, c.ID))
+		}
+		seen[c.ID] = true
+		if err := engine.ValidateID(c.Name); err != nil {
+			return toolCallError(i, "name", fmt.Errorf("%w: tool call %d: name %w", ErrInvalidMessage, i, err))
+		}
+		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
+			return toolCallError(i, "arguments", fmt.Errorf("%w: tool call %q", ErrInvalidToolArguments, c.ID))
+		}
+	}
+	return nil
+}
+
+// toolCallError returns err about field of the message's tool call i.
+func toolCallError(i int, field string, err error) error {
+	return &FieldError{Field: "tool_calls", Index: i, Err: fieldError(field, err)}
 }
 
 // rawSize is a lower bound of m's encoded size: the bytes of its text

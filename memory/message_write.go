@@ -136,9 +136,9 @@ type toolAnswer struct{ key, entry []byte }
 // [ErrInvalidMessage]; any other is the store's.
 func (w *messageWriter) checkToolCalls(tx *engine.Tx, m *Message) (toolAnswer, error) {
 	prefix := w.a.prefix
-	for _, c := range m.ToolCalls {
+	for i, c := range m.ToolCalls {
 		if _, err := tx.Get(sessionPrefix(prefix).toolCall(c.ID)); err == nil {
-			return toolAnswer{}, fmt.Errorf("%w %q", ErrDuplicateToolCall, c.ID)
+			return toolAnswer{}, toolCallError(i, "id", fmt.Errorf("%w %q", ErrDuplicateToolCall, c.ID))
 		} else if !errors.Is(err, engine.ErrNotFound) {
 			return toolAnswer{}, err
 		}
@@ -147,10 +147,13 @@ func (w *messageWriter) checkToolCalls(tx *engine.Tx, m *Message) (toolAnswer, e
 		return toolAnswer{}, nil
 	}
 	if w.answered[m.ToolCallID] {
-		return toolAnswer{}, fmt.Errorf("%w: %q", ErrDuplicateToolResult, m.ToolCallID)
+		return toolAnswer{}, fieldError("tool_call_id", fmt.Errorf("%w: %q", ErrDuplicateToolResult, m.ToolCallID))
 	}
 	key := sessionPrefix(prefix).toolCall(m.ToolCallID)
 	entry, err := toolCallState(tx, key, m.ToolCallID, w.made)
+	if errors.Is(err, ErrInvalidMessage) {
+		return toolAnswer{}, fieldError("tool_call_id", err)
+	}
 	if err != nil {
 		return toolAnswer{}, err
 	}

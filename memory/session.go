@@ -129,7 +129,7 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 	// Sizes first: nothing is tokenized for a batch that cannot be stored.
 	for i := range msgs {
 		if err := msgs[i].checkSize(s.opts.MaxMessageBytes); err != nil {
-			return nil, fmt.Errorf("append message %d: %w", i, err)
+			return nil, messageError(i, err)
 		}
 	}
 	// Then the rules, so that a batch refused costs nothing more.
@@ -137,10 +137,10 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 	for i := range msgs {
 		m := &msgs[i]
 		if err := m.validate(); err != nil {
-			return nil, fmt.Errorf("append message %d: %w", i, err)
+			return nil, messageError(i, err)
 		}
 		if id, _, repeated := calls.add(i, m); repeated {
-			return nil, fmt.Errorf("append message %d: %w %q", i, ErrDuplicateToolCall, id)
+			return nil, messageError(i, fmt.Errorf("%w %q", ErrDuplicateToolCall, id))
 		}
 	}
 	// Then personal data, before anything is counted, embedded or written.
@@ -151,7 +151,7 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 	for i := range msgs {
 		m := msgs[i] // a copy: the caller's slice is not modified
 		if a.values[i], err = s.encodeMessage(enc, &m, a.now); err != nil {
-			return nil, fmt.Errorf("append message %d: %w", i, err)
+			return nil, messageError(i, err)
 		}
 	}
 	// Embed the episodes, in one call, outside the transaction.
@@ -197,13 +197,13 @@ func (s *Store) appendTx(tx *engine.Tx, a *preparedAppend) ([]ulid.ULID, error) 
 		m := &msgs[i]
 		ans, err := w.checkToolCalls(tx, m)
 		if err != nil {
-			return nil, fmt.Errorf("append message %d: %w", i, err)
+			return nil, messageError(i, err)
 		}
 		id := s.nextMessageID(now, last)
 		last = id
 		ids[i] = id
 		if err := w.putMessage(tx, i, id, ans); err != nil {
-			return nil, fmt.Errorf("append message %d: %w", i, err)
+			return nil, messageError(i, err)
 		}
 		if s.extracts(m) {
 			// In this transaction: a crash cannot lose the job. Append

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/cmd/engram/internal/plural"
 	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory"
 )
@@ -117,8 +118,8 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (err error) {
 		total += m.Tokens
 	}
 	fmt.Fprintf(w, "Engram demo: store in %s\n", dir)
-	fmt.Fprintf(w, "Session %s/%s/%s holds %d messages, %d tokens (o200k_base).\n\n",
-		demoScope.Tenant, demoScope.User, demoScope.Session, len(log), total)
+	fmt.Fprintf(w, "Session %s/%s/%s holds %s, %s (o200k_base).\n\n",
+		demoScope.Tenant, demoScope.User, demoScope.Session, plural.Count(len(log), "message"), plural.Count(total, "token"))
 	if err := printExtracted(ctx, w, store, log); err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Window for the next model call (budget: %d messages, %d tokens):\n", opts.MaxMessages, opts.MaxTokens)
+	fmt.Fprintf(w, "Window for the next model call (budget: %s, %s):\n", plural.Count(opts.MaxMessages, "message"), plural.Count(opts.MaxTokens, "token"))
 	printWindow(w, log, window, opts)
 
 	// The same session under a budget whose naive cut would split a tool
@@ -138,7 +139,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nThe same session with a budget of %d messages:\n", tight.MaxMessages)
+	fmt.Fprintf(w, "\nThe same session with a budget of %s:\n", plural.Count(tight.MaxMessages, "message"))
 	printWindow(w, log, tw, tight)
 
 	fmt.Fprintln(w)
@@ -174,7 +175,7 @@ func demoRecall(ctx context.Context, w io.Writer, store *memory.Store) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nA new session, %q: %q\n", demoFollowUp.Session, demoFollowUpQuestion)
-	fmt.Fprintf(w, "Recall gives the model these messages (%d of %d tokens):\n\n", rec.Trace.TokensUsed, rec.Trace.Budget)
+	fmt.Fprintf(w, "Recall gives the model these messages (%d of %s):\n\n", rec.Trace.TokensUsed, plural.Count(rec.Trace.Budget, "token"))
 	for _, m := range rec.ChatMessages() {
 		fmt.Fprintf(w, "[%s]\n%s\n\n", m.Role, m.Content)
 	}
@@ -217,8 +218,8 @@ func printExtracted(ctx context.Context, w io.Writer, store *memory.Store, log [
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Extraction formed from it (offline rules, no Remember or Relate): %d entities, %d facts, %d memories\n",
-		len(g.Entities), len(facts), len(mems))
+	fmt.Fprintf(w, "Extraction formed from it (offline rules, no Remember or Relate): %s, %s, %s\n",
+		plural.Count(len(g.Entities), "entity"), plural.Count(len(facts), "fact"), plural.Count(len(mems), "memory"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, e := range g.Entities {
 		aliases := ""
@@ -329,7 +330,7 @@ func printWindow(w io.Writer, log, window []memory.Message, opts memory.WindowOp
 		fmt.Fprintf(tw, "%s%2d\t%s\t%d\t\t%s%s\n", status, i+1, m.Role, m.Tokens, describe(m), reason)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "  kept %d of %d messages, %d tokens\n", len(window), len(log), used)
+	fmt.Fprintf(w, "  kept %d of %s, %s\n", len(window), plural.Count(len(log), "message"), plural.Count(used, "token"))
 	if pairDropped {
 		fmt.Fprintln(w, "  (a tool result fit the budget but its call did not: a window never starts with an orphan tool result)")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engramdb/engram/cmd/engram/internal/fileio"
+	"github.com/engramdb/engram/cmd/engram/internal/plural"
 	"github.com/engramdb/engram/cmd/engram/internal/transfer"
 )
 
@@ -65,7 +66,6 @@ admin token in $ENGRAM_TOKEN or the variable --token-env names.`,
 	o.remote.register(cmd)
 	cmd.Flags().StringVar(&o.out, "out", "-", "file or directory to write, or - for standard output")
 	cmd.Flags().StringVar(&o.format, "format", "", "jsonl, nquads or dir (default: from --out)")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"jsonl", "nquads", "dir"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -154,10 +154,11 @@ func runExport(cmd *cobra.Command, o exportOptions) (err error) {
 	case "nquads":
 		fmt.Fprintf(report, "exported the graph of %s to %s\n", whose, where)
 	case "dir":
-		fmt.Fprintf(report, "exported %d messages, %d memories and %d graphs of %s to %s\n", c.Messages, c.Memories, c.Graphs, whose, where)
+		fmt.Fprintf(report, "exported %s, %s and %s of %s to %s\n",
+			plural.Count(c.Messages, "message"), plural.Count(c.Memories, "memory"), plural.Count(c.Graphs, "graph"), whose, where)
 	default:
-		fmt.Fprintf(report, "exported %d messages and %d memories of %s to %s (JSONL holds no knowledge graphs: --format dir exports them too)\n",
-			c.Messages, c.Memories, whose, where)
+		fmt.Fprintf(report, "exported %s and %s of %s to %s (JSONL holds no knowledge graphs: --format dir exports them too)\n",
+			plural.Count(c.Messages, "message"), plural.Count(c.Memories, "memory"), whose, where)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ func TestExportFormats(t *testing.T) {
 	// --format overrides the extension; --user narrows to one user.
 	out := filepath.Join(tmp, "bob.data")
 	msg := mustRun(t, "export", "--dir", src, "--tenant", "acme", "--user", "bob", "--format", "jsonl", "--out", out)
-	if !strings.Contains(msg, "exported 1 messages and 1 memories of user bob of tenant acme to "+out) {
+	if !strings.Contains(msg, "exported 1 message and 1 memory of user bob of tenant acme to "+out) {
 		t.Errorf("export output: %s", msg)
 	}
 	if got := readFile(t, out); strings.Count(got, "\n") != 2 || strings.Contains(got, "alice") {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/engramdb/engram/cmd/engram/internal/plural"
 )
 
 type extractRetryOptions struct {
@@ -56,6 +58,6 @@ func runExtractRetry(cmd *cobra.Command, o extractRetryOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("extract retry: %w", err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "queued %d parked extraction jobs again in %s\n", n, o.store.where())
+	fmt.Fprintf(cmd.OutOrStdout(), "queued %s again in %s\n", plural.Count(n, "parked extraction job"), o.store.where())
 	return nil
 }

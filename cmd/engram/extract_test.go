@@ -11,7 +11,7 @@ import (
 func TestExtractRetry(t *testing.T) {
 	dir, _ := parkedStore(t)
 	out := mustRun(t, "extract", "retry", "--dir", dir)
-	if !strings.Contains(out, "queued 1 parked extraction jobs again") {
+	if !strings.Contains(out, "queued 1 parked extraction job again") {
 		t.Errorf("extract retry: %s", out)
 	}
 	// The job waits in the queue: the command extracted nothing.

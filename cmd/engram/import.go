@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/engramdb/engram/cmd/engram/internal/plural"
 	"github.com/engramdb/engram/cmd/engram/internal/transfer"
 )
 
@@ -50,7 +51,7 @@ terminal (or with --progress).`,
   engram export --dir ./old --tenant acme | engram import --dir ./new --tenant acme -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(cmd, args, o)
+			return o.store.open.explain(runImport(cmd, args, o))
 		},
 	}
 	o.store.register(cmd, flagRequired, flagOptional, flagAbsent)
@@ -58,7 +59,6 @@ terminal (or with --progress).`,
 	cmd.Flags().StringVar(&o.format, "format", "", "format of every file named: jsonl or nquads (default: by extension)")
 	cmd.Flags().IntVar(&o.batchSize, "batch-size", transfer.DefaultBatchSize, "JSONL records per transaction")
 	cmd.Flags().BoolVar(&o.progress, "progress", false, "show a progress bar on standard error (default: when it is a terminal)")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"jsonl", "nquads"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -117,17 +117,17 @@ func runImport(cmd *cobra.Command, args []string, o importOptions) (err error) {
 		return fmt.Errorf("import: %w", err)
 	}
 	bar.finish()
-	printImportStats(w, fmt.Sprintf("imported %d file(s) into tenant %s:", stats.Files, o.store.tenant), stats)
+	printImportStats(w, fmt.Sprintf("imported %s into tenant %s:", plural.Count(stats.Files, "file"), o.store.tenant), stats)
 	return nil
 }
 
 func printImportStats(w io.Writer, title string, s transfer.Stats) {
 	fmt.Fprintln(w, title)
 	fmt.Fprintf(w, "  messages  %d written, %d already there\n", s.Messages.Written, s.Messages.Existing)
-	fmt.Fprintf(w, "  memories  %d written, %d already there, %d duplicates, %d expired\n",
-		s.Memories.Written, s.Memories.Existing, s.Memories.Duplicates, s.Memories.Expired)
-	fmt.Fprintf(w, "  graph     %d entities and %d facts written, %d facts already there\n",
-		s.Graph.Entities, s.Graph.Facts, s.Graph.Duplicates)
+	fmt.Fprintf(w, "  memories  %d written, %d already there, %s, %d expired\n",
+		s.Memories.Written, s.Memories.Existing, plural.Count(s.Memories.Duplicates, "duplicate"), s.Memories.Expired)
+	fmt.Fprintf(w, "  graph     %s and %s written, %s already there\n",
+		plural.Count(s.Graph.Entities, "entity"), plural.Count(s.Graph.Facts, "fact"), plural.Count(s.Graph.Duplicates, "fact"))
 }
 
 // spoolStdin copies standard input to a temporary file.

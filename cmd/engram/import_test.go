@@ -27,7 +27,7 @@ func TestRoundTrip(t *testing.T) {
 		graphs1 = append(graphs1, nq)
 	}
 	out := mustRun(t, append([]string{"import", "--dir", dst, "--tenant", "acme", jsonl1}, graphs1...)...)
-	for _, want := range []string{"imported 3 file(s) into tenant acme", "messages  7 written", "memories  5 written", "graph     3 entities and 1 facts written"} {
+	for _, want := range []string{"imported 3 files into tenant acme", "messages  7 written", "memories  5 written", "graph     3 entities and 1 fact written"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("import output lacks %q:\n%s", want, out)
 		}
@@ -106,7 +106,7 @@ func TestRoundTrip(t *testing.T) {
 func TestImportStdin(t *testing.T) {
 	src := seedStore(t)
 	exported, stderr, err := runCLIIO(t, strings.NewReader(""), "export", "--dir", src, "--tenant", "globex")
-	if err != nil || !strings.Contains(stderr, "exported 1 messages and 0 memories of tenant globex to standard output") {
+	if err != nil || !strings.Contains(stderr, "exported 1 message and 0 memories of tenant globex to standard output") {
 		t.Fatalf("export to stdout: %v, %s", err, stderr)
 	}
 	dst := filepath.Join(t.TempDir(), "dst")

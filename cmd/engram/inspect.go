@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engramdb/engram/cmd/engram/internal/inspection"
+	"github.com/engramdb/engram/cmd/engram/internal/plural"
 	"github.com/engramdb/engram/kv"
 	"github.com/engramdb/engram/memory"
 )
@@ -112,7 +113,7 @@ func writeQueue(w io.Writer, q *inspection.Queue) error {
 		return err
 	}
 	if q.ParkedTotal > len(q.Parked) {
-		fmt.Fprintf(w, "(%d other parked jobs not shown)\n", q.ParkedTotal-len(q.Parked))
+		fmt.Fprintf(w, "(%s not shown)\n", plural.Count(q.ParkedTotal-len(q.Parked), "other parked job"))
 	}
 	fmt.Fprintln(w, "engram extract retry --dir DIR queues them again.")
 	return nil

@@ -147,6 +147,9 @@ func runMCP(ctx context.Context, o mcpOptions, in io.Reader, out io.Writer) (err
 	if err != nil {
 		return err
 	}
+	if err := errors.Join(o.privacy.validate()...); err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
 	var opts memory.Options
 	if err := o.open.apply(&opts); err != nil {
 		return fmt.Errorf("mcp: %w", err)

@@ -287,7 +287,7 @@ func TestMCPFlags(t *testing.T) {
 		{[]string{"mcp", "--dir", t.TempDir(), "--session", "s\u202e1"}, "invisible format character"},
 		{[]string{"mcp", "--dir", t.TempDir(), "--user", "\u2067alice"}, "invisible format character"},
 		{[]string{"mcp", "--dir", t.TempDir(), "extra"}, "unknown command"},
-		{[]string{"mcp", "--dir", t.TempDir(), "--embedder", "openai"}, "Model is required"},
+		{[]string{"mcp", "--dir", t.TempDir(), "--embedder", "openai"}, "--embedder openai needs --embed-model"},
 		{[]string{"mcp", "--dir", t.TempDir(), "--extract", "later"}, "--extract"},
 		{[]string{"mcp", "--dir", t.TempDir(), "--extract-base-url", "http://localhost:11434/v1"}, "--extract-model"},
 		{[]string{"mcp", "--dir", t.TempDir(), "--encryption-key-file", filepath.Join(t.TempDir(), "none")}, "--encryption-key-file"},

@@ -132,20 +132,49 @@ func (f *openFlags) newEmbedder() (embed.Embedder, error) {
 			return nil, nil
 		}
 		return f.staticEmbedder()
+	case embedderOllama, embedderOpenAI:
+		return f.providerEmbedder()
+	}
+	return nil, fmt.Errorf("--embedder %q is not hashing, static, ollama or openai", f.embedder)
+}
+
+// providerEmbedder returns the ollama or openai embedder the flags name.
+// The flags the provider needs are checked here, by their names: the
+// library's own message names its option fields (Model, APIKey).
+func (f *openFlags) providerEmbedder() (embed.Embedder, error) {
+	if f.embedModel == "" {
+		example := "nomic-embed-text, pulled first with ollama pull nomic-embed-text"
+		if f.embedder == embedderOpenAI {
+			example = "text-embedding-3-small"
+		}
+		return nil, fmt.Errorf("--embedder %s needs --embed-model, the embedding model's name on the server (e.g. %s)", f.embedder, example)
+	}
+	switch f.embedder {
 	case embedderOllama:
 		p, err := embed.NewOllama(&embed.OllamaOptions{BaseURL: f.embedURL, Model: f.embedModel, Dimensions: f.embedDims})
 		if err != nil {
 			return nil, fmt.Errorf("--embedder ollama: %w", err)
 		}
 		return p, nil
-	case embedderOpenAI:
-		p, err := embed.NewOpenAI(&embed.OpenAIOptions{BaseURL: f.embedURL, APIKey: os.Getenv(apiKeyEnv), Model: f.embedModel, Dimensions: f.embedDims})
-		if err != nil {
-			return nil, fmt.Errorf("--embedder openai: %w", err)
-		}
-		return p, nil
 	}
-	return nil, fmt.Errorf("--embedder %q is not hashing, static, ollama or openai", f.embedder)
+	key := os.Getenv(apiKeyEnv)
+	if key == "" && f.embedURL == "" {
+		return nil, errors.New("--embedder openai needs $" + apiKeyEnv + " for " + embed.DefaultOpenAIBaseURL + " (or --embed-url, an OpenAI-compatible server that needs no key)")
+	}
+	p, err := embed.NewOpenAI(&embed.OpenAIOptions{BaseURL: f.embedURL, APIKey: key, Model: f.embedModel, Dimensions: f.embedDims})
+	if err != nil {
+		return nil, fmt.Errorf("--embedder openai: %w", err)
+	}
+	return p, nil
+}
+
+// explain adds to err, when the embedding server does not know the model,
+// the flag that names it.
+func (f *openFlags) explain(err error) error {
+	if f.embedder == embedderOllama && errors.Is(err, embed.ErrUnknownModel) {
+		return fmt.Errorf("%w (check --embed-model %s: the model must be pulled on the server)", err, f.embedModel)
+	}
+	return err
 }
 
 // staticEmbedder loads the model --model names (pulled before; nothing is

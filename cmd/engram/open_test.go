@@ -186,7 +186,7 @@ func TestEmbedderFlags(t *testing.T) {
 	}
 
 	wantError(t, []string{"--embedder ollama or openai"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embed-model", "m", "x")
-	wantError(t, []string{"Model is required"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "openai", "x")
+	wantError(t, []string{"--embedder openai needs --embed-model"}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "openai", "x")
 	wantError(t, []string{`--embedder "word2vec"`}, "recall", "--dir", dir, "--tenant", "acme", "--user", "alice", "--embedder", "word2vec", "x")
 }
 

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/spf13/pflag"
 
@@ -67,6 +71,33 @@ func (f *postgresFlags) dsn(dir string) (string, error) {
 		return "", errNoStore
 	}
 	return dsn, nil
+}
+
+// storeExists returns an error "no store in postgres schema S" unless the
+// schema the flags name holds a store (its meta table), so that the
+// commands that read or administer a store never create a schema and its
+// tables for a mistyped --postgres-schema. The DSN is never part of the
+// message.
+func (f *postgresFlags) storeExists(dsn string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", f.where(), err)
+	}
+	defer conn.Close(context.Background())
+	schema := f.schema
+	if schema == "" {
+		schema = defaultPostgresSchema
+	}
+	var meta *string
+	if err := conn.QueryRow(ctx, "SELECT to_regclass($1)::text", pgx.Identifier{schema, "meta"}.Sanitize()).Scan(&meta); err != nil {
+		return fmt.Errorf("open %s: %w", f.where(), err)
+	}
+	if meta == nil {
+		return fmt.Errorf("no store in %s", f.where())
+	}
+	return nil
 }
 
 // where names the store for messages: the schema, never the DSN.

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/spf13/pflag"
 
 	"github.com/engramdb/engram/memory"
@@ -24,6 +27,21 @@ func (f *privacyFlags) register(fs *pflag.FlagSet) {
 		"stop recalling other sessions' messages, and erase episode memories, older than this; 0 keeps them")
 	fs.DurationVar(&f.retention.Memories, "retain-memories", 0,
 		"erase memories (other than episodes) older than this; 0 keeps them until forgotten or deleted")
+}
+
+// validate reports the flags that are bad, by their names, before any
+// file is written (the store's Open checks them again).
+func (f *privacyFlags) validate() []error {
+	var errs []error
+	for _, r := range []struct {
+		name string
+		d    time.Duration
+	}{{"retain-messages", f.retention.Messages}, {"retain-episodes", f.retention.Episodes}, {"retain-memories", f.retention.Memories}} {
+		if r.d < 0 {
+			errs = append(errs, fmt.Errorf("--%s %s is negative (0 keeps everything)", r.name, r.d))
+		}
+	}
+	return errs
 }
 
 // apply sets the options the flags name; the store's Open validates them.

@@ -49,7 +49,7 @@ func TestPrivacyFlags(t *testing.T) {
 func TestPrivacyFlagsRefused(t *testing.T) {
 	check := func(name string, err error) {
 		t.Helper()
-		if err == nil || !strings.Contains(err.Error(), "Retention.") || !strings.Contains(err.Error(), "negative") {
+		if err == nil || !strings.Contains(err.Error(), "--retain-") || !strings.Contains(err.Error(), "negative") {
 			t.Errorf("%s: err = %v, want the negative retention named", name, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engramdb/engram/cmd/engram/internal/plural"
 	"github.com/engramdb/engram/cmd/engram/internal/wire"
 	"github.com/engramdb/engram/memory"
 )
@@ -49,7 +50,7 @@ opened with extraction off, and what is queued stays queued.
       --sources memories,episodes,graph --top-k 5 --trace "Where do my invoices go?"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRecall(cmd, strings.Join(args, " "), o)
+			return o.store.open.explain(runRecall(cmd, strings.Join(args, " "), o))
 		},
 	}
 	o.store.register(cmd, flagOptional, flagRequired, flagOptional)
@@ -64,11 +65,6 @@ opened with extraction off, and what is queued stays queued.
 		"what to recall from: memories, shared (the tenant's shared memories), episodes, graph (comma-separated; default: Recall's, memories, episodes and graph)")
 	f.BoolVar(&o.trace, "trace", false, "print the trace of every candidate as a table")
 	f.BoolVar(&o.json, "json", false, "print the messages, the recalled items and the trace as JSON")
-	var names []string
-	for _, s := range memory.Sources() {
-		names = append(names, string(s))
-	}
-	_ = cmd.RegisterFlagCompletionFunc("sources", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -150,7 +146,7 @@ func runRecall(cmd *cobra.Command, text string, o recallOptions) (err error) {
 		return writeRecallJSON(w, rec)
 	}
 	msgs := rec.ChatMessages()
-	fmt.Fprintf(w, "Context for %q: %d messages, %d of %d tokens\n\n", text, len(msgs), rec.Trace.TokensUsed, rec.Trace.Budget)
+	fmt.Fprintf(w, "Context for %q: %s, %d of %s\n\n", text, plural.Count(len(msgs), "message"), rec.Trace.TokensUsed, plural.Count(rec.Trace.Budget, "token"))
 	if len(msgs) == 0 {
 		fmt.Fprintln(w, "(nothing recalled: no window, no summary, no matching memories, episodes or facts)")
 	}
@@ -172,7 +168,7 @@ func runRecall(cmd *cobra.Command, text string, o recallOptions) (err error) {
 	if len(rec.Trace.Entities) > 0 {
 		entities = strings.Join(rec.Trace.Entities, ", ")
 	}
-	fmt.Fprintf(w, "Trace (entities named: %s; %d candidates; %v):\n", entities, len(rec.Trace.Candidates), rec.Trace.Took.Round(10*time.Microsecond))
+	fmt.Fprintf(w, "Trace (entities named: %s; %s; %v):\n", entities, plural.Count(len(rec.Trace.Candidates), "candidate"), rec.Trace.Took.Round(10*time.Microsecond))
 	return writeTrace(w, &rec.Trace, len(rec.Trace.Candidates))
 }
 

@@ -19,5 +19,6 @@ them. No service, no network unless you configure one.`,
 	root.AddCommand(newDemoCmd(), newVersionCmd(), newBenchCmd(), newServeCmd(),
 		newImportCmd(), newExportCmd(), newRecallCmd(), newInspectCmd(), newBackupCmd(), newRestoreCmd(), newMCPCmd(),
 		newCompactCmd(), newExtractCmd(), newUICmd(), newModelCmd())
+	registerCompletions(root)
 	return root
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/engramdb/engram/cmd/engram/internal/cluster"
 	"github.com/engramdb/engram/cmd/engram/internal/fileio"
 	"github.com/engramdb/engram/cmd/engram/internal/httpapi"
+	"github.com/engramdb/engram/cmd/engram/internal/plural"
 	"github.com/engramdb/engram/cmd/engram/internal/webui"
 	"github.com/engramdb/engram/memory"
 )
@@ -159,10 +160,6 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		return fmt.Errorf("--metrics: %w", err)
 	}
 	dsn, _ := o.pg.dsn(o.dir) // validate checked it
-	tokens, err := o.loadTokens(stderr)
-	if err != nil {
-		return err
-	}
 	newLogHandler := func(level slog.Level) slog.Handler {
 		if o.logFormat == "json" {
 			return slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})
@@ -193,6 +190,12 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		return err
 	}
 	defer ln.Close() // a second Close after Serve's is harmless
+	// Only now, every flag checked and the address bound, may the
+	// default tokens file be written: a typo leaves nothing behind.
+	tokens, err := o.loadTokens(stderr)
+	if err != nil {
+		return err
+	}
 	where := o.dir
 	var store *memory.Store
 	if dsn != "" {
@@ -265,8 +268,9 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	if c := store.Cluster(); c != nil {
 		where += ", node " + c.Node() + ", advertised " + c.Addr()
 	}
-	fmt.Fprintf(stdout, "engram: serving http://%s (store %s; tokens: %d, tenants: %d)\n",
-		ln.Addr(), where, tokens.Len(), len(tokens.Tenants()))
+	fmt.Fprintf(stdout, "engram: serving http://%s (store %s; %s, %s)\n",
+		ln.Addr(), where, plural.Count(tokens.Len(), "token"), plural.Count(len(tokens.Tenants()), "tenant"))
+	o.printEndpoints(stdout, ln.Addr(), apiOpts.MCP != nil)
 	if o.ready != nil {
 		o.ready(ln.Addr())
 	}
@@ -289,6 +293,40 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	}
 	fmt.Fprintln(stdout, "engram: stopped")
 	return nil
+}
+
+// printEndpoints says where each endpoint is, as full URLs on the
+// address the server listens on, and which ones are off.
+func (o *serveOptions) printEndpoints(w io.Writer, addr net.Addr, mcp bool) {
+	if o.uiLocal {
+		return // engram ui prints its own lines
+	}
+	base := "http://" + addr.String()
+	ui := base + "/ui/ (sign in with a token)"
+	if o.noUI {
+		ui = "off (--no-ui)"
+	}
+	mcpURL := base + "/mcp (streamable HTTP; bearer token)"
+	if !mcp {
+		mcpURL = "off (not built in)"
+	}
+	metrics := base + "/metrics"
+	switch o.metrics {
+	case "off":
+		metrics = "off (--metrics off)"
+	case "token":
+		metrics += " (bearer token)"
+	}
+	for _, e := range [][2]string{
+		{"API", base + "/v1/ (bearer token)"},
+		{"UI", ui},
+		{"MCP", mcpURL},
+		{"metrics", metrics},
+		{"health", base + "/healthz"},
+		{"OpenAPI", base + "/openapi.json"},
+	} {
+		fmt.Fprintf(w, "engram:   %-8s %s\n", e[0], e[1])
+	}
 }
 
 // loadTokens returns the tokens the options set (engram ui's), or those of
@@ -368,6 +406,7 @@ func (o *serveOptions) validate() error {
 		}
 	}
 	errs = append(errs, o.validateUIHosts()...)
+	errs = append(errs, o.privacy.validate()...)
 	if o.maxBodyBytes <= 0 {
 		errs = append(errs, fmt.Errorf("--max-body-bytes %d is not positive", o.maxBodyBytes))
 	}

@@ -652,3 +652,47 @@ func TestServeUIHost(t *testing.T) {
 		t.Errorf("--ui-host with --no-ui: %v", err)
 	}
 }
+
+// TestServePrintsEndpoints: serve says at start-up where the API, the UI,
+// MCP, metrics, health and the OpenAPI document are, as URLs on the bound
+// address, and which are off.
+func TestServePrintsEndpoints(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*serveOptions)
+		want []string
+	}{
+		{"default", func(*serveOptions) {}, []string{
+			"engram:   API      http://ADDR/v1/", "engram:   UI       http://ADDR/ui/", "engram:   MCP      http://ADDR/mcp",
+			"engram:   metrics  http://ADDR/metrics\n", "engram:   health   http://ADDR/healthz", "engram:   OpenAPI  http://ADDR/openapi.json",
+		}},
+		{"ui and metrics off", func(o *serveOptions) { o.noUI, o.metrics = true, "off" }, []string{
+			"engram:   UI       off (--no-ui)", "engram:   metrics  off (--metrics off)", "engram:   health   http://ADDR/healthz",
+		}},
+		{"metrics for tokens", func(o *serveOptions) { o.metrics = "token" }, []string{
+			"engram:   metrics  http://ADDR/metrics (bearer token)",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := serveTestOptions(t)
+			tc.set(&o)
+			s := startServe(t, o)
+			out := s.stdout.String()
+			for _, w := range tc.want {
+				if w = strings.ReplaceAll(w, "ADDR", s.addr); !strings.Contains(out, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, out)
+				}
+			}
+			for _, path := range []string{"/healthz", "/openapi.json"} {
+				resp, err := http.Get("http://" + s.addr + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("GET %s printed = %d", path, resp.StatusCode)
+				}
+			}
+		})
+	}
+}

@@ -112,15 +112,8 @@ func (f *storeFlags) openStore(mode openMode) (*memory.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if mode != createStore && dsn == "" {
-		entries, err := os.ReadDir(dir)
-		if errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0 {
-			return nil, fmt.Errorf("no store in %s", dir)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+	// The flags are checked before the store is looked for: a typo is
+	// reported as such, and nothing is created for it.
 	// The command runs for moments: no background sweep of expired data,
 	// and no extraction: reading or administering a store must not run an
 	// extractor (perhaps a paid model) as a side effect. What is queued
@@ -128,6 +121,17 @@ func (f *storeFlags) openStore(mode openMode) (*memory.Store, error) {
 	opts := &memory.Options{SweepInterval: -1, Extraction: memory.ExtractOff}
 	if err := f.open.apply(opts); err != nil {
 		return nil, err
+	}
+	if mode != createStore {
+		var err error
+		if dsn == "" {
+			err = storeExists(dir)
+		} else {
+			err = f.pg.storeExists(dsn)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if dsn != "" {
 		// No ExplicitLeases: a write takes its partition's lease in its
@@ -146,6 +150,17 @@ func (f *storeFlags) openStore(mode openMode) (*memory.Store, error) {
 		return nil, openError(dir, err)
 	}
 	return st, nil
+}
+
+// storeExists returns an error "no store in DIR" when dir is missing or
+// empty: the commands that read or administer a store must not create
+// one for a mistyped --dir.
+func storeExists(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0 {
+		return fmt.Errorf("no store in %s", dir)
+	}
+	return err
 }
 
 // openRead opens the store for a command that only reads it (inspect,

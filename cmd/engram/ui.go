@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,8 +36,11 @@ an entity's facts through time, and a Recall with its trace.
 
 The token is made for this run and is never written anywhere: it is printed
 here, not put in the URL, and it stops working when ui stops. --tenant picks
-the tenant shown (default: the store's only tenant, or "default" in an empty
-store). Extraction is off, as in every command that administers a store.
+the tenant shown (default: the store's only tenant, or "default" in a store
+with no data yet). ui never creates a store: a missing or empty --dir is
+refused (no store in DIR). It takes no --redact or --retain-*, which change
+what a store keeps: give them to serve or mcp. Extraction is off, as in
+every command that administers a store.
 ui listens on loopback only; to share the inspector, run engram serve
 with a tokens file instead, which serves it at /ui/ too.`,
 		Args: cobra.NoArgs,
@@ -49,8 +53,22 @@ with a tokens file instead, which serves it at /ui/ too.`,
 	f.StringVar(&o.serve.addr, "addr", "127.0.0.1:0", "loopback address to listen on; port 0 picks a free one")
 	f.StringVar(&o.tenant, "tenant", "", "the tenant to inspect (default: the store's only tenant, or \"default\")")
 	o.serve.open.register(f, true)
-	o.serve.privacy.register(f)
+	// No --redact or --retain-*: they change what the store keeps, which
+	// ui, a look at a store, must not; a user who passes one is told so
+	// rather than left believing it took effect.
+	cmd.SetFlagErrorFunc(uiFlagError)
 	return cmd
+}
+
+// uiFlagError explains the unknown-flag error of the flags serve and mcp
+// take and ui does not: those that change what the store keeps.
+func uiFlagError(_ *cobra.Command, err error) error {
+	for _, name := range []string{"redact", "retain-messages", "retain-episodes", "retain-memories"} {
+		if strings.Contains(err.Error(), "--"+name) {
+			return fmt.Errorf("%w: ui does not take --%s: it changes what the store keeps, and ui only looks at a store and corrects it by hand; give it to engram serve or engram mcp", err, name)
+		}
+	}
+	return err
 }
 
 // runUI serves the inspector over the store for one local user until ctx
@@ -60,6 +78,14 @@ func runUI(ctx context.Context, stdout, stderr io.Writer, o uiOptions) error {
 		return errors.New("--dir is required")
 	}
 	if err := loopbackAddr(o.serve.addr); err != nil {
+		return err
+	}
+	// The flags first, then the store, which must exist: ui shows a
+	// store, it does not make one for a mistyped --dir.
+	if err := o.serve.open.apply(&memory.Options{}); err != nil {
+		return err
+	}
+	if err := storeExists(o.serve.dir); err != nil {
 		return err
 	}
 	if o.tenant == "" {
@@ -110,7 +136,8 @@ func loopbackAddr(addr string) error {
 }
 
 // onlyTenant returns the store's tenant when it has one, "default" when it
-// has none, and an error naming them when it has several.
+// has none (a store with no data yet), and an error naming them when it
+// has several.
 func onlyTenant(ctx context.Context, o serveOptions) (string, error) {
 	opts := &memory.Options{}
 	if err := o.open.apply(opts); err != nil {

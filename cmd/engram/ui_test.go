@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -131,5 +134,22 @@ func TestUICommandRefuses(t *testing.T) {
 	o = uiOptions{serve: serveOptions{dir: dir, addr: "127.0.0.1:0"}}
 	if err := runUI(ctx, io.Discard, io.Discard, o); err == nil || !strings.Contains(err.Error(), "--tenant") {
 		t.Errorf("several tenants: %v", err)
+	}
+}
+
+// TestUIRefusesPrivacyFlags: the flags that change what a store keeps are
+// refused by ui with a message that says why, before anything opens.
+func TestUIRefusesPrivacyFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--redact"}, {"--retain-messages", "24h"}, {"--retain-episodes=24h"}, {"--retain-memories", "1h"},
+	} {
+		dir := filepath.Join(t.TempDir(), "store")
+		_, _, err := runCLIIO(t, strings.NewReader(""), append([]string{"ui", "--dir", dir}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), "ui does not take "+strings.SplitN(args[0], "=", 2)[0]) || !strings.Contains(err.Error(), "engram serve") {
+			t.Errorf("ui %v: %v", args, err)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("ui %v left %s behind: %v", args, dir, err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/engramdb/engram/cmd/engram/internal/plural"
 	"github.com/engramdb/engram/memory"
 )
 
@@ -42,7 +43,7 @@ func (h *Handler) flush(w http.ResponseWriter, r *http.Request) error {
 	var fe *memory.FlushError
 	if errors.As(err, &fe) && r.Context().Err() == nil {
 		return &apiError{status: http.StatusServiceUnavailable, code: "extraction_pending",
-			message: fmt.Sprintf("%d messages still wait for extraction after %s; call again", fe.Pending, h.flushTimeout)}
+			message: fmt.Sprintf("%s still waiting for extraction after %s; call again", plural.Count(fe.Pending, "message"), h.flushTimeout)}
 	}
 	if err != nil {
 		return err

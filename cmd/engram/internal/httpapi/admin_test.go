@@ -125,7 +125,7 @@ func TestAdminFlushDeadline(t *testing.T) {
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("the flush answered after %s, with a 200 ms deadline", took)
 	}
-	if b := string(r.body); !strings.Contains(b, `"code":"extraction_pending"`) || !strings.Contains(b, "2 messages still wait") {
+	if b := string(r.body); !strings.Contains(b, `"code":"extraction_pending"`) || !strings.Contains(b, "2 messages still waiting") {
 		t.Errorf("body = %s", r.body)
 	}
 	if r.header.Get("Retry-After") == "" {

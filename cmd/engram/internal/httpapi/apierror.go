@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/engramdb/engram/cmd/engram/internal/cluster"
 	"github.com/engramdb/engram/engine"
@@ -108,10 +109,88 @@ func classify(err error) (status int, code, message string) {
 			if c.status >= 500 || c.status == 499 {
 				return c.status, c.code, c.message
 			}
-			return c.status, c.code, err.Error()
+			return c.status, c.code, clientMessage(err)
 		}
 	}
 	return http.StatusInternalServerError, "internal", "internal error; see the server log"
+}
+
+// clientMessage is the message of a client error (4xx): when the error
+// names the field at fault (a [memory.FieldError]), its path in the
+// request body and why, "messages[0].role: unknown role \"bogus\"",
+// without the calls it went through ("batch op 0: append message 0:")
+// nor the classes the code already says ("memory: invalid message");
+// otherwise the error's own text.
+func clientMessage(err error) string {
+	path, reason := memory.FieldPath(err)
+	if path == "" {
+		return withoutClasses(err, err.Error())
+	}
+	var bp *bodyPathError
+	if errors.As(err, &bp) {
+		path = bp.bodyPath(path)
+	}
+	why := withoutClasses(reason, reason.Error())
+	if path == "" {
+		return why
+	}
+	return path + ": " + why
+}
+
+// withoutClasses drops from msg, the text of err, the texts of the client
+// error classes err matches where they start msg or a wrapped part of it:
+// the code says the class, and "graph: invalid fact: graph: invalid name:
+// empty subject" reads "empty subject". A class's text left alone (no
+// detail after it) stays.
+func withoutClasses(err error, msg string) string {
+	for _, c := range errorClasses {
+		if c.status >= 500 || c.status == 499 || !errors.Is(err, c.err) {
+			continue
+		}
+		p := c.err.Error() + ": "
+		for strings.HasPrefix(msg, p) {
+			msg = msg[len(p):]
+		}
+		msg = strings.ReplaceAll(msg, ": "+p, ": ")
+	}
+	return msg
+}
+
+// bodyPathError is an error of a [memory.Batch] the handler built from a
+// request body: ops names the body's field each operation came from ("" for
+// the body itself), so that the error's path is the body's.
+type bodyPathError struct {
+	err error
+	ops func(op int) string
+}
+
+func (e *bodyPathError) Error() string { return e.err.Error() }
+func (e *bodyPathError) Unwrap() error { return e.err }
+
+// bodyPath turns a path that starts with a batch operation, "ops[2].x",
+// into the body's, "facts[1].x".
+func (e *bodyPathError) bodyPath(path string) string {
+	var op int
+	rest, ok := strings.CutPrefix(path, "ops[")
+	if !ok {
+		return path
+	}
+	end := strings.IndexByte(rest, ']')
+	if end < 0 {
+		return path
+	}
+	if _, err := fmt.Sscanf(rest[:end], "%d", &op); err != nil {
+		return path
+	}
+	rest = strings.TrimPrefix(rest[end+1:], ".")
+	switch head := e.ops(op); {
+	case head == "":
+		return rest
+	case rest == "":
+		return head
+	default:
+		return head + "." + rest
+	}
 }
 
 // retryCodes are the error codes answered with "Retry-After: 1": the

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -70,7 +71,12 @@ func TestClassify(t *testing.T) {
 			if status >= 500 && strings.Contains(msg, "/srv/data") {
 				t.Errorf("a server error leaks its detail: %q", msg)
 			}
-			if status < 500 && status != 499 && !strings.Contains(msg, tc.err.Error()) {
+			// A client error keeps its reason, the class's own words
+			// after the package's: "unknown role", not "memory:
+			// invalid message: unknown role".
+			reason := tc.err.Error()
+			reason = reason[strings.LastIndex(reason, ": ")+1:]
+			if status < 500 && status != 499 && !strings.Contains(msg, reason) {
 				t.Errorf("a client error hides its reason: %q", msg)
 			}
 		})
@@ -122,5 +128,78 @@ func TestOwnershipErrors(t *testing.T) {
 	h.writeError(rec, httptest.NewRequest("GET", "/", nil), memory.ErrClosed)
 	if rec.Header().Get("Retry-After") != "" {
 		t.Errorf("Retry-After on a closed store's 503")
+	}
+}
+
+// TestFieldMessages: a bad message or fact in a request body is answered
+// with the path of the field at fault in that body and why, never the
+// chain of calls inside the store ("batch op 0: append message 0: memory:
+// invalid message: ...").
+func TestFieldMessages(t *testing.T) {
+	s := newTestServer(t, nil, nil)
+	msgs := "/v1/users/alice/sessions/s/messages"
+	user := map[string]any{"role": "user", "content": "hi"}
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		code string
+		want string
+	}{
+		{"role", map[string]any{"messages": []any{map[string]any{"role": "robot", "content": "a"}}},
+			"invalid_message", `messages[0].role: unknown role "robot"`},
+		{"empty second message", map[string]any{"messages": []any{user, map[string]any{"role": "user", "content": ""}}},
+			"invalid_message", "messages[1].content: empty user message"},
+		{"tool call id", map[string]any{"messages": []any{map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "a", "name": "f"}, map[string]any{"id": "a", "name": "f"}}}}},
+			"invalid_message", `messages[0].tool_calls[1].id: duplicate tool-call id "a"`},
+		{"orphan tool result", map[string]any{"messages": []any{user, map[string]any{"role": "tool", "tool_call_id": "nope", "content": "x"}}},
+			"invalid_message", "messages[1].tool_call_id: tool result answers no earlier tool call"},
+		{"tool result on a user message", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "x", "tool_call_id": "c1"}}},
+			"invalid_message", "messages[0].tool_call_id: a tool-call id belongs on a tool result, not on a user message"},
+		{"second fact", map[string]any{"messages": []any{user}, "facts": []any{
+			map[string]any{"subject": "a", "predicate": "p", "object": "o"}, map[string]any{"subject": "", "predicate": "p", "object": "o"}}},
+			"invalid_fact", "facts[1]: empty subject"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.call("POST", msgs, tokenAcme, tc.body)
+			var e errorBody
+			if err := json.Unmarshal(r.body, &e); err != nil || r.status != 400 {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			if e.Error.Code != tc.code || !strings.HasPrefix(e.Error.Message, tc.want) {
+				t.Errorf("error = %+v, want %s %q...", e.Error, tc.code, tc.want)
+			}
+			for _, leak := range []string{"batch op", "append message", "memory:", "graph:", "engine:"} {
+				if strings.Contains(e.Error.Message, leak) {
+					t.Errorf("message %q shows %q", e.Error.Message, leak)
+				}
+			}
+		})
+	}
+}
+
+// TestClientMessagesOnce: a client error's message says why once, without
+// the package prefixes of the classes its code already names. Before, a
+// fact with an empty subject answered "graph: invalid fact: graph: invalid
+// name: empty subject".
+func TestClientMessagesOnce(t *testing.T) {
+	s := newTestServer(t, nil, nil)
+	for _, tc := range []struct {
+		method, path, body string
+		code, want         string
+	}{
+		{"POST", "/v1/users/alice/memories", `{"text":""}`, "invalid_memory", "empty text"},
+		{"POST", "/v1/users/alice/memories", `{"text":"x","kind":"bogus"}`, "invalid_memory", `unknown kind "bogus"`},
+		{"POST", "/v1/users/alice/facts", `{"subject":"","predicate":"p","object":"o"}`, "invalid_fact", "empty subject"},
+		{"POST", "/v1/users/alice/facts", `{"subject":"s","predicate":"p","object":"o","confidence":2}`, "invalid_fact", "Confidence 2 is outside [0, 1]"},
+		{"GET", "/v1/users/" + strings.Repeat("u", 300) + "/sessions", ``, "invalid_scope", "User is 300 bytes; the limit is 256"},
+	} {
+		r := s.call(tc.method, tc.path, tokenAcme, tc.body)
+		var e errorBody
+		if err := json.Unmarshal(r.body, &e); err != nil {
+			t.Fatalf("%s %s: %s", tc.method, tc.path, r.body)
+		}
+		if e.Error.Code != tc.code || e.Error.Message != tc.want {
+			t.Errorf("%s %.40s %s: %+v, want %s %q", tc.method, tc.path, tc.body, e.Error, tc.code, tc.want)
+		}
 	}
 }

@@ -121,7 +121,12 @@
 // 409; ErrTooLarge and a body over [Options].MaxBodyBytes are 413;
 // ErrBudgetTooSmall is 422; a failing embedding provider is 502 (a failing
 // summarizer is not an error: recall falls back on the stored summary); a closed store is 503. Anything else is 500 with a message that says
-// nothing internal; the access log has the detail. Unknown JSON fields and
+// nothing internal; the access log has the detail. A client error's message
+// says why without the package prefixes the code already names ("empty
+// text", not "memory: invalid memory: empty text"), and one about a field of
+// the request body starts with the field's path in that body
+// ("messages[1].content: empty user message", "facts[0]: empty subject";
+// see memory.FieldError). Unknown JSON fields and
 // query parameters a route does not take are 400, and so is a time given as
 // 0001-01-01T00:00:00Z or outside 1677-2262 (the message names the field);
 // a path with empty or dot segments under /v1/ or /mcp is 400 unclean_path,

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/engramdb/engram/memory"
@@ -56,7 +57,13 @@ func (h *Handler) appendMessages(w http.ResponseWriter, r *http.Request) error {
 	}
 	res, err := h.store.Write(r.Context(), &b)
 	if err != nil {
-		return err
+		// Operation 0 holds the messages, 1 and on the facts.
+		return &bodyPathError{err: err, ops: func(op int) string {
+			if op == 0 {
+				return ""
+			}
+			return fmt.Sprintf("facts[%d]", op-1)
+		}}
 	}
 	writeJSON(w, http.StatusCreated, appendResponse{IDs: nonNil(res.MessageIDs), Facts: nonNil(res.Facts)})
 	return nil
