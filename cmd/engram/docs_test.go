@@ -131,15 +131,7 @@ func TestDocsShellSnippets(t *testing.T) {
 			t.Skipf("the docs' shell snippets need %s on PATH (.ci/run installs it under CI): %v", tool, err)
 		}
 	}
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages, err := filepath.Glob(filepath.Join(repo, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages = append([]string{filepath.Join(repo, "README.md")}, pages...)
+	repo, pages := docsPagesOf(t)
 	gopath := t.TempDir()
 	bin := filepath.Join(gopath, "bin", "engram")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -242,18 +234,25 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestDocsLinks checks that every relative link of the README and docs/
-// names a file that exists and, with a #fragment, a heading of that file.
-func TestDocsLinks(t *testing.T) {
+// docsPagesOf returns the repository's root and its Markdown pages: the
+// README, then docs/*.md.
+func docsPagesOf(t *testing.T) (repo string, pages []string) {
+	t.Helper()
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages, err := filepath.Glob(filepath.Join(repo, "docs", "*.md"))
+	docs, err := filepath.Glob(filepath.Join(repo, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append(pages, filepath.Join(repo, "README.md"))
+	return repo, append([]string{filepath.Join(repo, "README.md")}, docs...)
+}
+
+// TestDocsLinks checks that every relative link of the README and docs/
+// names a file that exists and, with a #fragment, a heading of that file.
+func TestDocsLinks(t *testing.T) {
+	repo, pages := docsPagesOf(t)
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, page := range pages {
 		data, err := os.ReadFile(page)
