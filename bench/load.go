@@ -36,11 +36,13 @@ type LoadOptions struct {
 	// Duration is how long clients start new requests; requests in flight
 	// at the deadline finish and count. Default 10s.
 	Duration time.Duration
-	// AppendWeight and RecallWeight are the relative frequencies of the
-	// two operations; both zero means 1:1. An append sends one message to
-	// a random session; a recall asks for a random user's context in a
-	// random session.
-	AppendWeight, RecallWeight int
+	// AppendWeight, RecallWeight and TurnWeight are the relative
+	// frequencies of the operations; all zero means appends and recalls
+	// 1:1. An append sends one message to a random session; a recall asks
+	// for a random user's context in a random session; a turn is an
+	// agent's loop in one session: append the user's message, recall,
+	// append the assistant's reply.
+	AppendWeight, RecallWeight, TurnWeight int
 
 	// Users is how many users the load spreads over (default 4), and
 	// SessionsPerUser how many sessions each has (default 4). Clients
@@ -77,7 +79,7 @@ func (o LoadOptions) withDefaults() (LoadOptions, error) {
 		v    int64
 	}{
 		{"Clients", int64(o.Clients)}, {"Duration", int64(o.Duration)},
-		{"AppendWeight", int64(o.AppendWeight)}, {"RecallWeight", int64(o.RecallWeight)},
+		{"AppendWeight", int64(o.AppendWeight)}, {"RecallWeight", int64(o.RecallWeight)}, {"TurnWeight", int64(o.TurnWeight)},
 		{"Users", int64(o.Users)}, {"SessionsPerUser", int64(o.SessionsPerUser)},
 		{"MemoriesPerUser", int64(o.MemoriesPerUser)}, {"FactsPerUser", int64(o.FactsPerUser)},
 		{"RequestTimeout", int64(o.RequestTimeout)},
@@ -93,7 +95,7 @@ func (o LoadOptions) withDefaults() (LoadOptions, error) {
 	if o.Duration == 0 {
 		o.Duration = 10 * time.Second
 	}
-	if o.AppendWeight == 0 && o.RecallWeight == 0 {
+	if o.AppendWeight == 0 && o.RecallWeight == 0 && o.TurnWeight == 0 {
 		o.AppendWeight, o.RecallWeight = 1, 1
 	}
 	o.Users = orDefault(o.Users, 4)
@@ -115,15 +117,23 @@ const (
 	OpAppend Op = iota
 	// OpRecall recalls the context of a user's session: POST /v1/recall.
 	OpRecall
+	// OpTurn is an agent's turn in one session: append the user's
+	// message, recall, append the assistant's reply; three requests, one
+	// after the other, timed as one.
+	OpTurn
+
+	numOps = iota
 )
 
-// String returns "append" or "recall".
+// String returns "append", "recall" or "turn".
 func (op Op) String() string {
 	switch op {
 	case OpAppend:
 		return "append"
 	case OpRecall:
 		return "recall"
+	case OpTurn:
+		return "turn"
 	}
 	return "Op(" + strconv.Itoa(int(op)) + ")"
 }
@@ -172,6 +182,13 @@ type LoadResult struct {
 	// with an id. The caller may check them again with [Verify], after a
 	// restart for instance.
 	Acks []Ack
+	// Backlog is how many messages still waited for extraction when the
+	// timed phase ended, and Drain how long the server then took to
+	// extract them (POST /v1/admin/flush until it answers done); Backlog
+	// is -1 when the server would not say (GET /v1/admin/stats needs an
+	// admin token), and Drain zero when it would not flush.
+	Backlog int
+	Drain   time.Duration
 	// Verification is RunLoad's [Verify] of Acks right after the timed
 	// phase.
 	Verification Verification
@@ -293,8 +310,8 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadResult, error) {
 			sessions = append(sessions, loadSession{user: &users[u], id: "load-" + tag + "-" + strconv.Itoa(s)})
 		}
 	}
-	progress("load: %d clients for %v, append:recall %d:%d, over %d sessions of %d users", o.Clients, o.Duration,
-		o.AppendWeight, o.RecallWeight, len(sessions), len(users))
+	progress("load: %d clients for %v, append:recall:turn %d:%d:%d, over %d sessions of %d users", o.Clients, o.Duration,
+		o.AppendWeight, o.RecallWeight, o.TurnWeight, len(sessions), len(users))
 	workers := make([]*loadWorker, o.Clients)
 	for i := range workers {
 		workers[i] = &loadWorker{
@@ -322,8 +339,8 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadResult, error) {
 		return nil, err
 	}
 
-	var lat [2][]time.Duration
-	errs := [2]int{}
+	var lat [numOps][]time.Duration
+	errs := [numOps]int{}
 	for _, w := range workers {
 		for op := range lat {
 			lat[op] = append(lat[op], w.latency[op]...)
@@ -338,6 +355,9 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadResult, error) {
 		}
 	}
 	for op := range lat {
+		if Op(op) == OpTurn && o.TurnWeight == 0 {
+			continue // reported only by runs that make turns
+		}
 		d := lat[op]
 		slices.Sort(d)
 		s := OpStats{Op: Op(op), Count: len(d), Errors: errs[op],
@@ -349,6 +369,10 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadResult, error) {
 		res.Ops = append(res.Ops, s)
 	}
 
+	progress("load: waiting for the extraction backlog to drain")
+	if res.Backlog, res.Drain, err = c.drain(ctx); err != nil {
+		return nil, err
+	}
 	progress("load: reading back %d acknowledged appends", len(res.Acks))
 	if res.Verification, err = c.verify(ctx, res.Acks); err != nil {
 		return nil, err
@@ -424,8 +448,8 @@ type loadWorker struct {
 	rng      *rand.Rand
 
 	seq     int // appends sent, which make each message's content unique
-	latency [2][]time.Duration
-	failed  [2]int
+	latency [numOps][]time.Duration
+	failed  [numOps]int
 	acks    []Ack
 	errors  map[string]int
 	samples map[string]string
@@ -435,18 +459,17 @@ type loadWorker struct {
 // deadline, so the ones in flight at the deadline finish.
 func (w *loadWorker) run(ctx, deadline context.Context) {
 	for deadline.Err() == nil {
-		op := OpAppend
-		if w.rng.IntN(w.opts.AppendWeight+w.opts.RecallWeight) >= w.opts.AppendWeight {
-			op = OpRecall
-		}
+		op := w.pick()
 		s := w.sessions[w.rng.IntN(len(w.sessions))]
 		start := time.Now()
 		var err error
 		switch op {
 		case OpAppend:
-			err = w.append(ctx, s)
+			err = w.append(ctx, s, "")
 		case OpRecall:
 			err = w.recall(ctx, s)
+		case OpTurn:
+			err = w.turn(ctx, s)
 		}
 		took := time.Since(start)
 		if ctx.Err() != nil {
@@ -465,11 +488,40 @@ func (w *loadWorker) run(ctx, deadline context.Context) {
 	}
 }
 
-func (w *loadWorker) append(ctx context.Context, s loadSession) error {
+// pick draws the next operation by the options' weights.
+func (w *loadWorker) pick() Op {
+	o := w.opts
+	n := w.rng.IntN(o.AppendWeight + o.RecallWeight + o.TurnWeight)
+	switch {
+	case n < o.AppendWeight:
+		return OpAppend
+	case n < o.AppendWeight+o.RecallWeight:
+		return OpRecall
+	}
+	return OpTurn
+}
+
+// turn is an agent's loop in session s: the user's message, a recall
+// for it, the assistant's reply.
+func (w *loadWorker) turn(ctx context.Context, s loadSession) error {
+	if err := w.append(ctx, s, "user"); err != nil {
+		return err
+	}
+	if err := w.recall(ctx, s); err != nil {
+		return err
+	}
+	return w.append(ctx, s, "assistant")
+}
+
+// append sends one message to session s in role, or, with role empty,
+// in user and assistant roles by turns.
+func (w *loadWorker) append(ctx context.Context, s loadSession, role string) error {
 	w.seq++
-	role := "user"
-	if w.seq%2 == 0 {
-		role = "assistant"
+	if role == "" {
+		role = "user"
+		if w.seq%2 == 0 {
+			role = "assistant"
+		}
 	}
 	// The prefix makes every content unique, so a read-back that returns
 	// another message's text under an id is caught.

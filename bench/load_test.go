@@ -30,6 +30,12 @@ type fakeAPI struct {
 	// answers every nth recall 500; hangRecalls never answers a recall.
 	dropEvery, changeEvery, failRecallEvery int
 	hangRecalls                             bool
+	// backlog, when positive, is the extraction queue GET
+	// /v1/admin/stats reports, and busyFlushes how many flushes answer
+	// 503 extraction_pending before one answers 204; with backlog zero
+	// neither route exists.
+	backlog, busyFlushes int
+	flushes              int
 
 	mu       sync.Mutex
 	seq      int
@@ -37,6 +43,7 @@ type fakeAPI struct {
 	memories map[string]int
 	facts    map[string]int
 	messages map[string][]fakeMessage // by user/session, in id order
+	roles    []string                 // of every append, in arrival order
 }
 
 type fakeMessage struct{ ID, Content string }
@@ -49,6 +56,26 @@ func newFakeAPI() *fakeAPI {
 
 func (f *fakeAPI) handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/admin/stats", func(w http.ResponseWriter, r *http.Request) {
+		if f.backlog == 0 {
+			http.NotFound(w, r)
+			return
+		}
+		fakeJSON(w, 200, map[string]any{"extraction": map[string]int{"pending": f.backlog - 1, "retrying": 1}})
+	})
+	mux.HandleFunc("POST /v1/admin/flush", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.backlog == 0 {
+			http.NotFound(w, r)
+			return
+		}
+		if f.flushes++; f.flushes <= f.busyFlushes {
+			fakeJSON(w, 503, map[string]any{"error": map[string]string{"code": "extraction_pending", "message": "wait"}})
+			return
+		}
+		w.WriteHeader(204)
+	})
 	mux.HandleFunc("POST /v1/users/{user}/memories", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.memories[r.PathValue("user")]++
@@ -72,6 +99,7 @@ func (f *fakeAPI) handler() http.Handler {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.seq++
+		f.roles = append(f.roles, req.Messages[0].Role)
 		id := fmt.Sprintf("%010d", f.seq)
 		key := r.PathValue("user") + "/" + r.PathValue("session")
 		content := req.Messages[0].Content
@@ -129,7 +157,7 @@ func (f *fakeAPI) handler() http.Handler {
 			fakeJSON(w, 401, map[string]any{"error": map[string]string{"code": "unauthorized", "message": "no"}})
 			return
 		}
-		if r.Method == "POST" && r.Header.Get("Content-Type") != "application/json" {
+		if r.Method == "POST" && r.ContentLength != 0 && r.Header.Get("Content-Type") != "application/json" {
 			fakeJSON(w, 415, map[string]any{"error": map[string]string{"code": "unsupported_media_type", "message": "no"}})
 			return
 		}
@@ -491,7 +519,7 @@ func TestLoadReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"append_weight", "clients", "cpu_seconds", "duration_seconds", "elapsed_seconds", "error_kinds", "error_samples",
-		"facts_per_user", "gomaxprocs", "memories_per_user", "note", "ops", "passed", "recall_weight", "reverified",
+		"extraction_backlog", "extraction_drain_s", "facts_per_user", "gomaxprocs", "memories_per_user", "note", "ops", "passed", "recall_weight", "reverified",
 		"seed", "sessions_per_user", "setup_seconds", "users", "verification"}
 	if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, want) {
 		t.Errorf("JSON keys %v, want %v", keys, want)
@@ -507,5 +535,78 @@ func TestLoadReports(t *testing.T) {
 	js.Reset()
 	if err := WriteLoadJSON(&js, res); err != nil || !strings.Contains(js.String(), `"passed": true`) || !strings.Contains(js.String(), `"error_kinds": {}`) {
 		t.Errorf("JSON of a passing run: %v\n%s", err, js.String())
+	}
+}
+
+// TestRunLoadTurns: an agent turn is the user's message, a recall and the
+// assistant's reply, in that order, counted once as a turn; with one
+// client the server sees user, recall, assistant, turn after turn.
+func TestRunLoadTurns(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	api := newFakeAPI()
+	srv := httptest.NewServer(api.handler())
+	defer srv.Close()
+	o := smallLoad(srv)
+	o.Clients, o.TurnWeight = 1, 1
+	res, err := RunLoad(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	turns := opStats(res, OpTurn)
+	if turns.Count == 0 || len(res.Ops) != 3 || opStats(res, OpAppend).Count != 0 || opStats(res, OpRecall).Count != 0 {
+		t.Fatalf("ops %+v: want turns only", res.Ops)
+	}
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	warm := o.Users // one warm-up recall per user before the clock
+	if api.recalls-warm != turns.Count || len(api.roles) != 2*turns.Count || len(res.Acks) != 2*turns.Count {
+		t.Fatalf("%d turns made %d recalls and %d appends (%d acknowledged)", turns.Count, api.recalls-warm, len(api.roles), len(res.Acks))
+	}
+	for i, r := range api.roles {
+		if want := []string{"user", "assistant"}[i%2]; r != want {
+			t.Fatalf("append %d is the %s's, want the %s's: %v", i, r, want, api.roles)
+		}
+	}
+	for i := 0; i < len(res.Acks); i += 2 {
+		if a, b := res.Acks[i], res.Acks[i+1]; a.User != b.User || a.Session != b.Session {
+			t.Fatalf("a turn's two messages went to %s/%s and %s/%s", a.User, a.Session, b.User, b.Session)
+		}
+	}
+	var b strings.Builder
+	if err := WriteLoadTable(&b, res); err != nil || !strings.Contains(b.String(), "| turn |") || !strings.Contains(b.String(), "append:recall:turn 0:0:1") {
+		t.Errorf("table (err %v):\n%s", err, b.String())
+	}
+}
+
+// TestRunLoadDrain: a run reports the extraction backlog the server had
+// when the clients stopped, and flushes until the server says it is done
+// (past a 503 extraction_pending); a server that has neither route
+// reports it unknown and unflushed.
+func TestRunLoadDrain(t *testing.T) {
+	for _, tc := range []struct {
+		backlog, busy int
+		want          string
+	}{
+		{0, 0, "extraction backlog when the clients stopped: unknown (GET /v1/admin/stats refused), not flushed"},
+		{7, 2, "extraction backlog when the clients stopped: 7 messages, drained in "},
+	} {
+		api := newFakeAPI()
+		api.backlog, api.busyFlushes = tc.backlog, tc.busy
+		srv := httptest.NewServer(api.handler())
+		res, err := RunLoad(context.Background(), smallLoad(srv))
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := WriteLoadTable(&b, res); err != nil || !strings.Contains(b.String(), tc.want) {
+			t.Errorf("backlog %d: table (err %v) lacks %q:\n%s", tc.backlog, err, tc.want, b.String())
+		}
+		if tc.backlog > 0 && (api.flushes != tc.busy+1 || res.Drain <= 0) {
+			t.Errorf("backlog %d: %d flushes, drain %v; want %d flushes", tc.backlog, api.flushes, res.Drain, tc.busy+1)
+		}
 	}
 }

@@ -190,3 +190,36 @@ func errorKind(err error) string {
 func sessionPath(user, session string) string {
 	return "/v1/users/" + url.PathEscape(user) + "/sessions/" + url.PathEscape(session) + "/messages"
 }
+
+// maxDrain bounds how long drain waits for the extraction backlog.
+const maxDrain = 10 * time.Minute
+
+// drain returns the server's extraction backlog (-1 when it will not
+// say) and how long flushing it took (zero when it will not flush): the
+// backlog a load leaves behind and the time the server needs to catch up.
+func (c *loadClient) drain(ctx context.Context) (backlog int, took time.Duration, err error) {
+	backlog = -1
+	if body, err := c.get(ctx, "/v1/admin/stats"); err == nil {
+		var st struct {
+			Extraction struct{ Pending, Retrying int } `json:"extraction"`
+		}
+		if decodeJSON(body, &st) == nil {
+			backlog = st.Extraction.Pending + st.Extraction.Retrying
+		}
+	}
+	began := time.Now()
+	for time.Since(began) < maxDrain {
+		_, err := c.do(ctx, http.MethodPost, "/v1/admin/flush", nil, http.StatusNoContent)
+		var se *statusError
+		switch {
+		case err == nil:
+			return backlog, time.Since(began), nil
+		case ctx.Err() != nil:
+			return 0, 0, ctx.Err()
+		case errors.As(err, &se) && se.status == http.StatusServiceUnavailable:
+			continue // the flush's own deadline passed with work left: ask again
+		}
+		return backlog, 0, nil // no flush on this server
+	}
+	return backlog, time.Since(began), fmt.Errorf("extraction backlog not drained after %v", maxDrain)
+}

@@ -26,8 +26,8 @@ func WriteLoadTable(w io.Writer, r *LoadResult) error {
 		all.Throughput += s.Throughput
 	}
 	fmt.Fprintf(&b, "| all | %d | %d | %.1f | | | |\n\n", all.Count, all.Errors, all.Throughput)
-	fmt.Fprintf(&b, "clients %d for %v (elapsed %v), append:recall %d:%d, %d users × %d sessions; setup %d memories and %d facts per user in %v; GOMAXPROCS %d\n",
-		o.Clients, o.Duration, roundDuration(r.Elapsed), o.AppendWeight, o.RecallWeight, o.Users, o.SessionsPerUser,
+	fmt.Fprintf(&b, "clients %d for %v (elapsed %v), %s, %d users × %d sessions; setup %d memories and %d facts per user in %v; GOMAXPROCS %d\n",
+		o.Clients, o.Duration, roundDuration(r.Elapsed), mixLabel(o), o.Users, o.SessionsPerUser,
 		o.MemoriesPerUser, o.FactsPerUser, roundDuration(r.Setup), runtime.GOMAXPROCS(0))
 	if r.CPU > 0 {
 		fmt.Fprintf(&b, "process CPU in the timed phase (clients and server): %v, %v per request\n", roundDuration(r.CPU), roundDuration(r.CPUPerRequest()))
@@ -35,6 +35,7 @@ func WriteLoadTable(w io.Writer, r *LoadResult) error {
 	if r.Note != "" {
 		fmt.Fprintf(&b, "%s\n", r.Note)
 	}
+	fmt.Fprintf(&b, "extraction backlog when the clients stopped: %s\n", backlogText(r))
 	writeVerification(&b, "read back after the run", &r.Verification)
 	if r.Reverified != nil {
 		writeVerification(&b, "read back after a restart", r.Reverified)
@@ -47,6 +48,36 @@ func WriteLoadTable(w io.Writer, r *LoadResult) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// backlogText says how many messages waited for extraction at the end of
+// r's timed phase and how long they took to drain.
+func backlogText(r *LoadResult) string {
+	n := "unknown (GET /v1/admin/stats refused)"
+	if r.Backlog >= 0 {
+		n = plural(r.Backlog, "message")
+	}
+	if r.Drain == 0 {
+		return n + ", not flushed"
+	}
+	return n + ", drained in " + roundDuration(r.Drain).String()
+}
+
+// plural is n and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// mixLabel names a run's weights: "append:recall 1:1", with ":turn N"
+// when it makes turns.
+func mixLabel(o LoadOptions) string {
+	if o.TurnWeight == 0 {
+		return fmt.Sprintf("append:recall %d:%d", o.AppendWeight, o.RecallWeight)
+	}
+	return fmt.Sprintf("append:recall:turn %d:%d:%d", o.AppendWeight, o.RecallWeight, o.TurnWeight)
 }
 
 func writeVerification(b *strings.Builder, what string, v *Verification) {
@@ -79,6 +110,9 @@ type loadJSON struct {
 	CPUSeconds      float64           `json:"cpu_seconds"`
 	AppendWeight    int               `json:"append_weight"`
 	RecallWeight    int               `json:"recall_weight"`
+	TurnWeight      int               `json:"turn_weight,omitempty"`
+	Backlog         int               `json:"extraction_backlog"` // -1: unknown
+	DrainSeconds    float64           `json:"extraction_drain_s"`
 	Users           int               `json:"users"`
 	SessionsPerUser int               `json:"sessions_per_user"`
 	MemoriesPerUser int               `json:"memories_per_user"`
@@ -118,7 +152,8 @@ func newLoadJSON(r *LoadResult) loadJSON {
 	o := r.Options
 	out := loadJSON{
 		Clients: o.Clients, DurationSeconds: o.Duration.Seconds(), ElapsedSeconds: r.Elapsed.Seconds(),
-		CPUSeconds: r.CPU.Seconds(), AppendWeight: o.AppendWeight, RecallWeight: o.RecallWeight, Users: o.Users, SessionsPerUser: o.SessionsPerUser,
+		CPUSeconds: r.CPU.Seconds(), AppendWeight: o.AppendWeight, RecallWeight: o.RecallWeight, TurnWeight: o.TurnWeight,
+		Backlog: r.Backlog, DrainSeconds: r.Drain.Seconds(), Users: o.Users, SessionsPerUser: o.SessionsPerUser,
 		MemoriesPerUser: o.MemoriesPerUser, FactsPerUser: o.FactsPerUser, Seed: o.Seed,
 		SetupSeconds: r.Setup.Seconds(), GOMAXPROCS: runtime.GOMAXPROCS(0), Note: r.Note,
 		Ops:        []opJSON{},

@@ -36,6 +36,10 @@ type Sweep struct {
 	AppendOnly, RecallOnly, Mix *LoadResult
 	// AppendOne sends appends only, from one client.
 	AppendOne *LoadResult
+	// Turns, when set, runs the sweep's clients making agent turns only
+	// (the user's message, a recall, the reply: [OpTurn]), for the cost of
+	// the real loop beside its parts measured alone.
+	Turns *LoadResult
 }
 
 // SweepRun is a run of a [Sweep] with the name its reports give it.
@@ -48,12 +52,31 @@ type SweepRun struct {
 
 // Runs returns the sweep's runs in the order they are made and reported.
 func (s *Sweep) Runs() []SweepRun {
-	return []SweepRun{
+	runs := []SweepRun{
 		{"append only", s.AppendOnly},
 		{"recall only", s.RecallOnly},
 		{"mix", s.Mix},
 		{"append only, 1 client", s.AppendOne},
 	}
+	if s.Turns != nil {
+		runs = append(runs, SweepRun{"agent turns", s.Turns})
+	}
+	return runs
+}
+
+// TurnCost compares an agent turn with its parts run alone: the CPU per
+// turn in the Turns run, and the CPU its three requests take alone (two
+// appends at the append-only run's CPU per request, a recall at the
+// recall-only run's). Both are zero without a Turns run or a CPU figure.
+func (s *Sweep) TurnCost() (turn, parts time.Duration) {
+	if s.Turns == nil {
+		return 0, 0
+	}
+	a, r := s.AppendOnly.CPUPerRequest(), s.RecallOnly.CPUPerRequest()
+	if a == 0 || r == 0 {
+		return 0, 0
+	}
+	return s.Turns.CPUPerRequest(), 2*a + r
 }
 
 // Err returns nil when every run passed (see [LoadResult.Err]), and
@@ -224,11 +247,33 @@ func WriteSweepTable(w io.Writer, s *Sweep) error {
 	if s.Mix.Note != "" {
 		fmt.Fprintf(&b, "%s\n", s.Mix.Note)
 	}
+	writeTurns(&b, s)
+	var backlogs []string
+	for _, run := range s.Runs() {
+		backlogs = append(backlogs, run.Name+" "+backlogText(run.Result))
+	}
+	fmt.Fprintf(&b, "extraction backlog when the clients stopped: %s\n", strings.Join(backlogs, "; "))
 	b.WriteString("read back: verified/acknowledged appends after the run, then after a restart on the same store\n")
 	b.WriteString("CPU per op: this process's CPU time in the timed phase (clients and server) over the requests\n")
 	writeRunProblems(&b, s.Runs())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeTurns writes the agent-turn run's latency and its CPU beside its
+// parts', when the sweep made one.
+func writeTurns(b *strings.Builder, s *Sweep) {
+	if s.Turns == nil {
+		return
+	}
+	st := opStats(s.Turns, OpTurn)
+	fmt.Fprintf(b, "agent turns (the user's message, a recall, the reply; %d clients): %.1f turns/s, p50 %v, p99 %v",
+		s.Turns.Options.Clients, st.Throughput, roundDuration(st.P50), roundDuration(st.P99))
+	if turn, parts := s.TurnCost(); turn > 0 {
+		fmt.Fprintf(b, "; CPU per turn %v against %v for its parts alone (2 appends + 1 recall), %s×",
+			roundDuration(turn), roundDuration(parts), fixed2(float64(turn)/float64(parts)))
+	}
+	b.WriteString("\n")
 }
 
 func unitSuffix(unit string) string {

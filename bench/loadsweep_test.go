@@ -232,3 +232,40 @@ func TestCurveReports(t *testing.T) {
 		t.Errorf("Err = %v", err)
 	}
 }
+
+// TestSweepTurns: a sweep with a run of agent turns lists it and sets its
+// CPU per turn beside its parts' alone: two appends and a recall.
+func TestSweepTurns(t *testing.T) {
+	s := &Sweep{
+		AppendOnly: sweepRun(8, 1, 0, 100, 0, 0),
+		RecallOnly: sweepRun(8, 0, 1, 0, 300, 9*time.Millisecond),
+		Mix:        sweepRun(8, 1, 1, 60, 60, 15*time.Millisecond),
+		AppendOne:  sweepRun(1, 1, 0, 25, 0, 0),
+		Turns:      sweepRun(8, 0, 0, 0, 0, 0),
+	}
+	s.Turns.Options.TurnWeight = 1
+	s.Turns.Ops = append(s.Turns.Ops, OpStats{Op: OpTurn, Count: 400, Throughput: 40, P50: 20 * time.Millisecond, P99: 60 * time.Millisecond})
+	// CPU per request: 1 ms an append, 2 ms a recall, 5 ms a turn.
+	s.AppendOnly.CPU = 1000 * time.Millisecond
+	s.RecallOnly.CPU = 6000 * time.Millisecond
+	s.Turns.CPU = 2000 * time.Millisecond
+	turn, parts := s.TurnCost()
+	if turn != 5*time.Millisecond || parts != 4*time.Millisecond {
+		t.Fatalf("TurnCost = %v, %v; want 5ms against 2×1ms + 2ms", turn, parts)
+	}
+	var table bytes.Buffer
+	if err := WriteSweepTable(&table, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| agent turns | 8 |",
+		"agent turns (the user's message, a recall, the reply; 8 clients): 40.0 turns/s, p50 20ms, p99 60ms; CPU per turn 5ms against 4ms for its parts alone (2 appends + 1 recall), 1.25×",
+	} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if s.Turns = nil; len(s.Runs()) != 4 {
+		t.Errorf("a sweep without turns has %d runs", len(s.Runs()))
+	}
+}

@@ -53,8 +53,9 @@ func newBenchLoadCmd() *cobra.Command {
 store on disk, bearer authentication with a generated token, access logs
 formatted and dropped), writes memories and facts for --users users, then runs
 --clients clients for --duration: each sends an append of one message to a
-random session or a recall for a random user and session (in the proportion
-of --mix), waits for the answer, and sends the next. After --duration no
+random session, a recall for a random user and session, or an agent's turn
+(the user's message, a recall, the reply, in one session, timed as one), in
+the proportion of --mix, waits for the answer, and sends the next. After --duration no
 request starts; those in flight finish and count.
 
 It then reads every session back through the API and checks that each
@@ -64,13 +65,15 @@ successful requests, errors, throughput and p50, p99 and maximum latency
 (client side, from sending the request to reading the answer), and fails
 when a request failed or an acknowledged append was not read back.
 
---sweep makes four such runs back to back, each on a fresh store with the
+--sweep makes five such runs back to back, each on a fresh store with the
 same seed and --duration: appends only, recalls only and the --mix (1:1 by
-default) at --clients, then appends only from one client. It prints one
-table of the runs and issue 15's targets, each marked met or not: the mix's
-throughput over the harmonic combination of the two alone (at least 0.9),
-recall p99 in the mix (at most 20 ms), and append-only throughput at
---clients over one client's (at least 3, at 8 clients).
+default) at --clients, appends only from one client, then agent turns only
+at --clients. It prints one table of the runs and issue 15's targets, each
+marked met or not: the mix's throughput over the harmonic combination of
+the two alone (at least 0.9), recall p99 in the mix (at most 20 ms), and
+append-only throughput at --clients over one client's (at least 3, at 8
+clients); then the turns' p50 and p99 and their CPU per turn beside that of
+their parts alone (two appends and a recall, from the first two runs).
 
 --clients-curve 1,2,4,8 makes an append-only run at each client count, back
 to back on fresh stores, and before each measures the disk in the same
@@ -103,7 +106,7 @@ event, which slows the run.`,
 	f := cmd.Flags()
 	f.IntVar(&o.load.Clients, "clients", 8, "concurrent clients, each one request at a time")
 	f.DurationVar(&o.load.Duration, "duration", 10*time.Second, "how long clients start requests (in each run of a sweep or curve)")
-	f.StringToIntVar(&o.mix, "mix", map[string]int{"append": 1, "recall": 1}, "relative weights of the operations: append=N,recall=N")
+	f.StringToIntVar(&o.mix, "mix", map[string]int{"append": 1, "recall": 1}, "relative weights of the operations: append=N,recall=N,turn=N (a turn: the user's message, a recall, the reply)")
 	f.IntVar(&o.load.Users, "users", 4, "users the load spreads over")
 	f.IntVar(&o.load.SessionsPerUser, "sessions", 4, "sessions per user; clients pick one at random for each request")
 	f.IntVar(&o.load.MemoriesPerUser, "memories", 50, "memories written to each user before the timed phase")
@@ -113,7 +116,7 @@ event, which slows the run.`,
 	f.StringVar(&o.dir, "dir", "", "store directory, kept afterwards (default: a temporary directory, removed)")
 	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to this file")
 	f.StringVar(&o.durability, "durability", "sync", "the server's --durability: sync or async")
-	f.BoolVar(&o.sweep, "sweep", false, "run appends only, recalls only and the mix at --clients, and appends only at 1 client; report issue 15's targets")
+	f.BoolVar(&o.sweep, "sweep", false, "run appends only, recalls only and the mix at --clients, appends only at 1 client, and agent turns at --clients; report issue 15's targets and a turn's cost beside its parts")
 	f.IntSliceVar(&o.curve, "clients-curve", nil, "run appends only at each of these client counts, beside the disk's fsync rate (e.g. 1,2,4,8,16,32)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the command, server included, to this file")
 	f.StringVar(&o.blockProfile, "blockprofile", "", "write a goroutine blocking profile to this file")
@@ -139,21 +142,21 @@ func (o *benchLoadOptions) validate() error {
 	total := 0
 	for k, v := range o.mix {
 		switch {
-		case k != "append" && k != "recall":
-			errs = append(errs, fmt.Errorf("--mix: unknown operation %q (append or recall)", k))
+		case k != "append" && k != "recall" && k != "turn":
+			errs = append(errs, fmt.Errorf("--mix: unknown operation %q (append, recall or turn)", k))
 		case v < 0:
 			errs = append(errs, fmt.Errorf("--mix: %s=%d is negative", k, v))
 		}
 		total += max(v, 0)
 	}
 	if total == 0 {
-		errs = append(errs, errors.New("--mix: give append or recall a positive weight"))
+		errs = append(errs, errors.New("--mix: give append, recall or turn a positive weight"))
 	}
 	if o.durability != "sync" && o.durability != "async" {
 		errs = append(errs, fmt.Errorf("--durability %q is not sync or async", o.durability))
 	}
-	if o.sweep && (o.mix["append"] <= 0 || o.mix["recall"] <= 0) {
-		errs = append(errs, errors.New("--sweep: the --mix must give both append and recall a positive weight"))
+	if o.sweep && (o.mix["append"] <= 0 || o.mix["recall"] <= 0 || o.mix["turn"] != 0) {
+		errs = append(errs, errors.New("--sweep: the --mix must give both append and recall a positive weight, and no turn (the sweep makes a run of turns of its own)"))
 	}
 	if o.curve != nil {
 		if o.sweep {
@@ -187,7 +190,7 @@ func runBenchLoad(ctx context.Context, stdout, stderr io.Writer, o benchLoadOpti
 	if err := o.validate(); err != nil {
 		return fmt.Errorf("bench load: %w", err)
 	}
-	o.load.AppendWeight, o.load.RecallWeight = o.mix["append"], o.mix["recall"]
+	o.load.AppendWeight, o.load.RecallWeight, o.load.TurnWeight = o.mix["append"], o.mix["recall"], o.mix["turn"]
 	dir := o.dir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "engram-bench-load-*"); err != nil {
@@ -309,23 +312,25 @@ func runDir(o benchLoadOptions, base, name string) (dir, where string, err error
 func runLoadSweep(ctx context.Context, stdout io.Writer, env *loadEnv, o benchLoadOptions, base string) error {
 	var s bench.Sweep
 	n := o.load.Clients
-	for i, r := range []struct {
-		dir             string
-		clients, wa, wr int
-		res             **bench.LoadResult
+	runs := []struct {
+		dir                 string
+		clients, wa, wr, wt int
+		res                 **bench.LoadResult
 	}{
-		{fmt.Sprintf("append-%d", n), n, 1, 0, &s.AppendOnly},
-		{fmt.Sprintf("recall-%d", n), n, 0, 1, &s.RecallOnly},
-		{fmt.Sprintf("mix-%d", n), n, o.load.AppendWeight, o.load.RecallWeight, &s.Mix},
-		{"append-1", 1, 1, 0, &s.AppendOne},
-	} {
+		{fmt.Sprintf("append-%d", n), n, 1, 0, 0, &s.AppendOnly},
+		{fmt.Sprintf("recall-%d", n), n, 0, 1, 0, &s.RecallOnly},
+		{fmt.Sprintf("mix-%d", n), n, o.load.AppendWeight, o.load.RecallWeight, 0, &s.Mix},
+		{"append-1", 1, 1, 0, 0, &s.AppendOne},
+		{fmt.Sprintf("turn-%d", n), n, 0, 0, 1, &s.Turns},
+	}
+	for i, r := range runs {
 		dir, where, err := runDir(o, base, r.dir)
 		if err != nil {
 			return fmt.Errorf("bench load: --sweep: %w", err)
 		}
-		fmt.Fprintf(env.stderr, "load: sweep run %d of 4: %d clients, append:recall %d:%d\n", i+1, r.clients, r.wa, r.wr)
+		fmt.Fprintf(env.stderr, "load: sweep run %d of %d: %d clients, append:recall:turn %d:%d:%d\n", i+1, len(runs), r.clients, r.wa, r.wr, r.wt)
 		load := o.load
-		load.Clients, load.AppendWeight, load.RecallWeight = r.clients, r.wa, r.wr
+		load.Clients, load.AppendWeight, load.RecallWeight, load.TurnWeight = r.clients, r.wa, r.wr, r.wt
 		if *r.res, err = env.run(ctx, load, dir, where); err != nil {
 			return fmt.Errorf("bench load: --sweep: %s: %w", r.dir, err)
 		}
@@ -471,7 +476,8 @@ func writeLoadTokens(dir string) (token, path string, err error) {
 	}
 	token = hex.EncodeToString(b)
 	path = filepath.Join(dir, "tokens.json")
-	data := fmt.Sprintf(`{"tokens": [{"token": %q, "tenant": "bench", "name": "bench-load"}]}`, token)
+	// Admin, for the extraction backlog in GET /v1/admin/stats.
+	data := fmt.Sprintf(`{"tokens": [{"token": %q, "tenant": "bench", "name": "bench-load", "admin": true}]}`, token)
 	return token, path, os.WriteFile(path, []byte(data), 0o600)
 }
 
