@@ -212,8 +212,12 @@ func WriteSweepTable(w io.Writer, s *Sweep) error {
 	for _, run := range s.Runs() {
 		r := run.Result
 		o := r.Options
-		fmt.Fprintf(&b, "| %s | %d | %d:%d |", run.Name, o.Clients, o.AppendWeight, o.RecallWeight)
-		var total float64
+		weights := fmt.Sprintf("%d:%d", o.AppendWeight, o.RecallWeight)
+		if o.TurnWeight > 0 {
+			weights = "turns"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s |", run.Name, o.Clients, weights)
+		total := opStats(r, OpTurn).Throughput
 		for _, op := range []Op{OpAppend, OpRecall} {
 			st := opStats(r, op)
 			total += st.Throughput

@@ -258,7 +258,7 @@ func TestSweepTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| agent turns | 8 |",
+		"| agent turns | 8 | turns | – | – | – | – | – | – | 40.0 | 5ms | 0 |",
 		"agent turns (the user's message, a recall, the reply; 8 clients): 40.0 turns/s, p50 20ms, p99 60ms; CPU per turn 5ms against 4ms for its parts alone (2 appends + 1 recall), 1.25×",
 	} {
 		if !strings.Contains(table.String(), want) {
