@@ -176,6 +176,7 @@ func TestBenchLoadBadFlags(t *testing.T) {
 type loadJSON struct {
 	AppendWeight int    `json:"append_weight"`
 	RecallWeight int    `json:"recall_weight"`
+	TurnWeight   int    `json:"turn_weight"`
 	Note         string `json:"note"`
 	Passed       bool   `json:"passed"`
 	Ops          []struct {
@@ -248,7 +249,7 @@ func TestBenchLoadSweep(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, sub := range []string{"append-2", "recall-2", "mix-2", "append-1"} {
+	for _, sub := range []string{"append-2", "recall-2", "mix-2", "append-1", "turn-2"} {
 		if _, err := os.Stat(filepath.Join(dir, sub)); err != nil {
 			t.Errorf("store of %s: %v", sub, err)
 		}
@@ -276,7 +277,7 @@ func TestBenchLoadSweep(t *testing.T) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
-	if !r.Passed || len(r.Runs) != 4 || len(r.Targets) != 3 {
+	if !r.Passed || len(r.Runs) != 5 || len(r.Targets) != 3 {
 		t.Fatalf("JSON %s", b)
 	}
 	wantRuns := []struct {
@@ -294,6 +295,14 @@ func TestBenchLoadSweep(t *testing.T) {
 		if v.Acknowledged != run.Ops[0].Count || v.Verified != v.Acknowledged || run.Reverified == nil || run.Reverified.Verified != v.Acknowledged {
 			t.Errorf("run %s read back %+v, then %+v, of %d appends", run.Name, v, run.Reverified, run.Ops[0].Count)
 		}
+	}
+	// The last run makes agent turns only: two appends each, all read back.
+	if turns := r.Runs[4]; turns.Name != "agent turns" || turns.TurnWeight != 1 || len(turns.Ops) != 3 || turns.Ops[2].Count == 0 ||
+		turns.Verification.Acknowledged != 2*turns.Ops[2].Count || turns.Verification.Verified != turns.Verification.Acknowledged {
+		t.Errorf("turns run %+v", turns)
+	}
+	if !strings.Contains(out, "| agent turns | 2 | turns | ") || !strings.Contains(out, "CPU per turn ") || !strings.Contains(out, "extraction backlog when the clients stopped: append only ") {
+		t.Errorf("output lacks the turns run, its cost or the backlog:\n%s", out)
 	}
 	// The targets come from the runs: recompute them from the JSON.
 	a, rc, mix, one := r.Runs[0].Ops[0].OpsPerSecond, r.Runs[1].Ops[1].OpsPerSecond, r.Runs[2], r.Runs[3].Ops[0].OpsPerSecond
