@@ -225,9 +225,9 @@ type Trace struct {
 	// from its span ranked higher (Candidate.Boost).
 	When *TimeSpan
 	// Candidates are every candidate, in final order (best first), kept or
-	// dropped; nil unless Query.Trace asked for them, as is Lists. Records are read only for candidates that could reach the
-	// context: one dropped for "top k" before being read has no Text or
-	// Time.
+	// dropped; nil unless Query.Trace asked for them, as is Lists.
+	// Records are read only for candidates that could reach the context:
+	// one dropped for "top k" before being read has no Text or Time.
 	Candidates []Candidate
 	// Budget is the token budget; WindowTokens, SummaryTokens and
 	// PreambleTokens what the window, summary and the whole preamble
@@ -383,7 +383,9 @@ func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
 
 	// 2. Candidates from every list.
 	f := newFusion()
-	defer f.release() // after settle has copied the candidates
+	// Released once Recall is done with the candidates: settle has copied
+	// them into a traced recollection, and the items hold copies.
+	defer f.release()
 	if err := s.searchLists(ctx, &q, user, f, &rec.Trace); err != nil {
 		return nil, err
 	}
