@@ -189,6 +189,11 @@ type LoadResult struct {
 	// admin token), and Drain zero when it would not flush.
 	Backlog int
 	Drain   time.Duration
+	// Background is what the server's background work did in the timed
+	// phase, one entry per kind, from its /metrics before and after
+	// (engram_background_busy_seconds_total and _paused_); nil when the
+	// server does not say.
+	Background []BackgroundUse
 	// Verification is RunLoad's [Verify] of Acks right after the timed
 	// phase.
 	Verification Verification
@@ -322,6 +327,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadResult, error) {
 	}
 	deadline, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
+	bgBefore := c.background(ctx)
 	began = time.Now()
 	cpu := processCPU()
 	var wg sync.WaitGroup
@@ -338,6 +344,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	res.Background = backgroundUse(bgBefore, c.background(ctx))
 
 	var lat [numOps][]time.Duration
 	errs := [numOps]int{}

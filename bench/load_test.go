@@ -36,6 +36,10 @@ type fakeAPI struct {
 	// neither route exists.
 	backlog, busyFlushes int
 	flushes              int
+	// metrics, when set, serves GET /metrics: each scrape adds 0.5 s of
+	// extraction work and 2 s of pauses to the counters.
+	metrics bool
+	scrapes int
 
 	mu       sync.Mutex
 	seq      int
@@ -62,6 +66,21 @@ func (f *fakeAPI) handler() http.Handler {
 			return
 		}
 		fakeJSON(w, 200, map[string]any{"extraction": map[string]int{"pending": f.backlog - 1, "retrying": 1}})
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if !f.metrics {
+			http.NotFound(w, r)
+			return
+		}
+		f.scrapes++
+		fmt.Fprintf(w, "# HELP engram_background_busy_seconds_total busy\n"+
+			"engram_background_busy_seconds_total{work=\"extract\"} %g\n"+
+			"engram_background_busy_seconds_total{work=\"sweep\"} 0\n"+
+			"engram_background_paused_seconds_total{work=\"extract\"} %g\n"+
+			"engram_background_paused_seconds_total{work=\"sweep\"} 0\n"+
+			"engram_store_views_total 12\n", 0.5*float64(f.scrapes), 2*float64(f.scrapes))
 	})
 	mux.HandleFunc("POST /v1/admin/flush", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
@@ -607,6 +626,38 @@ func TestRunLoadDrain(t *testing.T) {
 		}
 		if tc.backlog > 0 && (api.flushes != tc.busy+1 || res.Drain <= 0) {
 			t.Errorf("backlog %d: %d flushes, drain %v; want %d flushes", tc.backlog, api.flushes, res.Drain, tc.busy+1)
+		}
+	}
+}
+
+// TestRunLoadBackground: a run reports what the server's background work
+// did in the timed phase, from its /metrics before and after; a server
+// without them gets no line.
+func TestRunLoadBackground(t *testing.T) {
+	for _, metrics := range []bool{true, false} {
+		api := newFakeAPI()
+		api.metrics = metrics
+		srv := httptest.NewServer(api.handler())
+		res, err := RunLoad(context.Background(), smallLoad(srv))
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := WriteLoadTable(&b, res); err != nil {
+			t.Fatal(err)
+		}
+		const want = "background work in the timed phase: extract busy 500ms ("
+		if got := strings.Contains(b.String(), want); got != metrics {
+			t.Errorf("metrics %v: table has %q: %v\n%s", metrics, want, got, b.String())
+		}
+		if metrics && (len(res.Background) != 2 || res.Background[0] != (BackgroundUse{Work: "extract", Busy: 500 * time.Millisecond, Paused: 2 * time.Second}) ||
+			res.Background[1] != (BackgroundUse{Work: "sweep"})) {
+			t.Errorf("background %+v", res.Background)
+		}
+		var js bytes.Buffer
+		if err := WriteLoadJSON(&js, res); err != nil || strings.Contains(js.String(), `"paused_seconds": 2`) != metrics {
+			t.Errorf("metrics %v: JSON (err %v):\n%s", metrics, err, js.String())
 		}
 	}
 }

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -222,4 +225,73 @@ func (c *loadClient) drain(ctx context.Context) (backlog int, took time.Duration
 		return backlog, 0, nil // no flush on this server
 	}
 	return backlog, time.Since(began), fmt.Errorf("extraction backlog not drained after %v", maxDrain)
+}
+
+// BackgroundUse is what one kind of the server's background work did in a
+// load's timed phase.
+type BackgroundUse struct {
+	// Work is the kind: "extract", "sweep" or "snapshot".
+	Work string
+	// Busy is the time it worked (wall clock: its CPU is at most this),
+	// and Paused the time it stood aside for requests.
+	Busy, Paused time.Duration
+}
+
+// background reads the server's background work counters from /metrics:
+// for each kind, its busy and paused seconds. Nil when the server does
+// not publish them.
+func (c *loadClient) background(ctx context.Context) map[string][2]float64 {
+	body, err := c.get(ctx, "/metrics")
+	if err != nil {
+		return nil
+	}
+	return parseBackground(string(body))
+}
+
+// backgroundMetrics are the counters background reads, in BackgroundUse's
+// order.
+var backgroundMetrics = [2]string{"engram_background_busy_seconds_total", "engram_background_paused_seconds_total"}
+
+// parseBackground picks the background counters out of a Prometheus text
+// exposition: lines such as
+//
+//	engram_background_busy_seconds_total{work="extract"} 1.25
+func parseBackground(text string) map[string][2]float64 {
+	var out map[string][2]float64
+	for line := range strings.Lines(text) {
+		for i, name := range backgroundMetrics {
+			rest, ok := strings.CutPrefix(line, name+`{work="`)
+			if !ok {
+				continue
+			}
+			work, value, ok := strings.Cut(rest, `"} `)
+			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			if !ok || err != nil {
+				continue
+			}
+			if out == nil {
+				out = map[string][2]float64{}
+			}
+			e := out[work]
+			e[i] = v
+			out[work] = e
+		}
+	}
+	return out
+}
+
+// backgroundUse returns what each kind of background work did between two
+// readings, in name order; nil when either is missing.
+func backgroundUse(before, after map[string][2]float64) []BackgroundUse {
+	if before == nil || after == nil {
+		return nil
+	}
+	var out []BackgroundUse
+	for _, work := range slices.Sorted(maps.Keys(after)) {
+		a, b := after[work], before[work]
+		out = append(out, BackgroundUse{Work: work,
+			Busy:   time.Duration((a[0] - b[0]) * float64(time.Second)),
+			Paused: time.Duration((a[1] - b[1]) * float64(time.Second))})
+	}
+	return out
 }

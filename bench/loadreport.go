@@ -36,6 +36,9 @@ func WriteLoadTable(w io.Writer, r *LoadResult) error {
 		fmt.Fprintf(&b, "%s\n", r.Note)
 	}
 	fmt.Fprintf(&b, "extraction backlog when the clients stopped: %s\n", backlogText(r))
+	if t := backgroundText(r); t != "" {
+		fmt.Fprintf(&b, "background work in the timed phase: %s\n", t)
+	}
 	writeVerification(&b, "read back after the run", &r.Verification)
 	if r.Reverified != nil {
 		writeVerification(&b, "read back after a restart", r.Reverified)
@@ -48,6 +51,23 @@ func WriteLoadTable(w io.Writer, r *LoadResult) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// backgroundText says how long each kind of background work worked and
+// stood aside in r's timed phase, and the share of the phase it worked:
+// "extract busy 820ms (8% of the run), paused 1.9s; ...". Empty when
+// unknown.
+func backgroundText(r *LoadResult) string {
+	var parts []string
+	for _, u := range r.Background {
+		share := 0.0
+		if r.Elapsed > 0 {
+			share = 100 * u.Busy.Seconds() / r.Elapsed.Seconds()
+		}
+		parts = append(parts, fmt.Sprintf("%s busy %v (%.0f%% of the run), paused %v",
+			u.Work, roundDuration(u.Busy), share, roundDuration(u.Paused)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // backlogText says how many messages waited for extraction at the end of
@@ -113,6 +133,7 @@ type loadJSON struct {
 	TurnWeight      int               `json:"turn_weight,omitempty"`
 	Backlog         int               `json:"extraction_backlog"` // -1: unknown
 	DrainSeconds    float64           `json:"extraction_drain_s"`
+	Background      []backgroundJSON  `json:"background,omitempty"`
 	Users           int               `json:"users"`
 	SessionsPerUser int               `json:"sessions_per_user"`
 	MemoriesPerUser int               `json:"memories_per_user"`
@@ -127,6 +148,12 @@ type loadJSON struct {
 	Verification    Verification      `json:"verification"`
 	Reverified      *Verification     `json:"reverified,omitempty"`
 	Passed          bool              `json:"passed"`
+}
+
+type backgroundJSON struct {
+	Work          string  `json:"work"`
+	BusySeconds   float64 `json:"busy_seconds"`
+	PausedSeconds float64 `json:"paused_seconds"`
 }
 
 type opJSON struct {
@@ -165,6 +192,9 @@ func newLoadJSON(r *LoadResult) loadJSON {
 	}
 	if out.ErrorSamples == nil {
 		out.ErrorSamples = map[string]string{}
+	}
+	for _, u := range r.Background {
+		out.Background = append(out.Background, backgroundJSON{Work: u.Work, BusySeconds: u.Busy.Seconds(), PausedSeconds: u.Paused.Seconds()})
 	}
 	for _, s := range r.Ops {
 		out.Ops = append(out.Ops, opJSON{Op: s.Op.String(), Count: s.Count, Errors: s.Errors, OpsPerSecond: s.Throughput,

@@ -51,6 +51,8 @@ type DB struct {
 	hnswOpts         index.HNSWOptions
 	snapshotInterval time.Duration
 	snapshotAfter    int
+	// pace is Options.Pace: the snapshotter calls it after each partition.
+	pace func(context.Context, time.Duration)
 
 	ids struct {
 		sync.Mutex
@@ -134,6 +136,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		exactThreshold:   o.ExactThreshold,
 		snapshotInterval: o.SnapshotInterval,
 		snapshotAfter:    o.SnapshotAfter,
+		pace:             o.Pace,
 		stop:             make(chan struct{}),
 		closeWork:        closeWorkTimeout,
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,6 +62,12 @@ type Options struct {
 	// background compaction off ([DB.Compact] still works, and the next
 	// Open with it on does the work).
 	CompactDelay time.Duration
+
+	// Pace, when set, is called by the background snapshotter after each
+	// partition it snapshots, with how long that took; it may block for a
+	// while to leave the CPU to requests (package memory's pacer does).
+	// It must return soon after ctx is done.
+	Pace func(ctx context.Context, worked time.Duration)
 
 	// VectorSource names what makes the vectors this DB writes (the
 	// embedder). Zero checks nothing. Otherwise the store's first record

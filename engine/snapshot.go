@@ -804,8 +804,12 @@ func (db *DB) snapshotAll(ctx context.Context, minDirty int) {
 		if !due {
 			continue
 		}
+		start := time.Now()
 		if err := db.snapshot(ctx, p); err != nil {
 			db.logger.Warn("engram: vector snapshot failed", "err", err)
+		}
+		if db.pace != nil {
+			db.pace(ctx, time.Since(start))
 		}
 	}
 }

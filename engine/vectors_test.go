@@ -799,3 +799,36 @@ func TestOldSnapshotsRemoved(t *testing.T) {
 		t.Fatalf("%d snapshot files, want the current one", n)
 	}
 }
+
+// TestSnapshotterPaces checks that the background snapshotter reports each
+// partition it snapshots to Options.Pace, which may hold it back.
+func TestSnapshotterPaces(t *testing.T) {
+	if kvtest.Postgres() {
+		t.Skip("the snapshotter writes files; a PostgreSQL store has none")
+	}
+	paced := make(chan time.Duration, 16)
+	db, err := Open(t.TempDir(), &Options{
+		ExactThreshold:   8,
+		SnapshotInterval: time.Millisecond,
+		SnapshotAfter:    1,
+		Pace: func(ctx context.Context, d time.Duration) {
+			select {
+			case paced <- d:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	put(t, db, vscope, randVecs(7, 64, 8))
+	select {
+	case d := <-paced:
+		if d <= 0 {
+			t.Errorf("paced a snapshot that took %v", d)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the snapshotter never called Pace")
+	}
+}

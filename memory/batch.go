@@ -80,6 +80,8 @@ type batchStep struct {
 // a bad fact, a storage failure) nothing of it is written. Messages are
 // checked as [Session.Append] checks them, facts as [Store.Relate] does.
 func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
+	fg := s.pace.begin(ctx)
+	defer s.pace.end(fg)
 	steps := make([]batchStep, len(b.ops))
 	var locks []int // indexes into s.sessionLocks
 	for i, op := range b.ops {

@@ -188,7 +188,7 @@ type queueHead struct {
 const rescanQueue = 5 * time.Minute
 
 func (s *Store) startWorker() {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(backgroundContext(context.Background()))
 	w := &worker{s: s, x: s.extractor, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1), done: make(chan struct{})}
 	w.mu.progress = make(chan struct{})
 	w.mu.blocked = map[string]time.Time{}
@@ -296,6 +296,7 @@ func (w *worker) pass() (next time.Time, ran int, err error) {
 		return time.Time{}, ran, err
 	}
 	for w.ctx.Err() == nil {
+		start := time.Now()
 		jobs, err := w.nextJobs(extractBatch)
 		if err != nil {
 			return time.Time{}, ran, err
@@ -309,6 +310,9 @@ func (w *worker) pass() (next time.Time, ran int, err error) {
 		}
 		ran += len(jobs)
 		w.block(failed)
+		// Under load, stand aside before the next batch (Flush's
+		// hurry-up ends the pause).
+		w.s.pace.pace(w.ctx, WorkExtract, time.Since(start), w.hurry)
 	}
 	return w.nextRetry(), ran, nil
 }
@@ -954,6 +958,9 @@ func (s *Store) Flush(ctx context.Context) error {
 	if s.worker == nil {
 		return nil
 	}
+	// The worker does not stand aside for requests while Flush waits.
+	s.pace.waiters.Add(1)
+	defer s.pace.waiters.Add(-1)
 	var pending [][]byte
 	err := s.db.View(ctx, func(tx *engine.Tx) error {
 		pending = pending[:0]

@@ -36,6 +36,8 @@ func graphRoot(scope Scope) ([]byte, error) {
 // store forgets the entity names it caches for linking, so Recall sees
 // the new names at once.
 func (s *Store) UpdateGraph(ctx context.Context, scope Scope, fn func(*graph.Tx) error) error {
+	fg := s.pace.begin(ctx)
+	defer s.pace.end(fg)
 	root, err := graphRoot(scope)
 	if err != nil {
 		return err
@@ -53,6 +55,8 @@ func (s *Store) UpdateGraph(ctx context.Context, scope Scope, fn func(*graph.Tx)
 // The [graph.Tx] is valid only until fn returns, and fn must not write
 // through it.
 func (s *Store) ViewGraph(ctx context.Context, scope Scope, fn func(*graph.Tx) error) error {
+	fg := s.pace.begin(ctx)
+	defer s.pace.end(fg)
 	root, err := graphRoot(scope)
 	if err != nil {
 		return err

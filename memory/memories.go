@@ -235,6 +235,8 @@ func memoryScope(scope Scope) (Scope, []byte, error) {
 // The exact check is transactional; two concurrent near-duplicates can both
 // be stored.
 func (s *Store) Remember(ctx context.Context, scope Scope, m Memory) (string, error) {
+	fg := s.pace.begin(ctx)
+	defer s.pace.end(fg)
 	given := scope
 	scope, prefix, err := memoryScope(scope)
 	if err != nil {
@@ -446,6 +448,8 @@ func memoryError(err error) error {
 //
 // Errors: [ErrNotFound] for an unknown id, [ErrInvalidMemory] for a bad m.
 func (s *Store) UpdateMemory(ctx context.Context, scope Scope, id string, m Memory) (string, error) {
+	fg := s.pace.begin(ctx)
+	defer s.pace.end(fg)
 	given := scope
 	scope, prefix, err := memoryScope(scope)
 	if err != nil {
@@ -489,6 +493,8 @@ func (s *Store) UpdateMemory(ctx context.Context, scope Scope, id string, m Memo
 // Memory returns the memory with id, a current or a superseded version, or
 // [ErrNotFound].
 func (s *Store) Memory(ctx context.Context, scope Scope, id string) (Memory, error) {
+	fg := s.pace.begin(ctx)
+	defer s.pace.end(fg)
 	scope, prefix, err := memoryScope(scope)
 	if err != nil {
 		return Memory{}, err
@@ -528,6 +534,8 @@ func getMemory(tx *engine.Tx, scope Scope, prefix []byte, id string) (Memory, er
 // MemoryHistory returns the versions of a memory, newest first: id's
 // version, the one it superseded, and so on.
 func (s *Store) MemoryHistory(ctx context.Context, scope Scope, id string) ([]Memory, error) {
+	fg := s.pace.begin(ctx)
+	defer s.pace.end(fg)
 	scope, prefix, err := memoryScope(scope)
 	if err != nil {
 		return nil, err
@@ -565,6 +573,8 @@ type MemoriesOptions struct {
 // Memories lists the scope's current memories in id (creation) order, a
 // page at a time. Superseded versions and expired memories are left out.
 func (s *Store) Memories(ctx context.Context, scope Scope, opts MemoriesOptions) ([]Memory, error) {
+	fg := s.pace.begin(ctx)
+	defer s.pace.end(fg)
 	scope, _, err := memoryScope(scope)
 	if err != nil {
 		return nil, err
@@ -598,6 +608,8 @@ func (s *Store) Memories(ctx context.Context, scope Scope, opts MemoriesOptions)
 // DeleteMemory erases a memory and every earlier version of it. A missing
 // id returns [ErrNotFound].
 func (s *Store) DeleteMemory(ctx context.Context, scope Scope, id string) error {
+	fg := s.pace.begin(ctx)
+	defer s.pace.end(fg)
 	scope, prefix, err := memoryScope(scope)
 	if err != nil {
 		return err

@@ -361,6 +361,8 @@ func (q *Query) normalize() error {
 // is used, the failure logged to Options.Logger, and the next Recall tries
 // again.
 func (s *Store) Recall(ctx context.Context, q Query) (*Recollection, error) {
+	fg := s.pace.begin(ctx)
+	defer s.pace.end(fg)
 	began := time.Now()
 	if err := q.normalize(); err != nil {
 		return nil, err

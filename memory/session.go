@@ -53,6 +53,8 @@ func (ss *Session) prefix() ([]byte, error) {
 // disk. Messages with a zero Time get the time of the call. The ids assigned
 // are ULIDs that sort in append order; [Session.Messages] returns them.
 func (ss *Session) Append(ctx context.Context, msgs ...Message) error {
+	fg := ss.store.pace.begin(ctx)
+	defer ss.store.pace.end(fg)
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -271,6 +273,8 @@ type MessagesOptions struct {
 // newest first with Reverse), with ids and token counts set. An unknown
 // session has no messages.
 func (ss *Session) Messages(ctx context.Context, opts MessagesOptions) ([]Message, error) {
+	fg := ss.store.pace.begin(ctx)
+	defer ss.store.pace.end(fg)
 	prefix, err := ss.prefix()
 	if err != nil {
 		return nil, err
@@ -463,6 +467,8 @@ type SessionsOptions struct {
 // Sessions lists the sessions of the scope's user in id order, a page at a
 // time. The scope needs Tenant and User; Session is ignored.
 func (s *Store) Sessions(ctx context.Context, scope Scope, opts SessionsOptions) ([]SessionInfo, error) {
+	fg := s.pace.begin(ctx)
+	defer s.pace.end(fg)
 	scope.Session = ""
 	if err := scope.Validate(engine.LevelUser); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -190,6 +191,16 @@ type Options struct {
 	// LoCoMo sample it gained one question of 150 at recall@10, too little
 	// to tell from noise (see docs/benchmarks.md).
 	Synonyms bool
+
+	// BackgroundShare bounds the time each kind of background work
+	// (extraction, sweeps, vector snapshots) spends working while requests
+	// are being served: after a unit of work it stands aside until its
+	// working time is at most this share of the elapsed time, so it takes
+	// at most this share of a core from requests. With no requests in
+	// flight it runs at full speed and catches up. Zero means
+	// [DefaultBackgroundShare]; 1 never pauses; outside (0, 1] is refused.
+	// [Store.BackgroundStats] reports what it did.
+	BackgroundShare float64
 }
 
 // maxTTL bounds a time to live: expiry times are stored as int64 Unix
@@ -221,6 +232,9 @@ func (o *Options) validate() error {
 	}
 	if o.SummaryTokens < 0 {
 		errs = append(errs, fmt.Errorf("SummaryTokens %d is negative", o.SummaryTokens))
+	}
+	if !(o.BackgroundShare >= 0 && o.BackgroundShare <= 1) {
+		errs = append(errs, fmt.Errorf("BackgroundShare %v is outside [0, 1]", o.BackgroundShare))
 	}
 	if o.Extraction < ExtractAsync || o.Extraction > ExtractOff {
 		errs = append(errs, fmt.Errorf("unknown Extraction %d", int(o.Extraction)))
@@ -258,6 +272,9 @@ type Store struct {
 	// ExtractOff).
 	extractor Extractor
 	worker    *worker
+
+	// pace keeps background work from competing with requests.
+	pace *pacer
 
 	// sessionLocks serialize appends to one session inside this process, so
 	// that ids stay in append order and tool-call checks see every earlier
@@ -318,7 +335,13 @@ func Open(dir string, opts *Options) (*Store, error) {
 		}
 	}
 	source := vectorSource(embedder)
+	pace := &pacer{share: cmp.Or(o.BackgroundShare, DefaultBackgroundShare)}
 	db, err := engine.Open(dir, &engine.Options{
+		// The snapshotter stands aside for requests as the store's own
+		// background work does.
+		Pace: func(ctx context.Context, d time.Duration) {
+			pace.pace(ctx, WorkSnapshot, d, nil)
+		},
 		Durability:    o.Durability,
 		EncryptionKey: o.EncryptionKey,
 		Logger:        o.Logger,
@@ -341,7 +364,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 		// administered, but nothing that needs a vector can be done.
 		embedder = refusingEmbedder{stored: rec}
 	}
-	s := &Store{db: db, opts: o, graph: g, embedder: embedder, summarizer: o.Summarizer}
+	s := &Store{db: db, opts: o, graph: g, embedder: embedder, summarizer: o.Summarizer, pace: pace}
 	// A partition taken over from another process may have other names.
 	db.OnPartitionChange(s.nameCache.invalidatePrefix)
 	_, refusing := embedder.(refusingEmbedder)

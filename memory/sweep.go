@@ -91,7 +91,7 @@ func (w *sweeper) run(s *Store) {
 	}
 	// A round ends at sweepRunTimeout even if the store stalls (issue
 	// 26); the partitions it did not reach stay listed for the next.
-	ctx, cancel := context.WithTimeout(context.Background(), sweepRunTimeout)
+	ctx, cancel := context.WithTimeout(backgroundContext(context.Background()), sweepRunTimeout)
 	defer cancel()
 	go func() {
 		select {
@@ -105,7 +105,9 @@ func (w *sweeper) run(s *Store) {
 		if !s.owns(Partition(sc)) {
 			continue // another process's partition (PostgreSQL)
 		}
+		start := time.Now()
 		n, err := sweep(ctx, sc)
+		s.pace.pace(ctx, WorkSweep, time.Since(start), nil)
 		swept += n
 		if err != nil {
 			if ctx.Err() != nil {
@@ -120,7 +122,10 @@ func (w *sweeper) run(s *Store) {
 		// Expired bytes leave the files at the compaction that follows.
 		s.db.ScheduleCompact()
 	}
-	if _, err := s.retain(ctx, time.Now()); err != nil && ctx.Err() == nil && s.opts.Logger != nil {
+	start := time.Now()
+	_, err := s.retain(ctx, start)
+	s.pace.pace(ctx, WorkSweep, time.Since(start), nil)
+	if err != nil && ctx.Err() == nil && s.opts.Logger != nil {
 		s.opts.Logger.Warn("memory: retention pass failed", "err", err)
 	}
 }

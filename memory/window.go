@@ -36,6 +36,8 @@ type WindowOptions struct {
 // [ErrBudgetTooSmall]. The cost is proportional to the window and the
 // number of system messages, not to the length of the session.
 func (ss *Session) Window(ctx context.Context, opts WindowOptions) ([]Message, error) {
+	fg := ss.store.pace.begin(ctx)
+	defer ss.store.pace.end(fg)
 	prefix, err := ss.prefix()
 	if err != nil {
 		return nil, err

@@ -111,10 +111,14 @@ var (
 		"Transactions that returned an error.", nil, nil)
 	descOpened = prometheus.NewDesc("engram_store_opened_timestamp_seconds",
 		"When the store was opened, in Unix seconds.", nil, nil)
+	descBackgroundBusy = prometheus.NewDesc("engram_background_busy_seconds_total",
+		"Time each kind of background work (extract, sweep, snapshot) spent working (wall clock; its CPU time is at most this).", []string{"work"}, nil)
+	descBackgroundPaused = prometheus.NewDesc("engram_background_paused_seconds_total",
+		"Time each kind of background work stood aside for requests (memory.Options.BackgroundShare).", []string{"work"}, nil)
 )
 
 func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLSMBytes, descValueLogBytes, descUpdates, descViews, descConflicts, descFailures, descOpened} {
+	for _, d := range []*prometheus.Desc{descLSMBytes, descValueLogBytes, descUpdates, descViews, descConflicts, descFailures, descOpened, descBackgroundBusy, descBackgroundPaused} {
 		ch <- d
 	}
 }
@@ -128,6 +132,10 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descConflicts, prometheus.CounterValue, float64(s.Conflicts))
 	ch <- prometheus.MustNewConstMetric(descFailures, prometheus.CounterValue, float64(s.Failures))
 	ch <- prometheus.MustNewConstMetric(descOpened, prometheus.GaugeValue, float64(s.OpenedAt.UnixNano())/1e9)
+	for _, b := range c.store.BackgroundStats() {
+		ch <- prometheus.MustNewConstMetric(descBackgroundBusy, prometheus.CounterValue, b.Busy.Seconds(), b.Work.String())
+		ch <- prometheus.MustNewConstMetric(descBackgroundPaused, prometheus.CounterValue, b.Paused.Seconds(), b.Work.String())
+	}
 }
 
 // clusterCollector reports partition ownership (kv.Cluster.Stats) and the

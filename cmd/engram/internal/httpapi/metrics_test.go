@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -73,6 +74,17 @@ func TestMetrics(t *testing.T) {
 		"engram_store_opened_timestamp_seconds", "engram_http_requests_in_flight", "go_goroutines"} {
 		if fams[name] == nil {
 			t.Errorf("no metric %s", name)
+		}
+	}
+	for _, name := range []string{"engram_background_busy_seconds_total", "engram_background_paused_seconds_total"} {
+		var works []string
+		if f := fams[name]; f != nil {
+			for _, m := range f.GetMetric() {
+				works = append(works, m.GetLabel()[0].GetValue())
+			}
+		}
+		if fmt.Sprint(works) != "[extract snapshot sweep]" {
+			t.Errorf("%s has works %v, want extract, snapshot and sweep", name, works)
 		}
 	}
 	if u := fams["engram_store_updates_total"]; u != nil && u.GetMetric()[0].GetCounter().GetValue() < 2 {
