@@ -133,9 +133,8 @@ func (e Extractive) Summarize(ctx context.Context, prev string, msgs []Message, 
 		used += cost
 	}
 	for len(kept) > 0 {
-		out := joinUnits(units, kept)
-		if countText(enc, out) <= maxTokens {
-			return out, nil
+		if joinedTokens(enc, units, kept) <= maxTokens {
+			return joinUnits(units, kept), nil
 		}
 		kept = kept[:len(kept)-1] // the lowest-scoring line kept
 	}
@@ -343,6 +342,69 @@ func joinUnits(units []summaryUnit, kept []int) string {
 		b.WriteString(units[i].line())
 	}
 	return b.String()
+}
+
+// joinedTokens returns countText(enc, joinUnits(units, kept)) from the
+// counts of its lines, which the count cache mostly holds from earlier
+// refreshes, instead of tokenizing the joined text, which is new at every
+// refresh. It relies on two facts of every encoding shipped, which
+// TestJoinedTokens checks against the encoders:
+//
+//   - after a line break, a rune that is neither white space nor '/'
+//     starts a new pre-token (no pattern carries a line break into what
+//     follows it, except o200k_base's punctuation, which takes line breaks
+//     and slashes after it), so the joined text counts as each line with
+//     its '\n' plus the last line;
+//   - a line break may join only the line's last pre-token (punctuation
+//     takes trailing line breaks), which starts at or after the line's last
+//     exact cut (see exactCut), so the '\n' adds count(tail+"\n") −
+//     count(tail) for that tail.
+//
+// A line that starts or ends with white space, starts with '/' or holds a
+// line break is counted the slow way.
+func joinedTokens(enc *tiktoken.Tiktoken, units []summaryUnit, kept []int) int {
+	idx := slices.Clone(kept)
+	slices.Sort(idx)
+	n := 0
+	for k, i := range idx {
+		line := units[i].line()
+		if !joinable(line) {
+			return countText(enc, joinUnits(units, kept))
+		}
+		n += countText(enc, line)
+		if k < len(idx)-1 {
+			tail := line[lastExactCut(line):]
+			n += countText(enc, tail+"\n") - countText(enc, tail)
+		}
+	}
+	return n
+}
+
+// joinable reports whether line is one joinedTokens can count from its
+// parts: not empty, no line break, no white space at either end, no '/'
+// first.
+func joinable(line string) bool {
+	if line == "" || line[0] == '/' || strings.ContainsAny(line, "\r\n") {
+		return false
+	}
+	first, _ := utf8.DecodeRuneInString(line)
+	last, _ := utf8.DecodeLastRuneInString(line)
+	return !isSpaceLike(first) && !isSpaceLike(last)
+}
+
+// lastExactCut returns the byte offset of the last exact cut in s (zero
+// when there is none): the start of the text after it is a pre-token
+// boundary, whatever follows s.
+func lastExactCut(s string) int {
+	next, end := utf8.DecodeLastRuneInString(s)
+	for i := len(s) - end; i > 0; {
+		r, w := utf8.DecodeLastRuneInString(s[:i])
+		if exactCut(r, next) {
+			return i
+		}
+		next, i = r, i-w
+	}
+	return 0
 }
 
 // textSpan is a byte range [start, end) of a string.

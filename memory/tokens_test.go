@@ -213,3 +213,48 @@ func TestSummarizePathological(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinedTokens checks joinedTokens against the encoders: lines of
+// random text (letters, digits, punctuation that takes a line break,
+// apostrophes, slashes, marks, CJK, emoji, inner white space) joined by
+// '\n' count the same from their parts as whole, in every encoding.
+func TestJoinedTokens(t *testing.T) {
+	alphabet := []string{"a", "b", "Z", "é", "ß", "中", "ア", "\u0301", "1", "9", "²", " ", "  ", "\t",
+		"\u00a0", "'", "'s", "'T", "/", ".", ",", "!", "?", "...", "-", "_", "\"", "{", ")", "🙂", "\u200b", ": "}
+	r := rand.New(rand.NewPCG(5, 6))
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for _, name := range encodings {
+		enc, err := tokenizer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			var units []summaryUnit
+			var kept []int
+			for i := range 1 + r.IntN(6) {
+				var b strings.Builder
+				for range 1 + r.IntN(12) {
+					b.WriteString(alphabet[r.IntN(len(alphabet))])
+				}
+				u := summaryUnit{text: strings.TrimSpace(b.String())}
+				if u.text == "" {
+					u.text = "x"
+				}
+				if r.IntN(2) == 0 {
+					u.speaker = "user"
+				}
+				units = append(units, u)
+				kept = append(kept, i)
+			}
+			r.Shuffle(len(kept), func(i, j int) { kept[i], kept[j] = kept[j], kept[i] })
+			kept = kept[:1+r.IntN(len(kept))]
+			joined := joinUnits(units, kept)
+			if got, want := joinedTokens(enc, units, kept), tokenLen(enc, joined); got != want {
+				t.Fatalf("%s: %q counts %d from its lines, %d whole", name, joined, got, want)
+			}
+		}
+	}
+}
