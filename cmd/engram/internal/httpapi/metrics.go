@@ -111,10 +111,26 @@ var (
 		"Transactions that returned an error.", nil, nil)
 	descOpened = prometheus.NewDesc("engram_store_opened_timestamp_seconds",
 		"When the store was opened, in Unix seconds.", nil, nil)
+	descCacheHits = prometheus.NewDesc("engram_partition_cache_hits_total",
+		"Uses of a user's (or tenant's shared) indexes that found them loaded.", nil, nil)
+	descCacheMisses = prometheus.NewDesc("engram_partition_cache_misses_total",
+		"Uses of a partition's indexes that loaded them from the store (snapshot and log, or a rebuild).", nil, nil)
+	descCacheEvictions = prometheus.NewDesc("engram_partition_cache_evictions_total",
+		"Partitions evicted to keep the loaded indexes within the budget (--partition-cache).", nil, nil)
+	descCacheBytes = prometheus.NewDesc("engram_partition_cache_bytes",
+		"Estimated memory of the loaded partitions' indexes.", nil, nil)
+	descCacheBudget = prometheus.NewDesc("engram_partition_cache_budget_bytes",
+		"The partition cache's budget (--partition-cache, or its default).", nil, nil)
+	descCachePartitions = prometheus.NewDesc("engram_partition_cache_partitions",
+		"Partitions loaded.", nil, nil)
 )
 
+// storeDescs are the metrics storeCollector reports.
+var storeDescs = []*prometheus.Desc{descLSMBytes, descValueLogBytes, descUpdates, descViews, descConflicts, descFailures, descOpened,
+	descCacheHits, descCacheMisses, descCacheEvictions, descCacheBytes, descCacheBudget, descCachePartitions}
+
 func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLSMBytes, descValueLogBytes, descUpdates, descViews, descConflicts, descFailures, descOpened} {
+	for _, d := range storeDescs {
 		ch <- d
 	}
 }
@@ -128,6 +144,12 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descConflicts, prometheus.CounterValue, float64(s.Conflicts))
 	ch <- prometheus.MustNewConstMetric(descFailures, prometheus.CounterValue, float64(s.Failures))
 	ch <- prometheus.MustNewConstMetric(descOpened, prometheus.GaugeValue, float64(s.OpenedAt.UnixNano())/1e9)
+	ch <- prometheus.MustNewConstMetric(descCacheHits, prometheus.CounterValue, float64(s.Cache.Hits))
+	ch <- prometheus.MustNewConstMetric(descCacheMisses, prometheus.CounterValue, float64(s.Cache.Misses))
+	ch <- prometheus.MustNewConstMetric(descCacheEvictions, prometheus.CounterValue, float64(s.Cache.Evictions))
+	ch <- prometheus.MustNewConstMetric(descCacheBytes, prometheus.GaugeValue, float64(s.Cache.Bytes))
+	ch <- prometheus.MustNewConstMetric(descCacheBudget, prometheus.GaugeValue, float64(s.Cache.Budget))
+	ch <- prometheus.MustNewConstMetric(descCachePartitions, prometheus.GaugeValue, float64(s.Cache.Partitions))
 }
 
 // clusterCollector reports partition ownership (kv.Cluster.Stats) and the
