@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // TestRunBudgetTiny is the budget run at a scale for the test suite: the
@@ -12,7 +13,7 @@ import (
 func TestRunBudgetTiny(t *testing.T) {
 	const budget = 256 << 10
 	r, err := RunBudget(context.Background(), BudgetOptions{Dir: t.TempDir(), Users: 400, MemoriesPerUser: 2,
-		PartitionCacheBytes: budget, Samples: 40, Checkpoints: []int{100, 400}})
+		PartitionCacheBytes: budget, Samples: 40, Checkpoints: []int{100, 400}, Quiet: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
