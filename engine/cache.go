@@ -187,9 +187,10 @@ func (db *DB) removeLocked(p *partition) {
 // true (the evictor) it snapshots a changed HNSW partition before
 // evicting it.
 func (db *DB) trim(ctx context.Context, withSnapshots bool) {
-	// Each round evicts a partition or stops; a partition that could not
-	// be evicted (pinned again meanwhile) is tried at most once a call.
-	for tries := 0; db.cache.resident.Load() > db.cache.budget && ctx.Err() == nil; tries++ {
+	// A round evicts its victim unless it was pinned again meanwhile (then
+	// the next round passes it over while pinned); maxTrimRounds bounds
+	// the rounds of one call all the same.
+	for round := 0; db.cache.resident.Load() > db.cache.budget && ctx.Err() == nil && round < maxTrimRounds; round++ {
 		v, snap, deferred := db.victim(withSnapshots)
 		if v == nil {
 			if deferred {
@@ -204,11 +205,13 @@ func (db *DB) trim(ctx context.Context, withSnapshots bool) {
 			}
 		}
 		db.evict(v)
-		if tries > 1<<16 {
-			return
-		}
 	}
 }
+
+// maxTrimRounds bounds one trim call, in case victims keep being pinned
+// again between their choice and their eviction: a million rounds is more
+// than a budget of 1 GiB holds of the smallest partitions (2 KiB).
+const maxTrimRounds = 1 << 20
 
 // victim returns the least recently used partition that may be evicted
 // now, and whether to snapshot it first; deferred reports that one
