@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"crypto/cipher"
 	"crypto/rand"
@@ -62,8 +63,11 @@ type DB struct {
 
 	parts struct {
 		sync.Mutex
-		m map[string]*partition
+		m   map[string]*partition
+		lru list.List // of *partition, most recently used first
 	}
+	// cache accounts the loaded partitions against their budget.
+	cache partCache
 
 	// snapMu orders snapshot file writes against erasure.
 	snapMu sync.Mutex
@@ -78,8 +82,11 @@ type DB struct {
 	// beforeApply is a test seam run between a commit and the index
 	// applying its changes, to widen that window.
 	beforeApply func()
-	stop        chan struct{}
-	bg          sync.WaitGroup
+	// snapshotRead is a test seam run by a partition's load between
+	// reading its snapshot and replaying the log after it.
+	snapshotRead func()
+	stop         chan struct{}
+	bg           sync.WaitGroup
 
 	// compactions runs the background compaction erasures need.
 	compactions compactor
@@ -140,6 +147,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 		stop:             make(chan struct{}),
 		closeWork:        closeWorkTimeout,
 	}
+	db.cache.budget = o.PartitionCacheBytes
+	if db.cache.budget == 0 {
+		db.cache.budget = DefaultPartitionCacheBytes()
+	}
 	hooks.db.Store(db)
 	if db.logger == nil {
 		db.logger = slog.New(slog.DiscardHandler)
@@ -172,6 +183,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 			db.migrateSnapshots(context.Background())
 		}
 		db.bg.Go(func() { db.snapshotLoop(db.stop) })
+		db.cache.wake = make(chan struct{}, 1)
+		db.bg.Go(func() { db.evictLoop(db.stop) })
 		db.compactions.start(db, o.CompactDelay)
 		db.resumeCompaction()
 	}
@@ -234,6 +247,7 @@ type Tx struct {
 
 	pending   []pendingOp  // index changes to apply after the commit
 	held      []*partition // partitions whose apply lock this Tx read-holds
+	pinned    []*partition // partitions this Tx pinned (see acquire)
 	onCommit  []func()     // run after the commit, in order
 	sourceSet bool         // checkSource passed, or recorded the source
 }
@@ -311,9 +325,11 @@ func (db *DB) update(ctx context.Context, commit kvRun, fn func(*Tx) error) erro
 		var lf *loadFirst
 		if errors.As(err, &lf) && loads < maxLoadFirst {
 			loads++
-			if _, err = db.getPartition(ctx, lf.prefix); err != nil {
+			var p *partition
+			if p, err = db.acquire(ctx, lf.prefix); err != nil {
 				break
 			}
+			p.release()
 			continue
 		}
 		if !errors.Is(err, kv.ErrConflict) {
@@ -443,8 +459,7 @@ func (db *DB) ErasePrefix(ctx context.Context, prefix []byte, visit func(key, va
 	db.parts.Lock()
 	for key, p := range db.parts.m {
 		if bytes.HasPrefix([]byte(key), prefix) {
-			p.erased.Store(true)
-			delete(db.parts.m, key)
+			db.removeLocked(p)
 		}
 	}
 	db.parts.Unlock()
@@ -498,6 +513,10 @@ type Stats struct {
 
 	Compactions    uint64 // compactions finished, background and forced
 	CompactPending bool   // an erasure's bytes wait for a compaction to finish
+
+	// Cache is the partition cache: loaded partitions against their
+	// budget ([Options.PartitionCacheBytes]).
+	Cache CacheStats
 }
 
 // Stats returns a snapshot of the database's state.
@@ -521,6 +540,7 @@ func (db *DB) Stats() Stats {
 		Failures:       db.failures.Load(),
 		Compactions:    db.compactions.done.Load(),
 		CompactPending: db.compactions.pending(),
+		Cache:          db.cacheStats(),
 	}
 }
 

@@ -14,7 +14,8 @@
 //     apart by [ParseKey] (keys.go builds and parses every key);
 //   - [Record], found by [DB.Search] as a [Hit] (tuned by [SearchOptions])
 //     and read by [Tx.GetRecord] (tuned by [GetRecordOptions]);
-//   - [EmbeddingCache], where cached embeddings are kept.
+//   - [EmbeddingCache], where cached embeddings are kept;
+//   - [CacheStats], the partition cache's counters in [Stats].
 //
 // Durability and IterOptions are package kv's types under the engine's
 // names.
@@ -66,6 +67,14 @@
 // on a partition's first use and replays the log written after it, and a
 // missing or corrupt snapshot means a rebuild from the records.
 //
+// Loaded partitions are kept within Options.PartitionCacheBytes (default
+// [DefaultPartitionCacheBytes]: a quarter of the memory, at most 1 GiB):
+// each one's size is estimated as its changes are applied, and past the
+// budget the least recently used are evicted (a changed graph snapshotted
+// first, in the background) and loaded again, snapshot and log, on their
+// next use. A partition in use by a transaction or a search is never
+// evicted; Stats.Cache counts hits, misses and evictions.
+//
 // # Caveats
 //
 //   - One process opens a directory at a time ([ErrLocked]); share a store
@@ -76,6 +85,12 @@
 //     background compactor runs within Options.CompactDelay of an erasure.
 //   - A [DB.Backup] stream is plain text even when the store is encrypted.
 //   - The first vector written to a partition fixes its dimension.
+//   - The partition budget bounds the indexes, not the process: Badger's
+//     memtables and compaction buffers, and the Go collector's headroom,
+//     come on top (see engram bench budget).
+//   - Writes can change HNSW partitions faster than they are snapshotted:
+//     past a quarter above the budget such a partition is evicted without
+//     a snapshot, and its next load replays its log (or rebuilds it).
 //   - A snapshot is taken while holding the partition's read lock: writes to
 //     that partition wait for its encoding and write (2.7 s for 100,000
 //     vectors of 384 dimensions, measured by BenchmarkOpenPersisted).

@@ -79,6 +79,16 @@ type Options struct {
 	// before sources were recorded takes the source of its next record.
 	VectorSource VectorSource
 
+	// PartitionCacheBytes bounds the memory of the loaded partitions
+	// (their vector and text indexes, estimated as changes are applied):
+	// past it the least recently used are evicted, a changed HNSW graph
+	// snapshotted first, and loaded again from the store on their next
+	// use. Zero means [DefaultPartitionCacheBytes]; negative is refused.
+	// A partition in use is never evicted, so one larger than the budget
+	// still loads, and the cache may exceed the budget while its
+	// partitions are in use or being snapshotted.
+	PartitionCacheBytes int64
+
 	// Postgres, when set, puts the store in a PostgreSQL database instead
 	// of a Badger directory (Open's dir must then be ""): see
 	// [kv.OpenPostgres]. EncryptionKey and Logger apply to it; the
@@ -119,6 +129,9 @@ func (o *Options) validate() error {
 	}
 	if o.SnapshotAfter < 0 {
 		errs = append(errs, fmt.Errorf("SnapshotAfter %d is negative", o.SnapshotAfter))
+	}
+	if o.PartitionCacheBytes < 0 {
+		errs = append(errs, fmt.Errorf("PartitionCacheBytes %d is negative", o.PartitionCacheBytes))
 	}
 	// CompactDelay: negative is documented (background compaction off).
 	if len(errs) == 0 {

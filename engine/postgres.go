@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,19 +178,37 @@ func (e *loadFirst) Error() string {
 // dropped again by a lease change).
 const maxLoadFirst = 16
 
-// partition returns the partition of prefix for this transaction: loaded
-// on first use with Badger, and with PostgreSQL only if already loaded
-// and fresh (else *loadFirst).
+// partition returns the partition of prefix for this transaction, pinned
+// until the transaction ends (see acquire): loaded on first use with
+// Badger, and with PostgreSQL only if already loaded and fresh (else
+// *loadFirst).
 func (tx *Tx) partition(prefix []byte) (*partition, error) {
+	var p *partition
 	if !tx.db.kv.Postgres() {
-		return tx.db.getPartition(tx.ctx, prefix)
+		var err error
+		if p, err = tx.db.acquire(tx.ctx, prefix); err != nil {
+			return nil, err
+		}
+	} else {
+		db := tx.db
+		db.parts.Lock()
+		var ok bool
+		p, ok = db.parts.m[string(prefix)]
+		ok = ok && p.loaded.Load() && !db.foreignStale(p)
+		if ok {
+			p.pins.Add(1)
+			db.parts.lru.MoveToFront(p.elem)
+			db.cache.hits.Add(1)
+		}
+		db.parts.Unlock()
+		if !ok {
+			return nil, &loadFirst{prefix: bytes.Clone(prefix)}
+		}
 	}
-	tx.db.parts.Lock()
-	p, ok := tx.db.parts.m[string(prefix)]
-	ok = ok && p.loaded.Load() && !tx.db.foreignStale(p)
-	tx.db.parts.Unlock()
-	if !ok {
-		return nil, &loadFirst{prefix: bytes.Clone(prefix)}
+	if slices.Contains(tx.pinned, p) {
+		p.release() // pinned once a transaction
+	} else {
+		tx.pinned = append(tx.pinned, p)
 	}
 	return p, nil
 }
@@ -210,10 +229,7 @@ func (db *DB) dropPartitions(ps []*partition) {
 	db.parts.Lock()
 	defer db.parts.Unlock()
 	for _, p := range ps {
-		p.erased.Store(true)
-		if db.parts.m[string(p.prefix)] == p {
-			delete(db.parts.m, string(p.prefix))
-		}
+		db.removeLocked(p)
 	}
 }
 

@@ -251,6 +251,7 @@ func (db *DB) loadPartition(ctx context.Context, p *partition) error {
 	if err == nil {
 		// New log ids must sort after every one this partition has seen.
 		db.raiseIDFloor(p.mu.lastLog)
+		p.resizeLocked() // no one else sees p until it is loaded
 	}
 	return err
 }
@@ -356,32 +357,51 @@ func lastLogID(tx *Tx, prefix []byte) (ulid.ULID, error) {
 // loadSnapshot reads the partition's snapshot and replays the log after
 // its mark. Any problem is returned, with the file's name, so the caller
 // rebuilds.
+//
+// The snapshot is read inside the transaction that replays the log: a
+// snapshot of the partition written meanwhile, by the copy this load
+// replaces (evicted, or taken over) while its snapshot was on its way,
+// deletes the log it covers, and the transaction still sees that log
+// when the file read is the older one.
 func (db *DB) loadSnapshot(ctx context.Context, p *partition) (string, error) {
-	if db.kv.Postgres() {
-		raw, err := db.readStoredSnapshot(ctx, p.prefix)
+	file := "the store's snapshot key"
+	if !db.kv.Postgres() {
+		names, ok, err := db.snapshotNames(ctx, false)
 		if err != nil {
-			return "the store's snapshot key", err
+			return "", err
 		}
-		return "the store's snapshot key", db.useSnapshot(ctx, p, raw)
+		if !ok {
+			return "", fs.ErrNotExist // no snapshot was ever written
+		}
+		file = names.path(p.prefix)
 	}
-	names, ok, err := db.snapshotNames(ctx, false)
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return "", fs.ErrNotExist // no snapshot was ever written
-	}
-	file := names.path(p.prefix)
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		return file, err
-	}
-	return file, db.useSnapshot(ctx, p, raw)
+	// kv's View, not db.View: a partition without a snapshot is no
+	// failure to count.
+	err := db.kv.View(ctx, func(t *kv.Txn) error {
+		tx := &Tx{t: t, db: db, ctx: ctx}
+		var raw []byte
+		var err error
+		if db.kv.Postgres() {
+			if raw, err = tx.Get(Key(p.prefix, NSSnapshot)); errors.Is(err, ErrNotFound) {
+				err = fs.ErrNotExist
+			}
+		} else {
+			raw, err = os.ReadFile(file)
+		}
+		if err != nil {
+			return err
+		}
+		if db.snapshotRead != nil {
+			db.snapshotRead()
+		}
+		return db.useSnapshot(tx, p, raw)
+	})
+	return file, err
 }
 
 // useSnapshot fills the partition from a snapshot and replays the log
-// after its mark.
-func (db *DB) useSnapshot(ctx context.Context, p *partition, raw []byte) error {
+// after its mark, in tx.
+func (db *DB) useSnapshot(tx *Tx, p *partition, raw []byte) error {
 	payload, err := db.openSnapshot(raw)
 	if err != nil {
 		return err
@@ -396,22 +416,7 @@ func (db *DB) useSnapshot(ctx context.Context, p *partition, raw []byte) error {
 			p.mu.ids[id] = uint64(ix)
 		}
 	}
-	return db.replay(ctx, p, snap.mark)
-}
-
-// readStoredSnapshot reads a partition's snapshot from the store
-// (PostgreSQL); fs.ErrNotExist when it has none.
-func (db *DB) readStoredSnapshot(ctx context.Context, prefix []byte) ([]byte, error) {
-	var raw []byte
-	err := db.kv.View(ctx, func(tx *kv.Txn) error {
-		var err error
-		raw, err = tx.Get(Key(prefix, NSSnapshot))
-		return err
-	})
-	if errors.Is(err, kv.ErrNotFound) {
-		return nil, fs.ErrNotExist
-	}
-	return raw, err
+	return replay(tx, p, snap.mark)
 }
 
 // snapshotData is a decoded snapshot payload.
@@ -508,48 +513,47 @@ func decodeSnapshot(payload, prefix []byte) (*snapshotData, error) {
 	return &snap, nil
 }
 
-// replay applies the partition's log entries after mark. Applying one twice
-// is harmless: a put replaces, a delete of a missing record does nothing.
-func (db *DB) replay(ctx context.Context, p *partition, mark ulid.ULID) error {
+// replay applies the partition's log entries after mark, as tx sees
+// them. Applying one twice is harmless: a put replaces, a delete of a
+// missing record does nothing.
+func replay(tx *Tx, p *partition, mark ulid.ULID) error {
 	logPrefix := Key(p.prefix, NSVectorLog)
-	return db.View(ctx, func(tx *Tx) error {
-		it := tx.NewIterator(IterOptions{Prefix: logPrefix})
-		defer it.Close()
-		start := NextID(mark)
-		var val []byte
-		for it.Seek(Key(p.prefix, NSVectorLog, start[:])); it.Valid(); it.Next() {
-			var id ulid.ULID
-			logID := idAfter(logPrefix, it.Key())
-			var err error
-			if val, err = it.Value(val[:0]); err != nil {
+	it := tx.NewIterator(IterOptions{Prefix: logPrefix})
+	defer it.Close()
+	start := NextID(mark)
+	var val []byte
+	for it.Seek(Key(p.prefix, NSVectorLog, start[:])); it.Valid(); it.Next() {
+		var id ulid.ULID
+		logID := idAfter(logPrefix, it.Key())
+		var err error
+		if val, err = it.Value(val[:0]); err != nil {
+			return err
+		}
+		if len(val) != 17 {
+			return fmt.Errorf("%w: vector log entry", ErrCorrupt)
+		}
+		copy(id[:], val[1:])
+		var vec []float32
+		var text, context string
+		if val[0] == logPut {
+			b, err := tx.Get(Key(p.prefix, NSRecord, id[:]))
+			if errors.Is(err, ErrNotFound) {
+				continue // deleted later; its delete entry follows
+			}
+			if err != nil {
 				return err
 			}
-			if len(val) != 17 {
-				return fmt.Errorf("%w: vector log entry", ErrCorrupt)
+			r, err := decodeRecord(b)
+			if err != nil {
+				return err
 			}
-			copy(id[:], val[1:])
-			var vec []float32
-			var text, context string
-			if val[0] == logPut {
-				b, err := tx.Get(Key(p.prefix, NSRecord, id[:]))
-				if errors.Is(err, ErrNotFound) {
-					continue // deleted later; its delete entry follows
-				}
-				if err != nil {
-					return err
-				}
-				r, err := decodeRecord(b)
-				if err != nil {
-					return err
-				}
-				vec, text, context = r.Vector, r.Text, r.Context
-			}
-			p.applyLocked(val[0], id, vec, text, context)
-			p.mu.lastLog = logID
-			p.mu.dirty++
+			vec, text, context = r.Vector, r.Text, r.Context
 		}
-		return nil
-	})
+		p.applyLocked(val[0], id, vec, text, context)
+		p.mu.lastLog = logID
+		p.mu.dirty++
+	}
+	return nil
 }
 
 // snapshot writes the partition's graph to its file if it changed, then
@@ -579,11 +583,11 @@ func (db *DB) snapshot(ctx context.Context, p *partition) error {
 	if err != nil {
 		return err
 	}
-	written := true
+	var written bool
 	if db.kv.Postgres() {
 		written, err = db.storeSnapshot(ctx, p, file)
 	} else {
-		err = db.writeSnapshotFile(ctx, p, file)
+		written, err = db.writeSnapshotFile(ctx, p, file)
 	}
 	if err != nil || !written {
 		return err // not written: the log it would cover stays
@@ -618,20 +622,23 @@ func (db *DB) snapshot(ctx context.Context, p *partition) error {
 }
 
 // writeSnapshotFile writes a Badger store's snapshot file, unless the
-// partition was erased meanwhile.
-func (db *DB) writeSnapshotFile(ctx context.Context, p *partition, file []byte) error {
+// partition was erased or evicted meanwhile; written says whether it did.
+// Not written, the log the snapshot would cover must stay: the partition
+// loaded in an evicted one's place replays it from the older snapshot.
+func (db *DB) writeSnapshotFile(ctx context.Context, p *partition, file []byte) (written bool, err error) {
 	names, _, err := db.snapshotNames(ctx, true)
 	if err != nil {
-		return err
+		return false, err
 	}
 	db.snapMu.Lock()
 	defer db.snapMu.Unlock()
 	if p.erased.Load() {
 		// Forgotten while it was being encoded: its vectors must not
-		// reach the disk again.
-		return nil
+		// reach the disk again. Evicted: the partition in its place
+		// owns the file.
+		return false, nil
 	}
-	return writeFileAtomic(names.path(p.prefix), file)
+	return true, writeFileAtomic(names.path(p.prefix), file)
 }
 
 // storeSnapshot writes a PostgreSQL store's snapshot under the partition's

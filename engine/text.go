@@ -29,10 +29,11 @@ func (db *DB) SearchText(ctx context.Context, scope Scope, query string, k int, 
 	if k <= 0 {
 		return nil, fmt.Errorf("%w: k %d must be positive", ErrInvalidOptions, k)
 	}
-	p, err := db.getPartition(ctx, prefix)
+	p, err := db.acquire(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
+	defer p.release()
 	var terms []string
 	var weighted []index.WeightedTerm
 	if o.Synonyms {

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"bytes"
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -149,6 +149,13 @@ type partition struct {
 	// once it is older than foreignFresh.
 	loadedAt atomic.Int64
 
+	// pins counts the users of the partition (see acquire); rises only
+	// under db.parts. elem is its entry in db.parts.lru, under db.parts.
+	pins atomic.Int32
+	elem *list.Element
+	// acct is the partition's share of the cache's accounting.
+	acct partAcct
+
 	// apply is read-held by a writing transaction from the moment it takes
 	// a log id until its change is applied (or abandoned), and write-held
 	// briefly by a snapshot to read a mark: then every log id at or below
@@ -177,37 +184,6 @@ type pendingOp struct {
 	text   string
 	ctx    string // the record's Context
 	logID  ulid.ULID
-}
-
-// getPartition returns the partition for prefix, loading it on first use.
-func (db *DB) getPartition(ctx context.Context, prefix []byte) (*partition, error) {
-	db.parts.Lock()
-	p, ok := db.parts.m[string(prefix)]
-	if ok && db.foreignStale(p) {
-		// Another process writes this partition: read it afresh.
-		p.erased.Store(true) // never snapshot a copy this stale
-		ok = false
-	}
-	if !ok {
-		p = &partition{prefix: bytes.Clone(prefix)}
-		db.parts.m[string(prefix)] = p
-	}
-	db.parts.Unlock()
-	p.load.Do(func() {
-		p.loadErr = db.loadPartition(ctx, p)
-		p.loadedAt.Store(time.Now().UnixNano())
-		p.loaded.Store(p.loadErr == nil)
-	})
-	if p.loadErr != nil {
-		// Let a later call try again.
-		db.parts.Lock()
-		if db.parts.m[string(prefix)] == p {
-			delete(db.parts.m, string(prefix))
-		}
-		db.parts.Unlock()
-		return nil, p.loadErr
-	}
-	return p, nil
 }
 
 // PutRecord stores rec in a space of the partition of scope (its user, or
@@ -365,12 +341,19 @@ func (tx *Tx) finish(committed bool) {
 	for _, p := range tx.held {
 		p.apply.RUnlock()
 	}
+	for _, p := range tx.pinned {
+		p.release()
+	}
 	if committed {
 		for _, f := range tx.onCommit {
 			f()
 		}
 	}
-	tx.pending, tx.held, tx.onCommit = nil, nil, nil
+	grew := committed && len(tx.pending) > 0
+	tx.pending, tx.held, tx.pinned, tx.onCommit = nil, nil, nil, nil
+	if grew && tx.db.cache.resident.Load() > tx.db.cache.budget {
+		tx.db.trim(tx.ctx, false)
+	}
 }
 
 // applyOp applies one committed change to the in-memory index.
@@ -383,6 +366,7 @@ func (p *partition) applyOp(op pendingOp) {
 	}
 	p.mu.dirty++
 	p.db.promoteLocked(p)
+	p.resizeLocked()
 }
 
 // applyLocked adds, replaces or removes one record's vector and text.
@@ -471,10 +455,11 @@ func (db *DB) Search(ctx context.Context, scope Scope, q []float32, k int, opts 
 	if len(q) == 0 {
 		return nil, fmt.Errorf("%w: empty query", ErrDimensionMismatch)
 	}
-	p, err := db.getPartition(ctx, prefix)
+	p, err := db.acquire(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
+	defer p.release()
 	p.mu.RLock()
 	if p.mu.dim == 0 {
 		p.mu.RUnlock()

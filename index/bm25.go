@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // Default BM25 parameters: Lucene's, and the middle of the ranges Robertson
@@ -691,4 +692,21 @@ func (x *BM25) searchWeighted(sc *bm25Scratch, terms []WeightedTerm, k int, filt
 	}
 	sc.touched = touched
 	return x.collectLocked(sc, k, filter)
+}
+
+// Bytes returns an estimate of the memory x holds, in bytes, in constant
+// time: the dictionary (each term at 8 bytes, the average English stem,
+// with its string, slice and map entry), the per-slot slices at their
+// capacity, and the postings, one per distinct term of a document (the
+// forward lists' length) plus a quarter for the slack of appends. The
+// per-search scratch, which a garbage collection frees, is left out.
+func (x *BM25) Bytes() int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	const termBytes = 8 + 16 + 24 + mapEntryBytes // bytes, string and postings headers, map entry
+	const postingBytes = 8                        // doc, tf
+	return int64(len(x.mu.terms))*termBytes + int64(len(x.mu.fwd))*postingBytes*5/4 +
+		int64(cap(x.mu.df))*4 + int64(cap(x.mu.ids))*8 + int64(cap(x.mu.lens))*4 +
+		int64(cap(x.mu.fwdEnd))*4 + int64(cap(x.mu.fwd))*4 + int64(cap(x.mu.tids))*8 +
+		int64(len(x.mu.slot))*mapEntryBytes + int64(unsafe.Sizeof(*x))
 }

@@ -18,6 +18,12 @@ const maxLinkWords = 8
 // maxCachedGraphs bounds the name sets the store keeps in memory.
 const maxCachedGraphs = 1024
 
+// maxCachedNames bounds the names of all cached sets together (issue 29:
+// memory that follows the users in use, not their count or size): 1,024
+// sets of a 20,000-entity graph each would be gigabytes; 2^18 names, at
+// about 100 bytes each with their map entries, are about 25 MiB.
+const maxCachedNames = 1 << 18
+
 // nameSet is every name and alias of one graph, folded, with the display
 // name each resolves to. It is safe for concurrent use: names and maxWords
 // are not written after it is built, and analyzed has its lock.
@@ -35,8 +41,9 @@ type nameSet struct {
 	}
 }
 
-// maxAnalyzed bounds nameSet.mu.analyzed; past it texts are analyzed
-// every time.
+// maxAnalyzed bounds nameSet.mu.analyzed, and so does twice the set's
+// names and a few hundred predicates: it holds the graph's names and
+// predicates. Past it texts are analyzed every time.
 const maxAnalyzed = 1 << 14
 
 // terms returns the BM25 terms of text, a name or predicate (its '_' as
@@ -57,7 +64,7 @@ func (ns *nameSet) terms(text string) []string {
 	if ns.mu.analyzed == nil {
 		ns.mu.analyzed = map[string][]string{}
 	}
-	if len(ns.mu.analyzed) < maxAnalyzed {
+	if len(ns.mu.analyzed) < min(maxAnalyzed, 2*len(ns.names)+256) {
 		ns.mu.analyzed[text] = t
 	}
 	ns.mu.Unlock()
@@ -74,6 +81,9 @@ type nameCache struct {
 	sets  map[string]*nameSet
 	gens  map[string]uint64
 	epoch uint64
+	// names counts the names of the cached sets; maxNames bounds it
+	// (maxCachedNames when zero; tests set less).
+	names, maxNames int
 
 	// built, when set (by tests), runs between reading a set and caching it.
 	built func()
@@ -91,7 +101,40 @@ func (c *nameCache) invalidate(root []byte) {
 		c.epoch++
 	}
 	c.gens[string(root)]++
-	delete(c.sets, string(root))
+	c.dropLocked(string(root))
+}
+
+// dropLocked uncaches the set of root, if any; c.mu is held.
+func (c *nameCache) dropLocked(root string) {
+	if set, ok := c.sets[root]; ok {
+		c.names -= len(set.names)
+		delete(c.sets, root)
+	}
+}
+
+// addLocked caches set for root, first evicting sets at random while the
+// cache is at maxCachedGraphs sets or the names would pass their bound;
+// c.mu is held.
+func (c *nameCache) addLocked(root string, set *nameSet) {
+	if c.sets == nil {
+		c.sets = map[string]*nameSet{}
+	}
+	c.dropLocked(root)
+	limit := c.maxNames
+	if limit == 0 {
+		limit = maxCachedNames
+	}
+	if len(set.names) > limit {
+		return // larger than the whole cache: built on every use
+	}
+	for k := range c.sets {
+		if len(c.sets) < maxCachedGraphs && c.names+len(set.names) <= limit {
+			break
+		}
+		c.dropLocked(k)
+	}
+	c.sets[root] = set
+	c.names += len(set.names)
 }
 
 // invalidatePrefix drops every name set under prefix (an erased scope).
@@ -101,7 +144,7 @@ func (c *nameCache) invalidatePrefix(prefix []byte) {
 	c.epoch++
 	for root := range c.sets {
 		if strings.HasPrefix(root, string(prefix)) {
-			delete(c.sets, root)
+			c.dropLocked(root)
 		}
 	}
 	for root := range c.gens {
@@ -143,16 +186,7 @@ func (s *Store) names(ctx context.Context, scope Scope) (*nameSet, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gens[string(root)] == gen && c.epoch == epoch {
-		if c.sets == nil {
-			c.sets = map[string]*nameSet{}
-		}
-		if len(c.sets) >= maxCachedGraphs {
-			for k := range c.sets { // evict one at random
-				delete(c.sets, k)
-				break
-			}
-		}
-		c.sets[string(root)] = set
+		c.addLocked(string(root), set)
 	}
 	return set, nil
 }

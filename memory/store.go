@@ -201,6 +201,14 @@ type Options struct {
 	// [DefaultBackgroundShare]; 1 never pauses; outside (0, 1] is refused.
 	// [Store.BackgroundStats] reports what it did.
 	BackgroundShare float64
+
+	// PartitionCacheBytes bounds the memory of the users' loaded indexes
+	// (vectors, BM25, id maps; see [engine.Options.PartitionCacheBytes]):
+	// past it the least recently used users' are evicted and loaded again
+	// on their next use, so memory follows the users in use, not every
+	// user ever touched. Zero means [engine.DefaultPartitionCacheBytes], a
+	// quarter of the memory at most 1 GiB; negative is refused.
+	PartitionCacheBytes int64
 }
 
 // maxTTL bounds a time to live: expiry times are stored as int64 Unix
@@ -229,6 +237,9 @@ func (o *Options) validate() error {
 	}
 	if o.VectorWeight != o.VectorWeight || o.VectorWeight > 100 {
 		errs = append(errs, fmt.Errorf("VectorWeight %v is above 100", o.VectorWeight))
+	}
+	if o.PartitionCacheBytes < 0 {
+		errs = append(errs, fmt.Errorf("PartitionCacheBytes %d is negative", o.PartitionCacheBytes))
 	}
 	if o.SummaryTokens < 0 {
 		errs = append(errs, fmt.Errorf("SummaryTokens %d is negative", o.SummaryTokens))
@@ -346,10 +357,11 @@ func Open(dir string, opts *Options) (*Store, error) {
 		EncryptionKey: o.EncryptionKey,
 		Logger:        o.Logger,
 		// Erasures are compacted on the sweep's schedule.
-		CompactDelay: o.SweepInterval,
-		VectorSource: source,
-		Postgres:     o.Postgres,
-		ReadOnly:     o.ReadOnly && o.Postgres == nil,
+		CompactDelay:        o.SweepInterval,
+		VectorSource:        source,
+		Postgres:            o.Postgres,
+		PartitionCacheBytes: o.PartitionCacheBytes,
+		ReadOnly:            o.ReadOnly && o.Postgres == nil,
 	})
 	if err != nil {
 		return nil, err

@@ -39,6 +39,8 @@ type openFlags struct {
 	modelDir   string
 	model      string
 	synonyms   string
+	// partitionCache is --partition-cache, of the commands that serve.
+	partitionCache byteSize
 	// fs is the flag set registerEmbedder added the flags to, to tell an
 	// explicit --embedder hashing from the default.
 	fs *pflag.FlagSet
@@ -51,6 +53,8 @@ func (f *openFlags) register(fs *pflag.FlagSet, withEmbedder bool) {
 		"file holding the store's encryption key: 16, 24 or 32 bytes, raw or hex (mode 0600); needed on every open of an encrypted store")
 	if withEmbedder {
 		f.registerEmbedder(fs)
+		fs.Var(&f.partitionCache, "partition-cache",
+			"memory for the users' loaded indexes (vectors, BM25), such as 256MiB or 1GiB; past it the least recently used users' are evicted and loaded again when next used. 0: a quarter of the memory, at most 1GiB")
 	}
 }
 
@@ -84,6 +88,7 @@ func (f *openFlags) apply(o *memory.Options) error {
 		return err
 	}
 	o.EncryptionKey = key
+	o.PartitionCacheBytes = int64(f.partitionCache)
 	if o.Synonyms, err = f.synonymsOn(); err != nil {
 		return err
 	}

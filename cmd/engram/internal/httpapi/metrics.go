@@ -115,10 +115,27 @@ var (
 		"Time each kind of background work (extract, sweep, snapshot) spent working (wall clock; its CPU time is at most this).", []string{"work"}, nil)
 	descBackgroundPaused = prometheus.NewDesc("engram_background_paused_seconds_total",
 		"Time each kind of background work stood aside for requests (memory.Options.BackgroundShare).", []string{"work"}, nil)
+	descCacheHits = prometheus.NewDesc("engram_partition_cache_hits_total",
+		"Uses of a user's (or tenant's shared) indexes that found them loaded.", nil, nil)
+	descCacheMisses = prometheus.NewDesc("engram_partition_cache_misses_total",
+		"Uses of a partition's indexes that loaded them from the store (snapshot and log, or a rebuild).", nil, nil)
+	descCacheEvictions = prometheus.NewDesc("engram_partition_cache_evictions_total",
+		"Partitions evicted to keep the loaded indexes within the budget (--partition-cache).", nil, nil)
+	descCacheBytes = prometheus.NewDesc("engram_partition_cache_bytes",
+		"Estimated memory of the loaded partitions' indexes.", nil, nil)
+	descCacheBudget = prometheus.NewDesc("engram_partition_cache_budget_bytes",
+		"The partition cache's budget (--partition-cache, or its default).", nil, nil)
+	descCachePartitions = prometheus.NewDesc("engram_partition_cache_partitions",
+		"Partitions loaded.", nil, nil)
 )
 
+// storeDescs are the metrics storeCollector reports.
+var storeDescs = []*prometheus.Desc{descLSMBytes, descValueLogBytes, descUpdates, descViews, descConflicts, descFailures, descOpened,
+	descCacheHits, descCacheMisses, descCacheEvictions, descCacheBytes, descCacheBudget, descCachePartitions,
+	descBackgroundBusy, descBackgroundPaused}
+
 func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLSMBytes, descValueLogBytes, descUpdates, descViews, descConflicts, descFailures, descOpened, descBackgroundBusy, descBackgroundPaused} {
+	for _, d := range storeDescs {
 		ch <- d
 	}
 }
@@ -136,6 +153,12 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descBackgroundBusy, prometheus.CounterValue, b.Busy.Seconds(), b.Work.String())
 		ch <- prometheus.MustNewConstMetric(descBackgroundPaused, prometheus.CounterValue, b.Paused.Seconds(), b.Work.String())
 	}
+	ch <- prometheus.MustNewConstMetric(descCacheHits, prometheus.CounterValue, float64(s.Cache.Hits))
+	ch <- prometheus.MustNewConstMetric(descCacheMisses, prometheus.CounterValue, float64(s.Cache.Misses))
+	ch <- prometheus.MustNewConstMetric(descCacheEvictions, prometheus.CounterValue, float64(s.Cache.Evictions))
+	ch <- prometheus.MustNewConstMetric(descCacheBytes, prometheus.GaugeValue, float64(s.Cache.Bytes))
+	ch <- prometheus.MustNewConstMetric(descCacheBudget, prometheus.GaugeValue, float64(s.Cache.Budget))
+	ch <- prometheus.MustNewConstMetric(descCachePartitions, prometheus.GaugeValue, float64(s.Cache.Partitions))
 }
 
 // clusterCollector reports partition ownership (kv.Cluster.Stats) and the

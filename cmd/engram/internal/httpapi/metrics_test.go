@@ -90,6 +90,24 @@ func TestMetrics(t *testing.T) {
 	if u := fams["engram_store_updates_total"]; u != nil && u.GetMetric()[0].GetCounter().GetValue() < 2 {
 		t.Errorf("store updates = %v, want at least the two appends", u.GetMetric()[0].GetCounter().GetValue())
 	}
+	// The recall used alice's partition: loaded once (a miss), then
+	// found loaded (hits), all within a budget that is reported.
+	cache := map[string]float64{}
+	for _, name := range []string{"engram_partition_cache_hits_total", "engram_partition_cache_misses_total",
+		"engram_partition_cache_evictions_total", "engram_partition_cache_bytes",
+		"engram_partition_cache_budget_bytes", "engram_partition_cache_partitions"} {
+		f := fams[name]
+		if f == nil {
+			t.Errorf("no metric %s", name)
+			continue
+		}
+		m := f.GetMetric()[0]
+		cache[name] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+	}
+	if cache["engram_partition_cache_misses_total"] < 1 || cache["engram_partition_cache_partitions"] < 1 ||
+		cache["engram_partition_cache_bytes"] <= 0 || cache["engram_partition_cache_budget_bytes"] < cache["engram_partition_cache_bytes"] {
+		t.Errorf("partition cache metrics %v: want a miss, a loaded partition, and its bytes within the budget", cache)
+	}
 	// The scrape does not count itself in flight.
 	if f := fams["engram_http_requests_in_flight"]; f != nil && f.GetMetric()[0].GetGauge().GetValue() != 0 {
 		t.Errorf("in flight = %v during a scrape", f.GetMetric()[0].GetGauge().GetValue())
