@@ -83,19 +83,54 @@ func appendMemoryLinePrefix(b []byte, it *Item) []byte {
 	return b
 }
 
-// lineTokens returns the tokens of c's preamble line: for a memory whose
-// record holds its text's count in the store's encoding, that count and
-// the prefix's (see memoryTextTokens); otherwise the line counted, through
-// the cache. line is the line when it was rendered to be counted, else "".
+// lineTokens returns the tokens of c's preamble line: for a memory or an
+// episode whose record holds its text's count in the store's encoding,
+// that count and the prefix's (see memoryTextTokens); otherwise the line
+// counted, through the cache. line is the line when it was rendered to be
+// counted, else "". A record written before counts were stored is counted
+// here each time it is recalled (the cache spares a repeat), not written
+// back: Recall reads in a read transaction, and a write there would take
+// the writer's turn (and a sync under Sync durability) on the read path.
 func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line string) {
-	if c.Source.isMemory() && c.tokenMeta != "" {
+	if c.tokenMeta != "" {
 		if n, ok := parseTextTokens(c.tokenMeta, s.opts.Encoding, len(c.item.Text)); ok {
 			var buf [48]byte
-			return countPrefixBytes(enc, appendMemoryLinePrefix(buf[:0], &c.item)) + n, ""
+			switch c.Source {
+			case SourceMemories, SourceShared:
+				return countPrefixBytes(enc, appendMemoryLinePrefix(buf[:0], &c.item)) + n, ""
+			case SourceEpisodes:
+				if p, ok := episodePrefixTokens(enc, &c.item); ok {
+					return p + n, ""
+				}
+			}
 		}
 	}
 	line = itemLine(&c.item)
 	return textTokens.count(enc, line), line
+}
+
+// episodePrefixTokens returns the tokens of an episode's line before the
+// space and the text, "- [2026-01-02 15:04, session s-1]", counted as two
+// cached pieces: the date and the session. Every encoding cuts between
+// them (a digit, then punctuation) and after them (punctuation, then a
+// space; see exactCut), so the pieces' counts add up to the prefix's. It
+// reports false for a session that itemLine's white space collapsing would
+// change (the count would be of other text).
+func episodePrefixTokens(enc *tiktoken.Tiktoken, it *Item) (int, bool) {
+	var buf [64]byte
+	b := append(buf[:0], "- ["...)
+	b = it.Time.UTC().AppendFormat(b, "2006-01-02 15:04")
+	n := countPrefixBytes(enc, b)
+	b = buf[:0]
+	if it.Session != "" {
+		b = append(b, ", session "...)
+		b = append(b, it.Session...)
+	}
+	b = append(b, ']')
+	if strings.IndexFunc(it.Session, unicode.IsSpace) >= 0 {
+		return 0, false
+	}
+	return n + countPrefixBytes(enc, b), true
 }
 
 // renderPreamble lays out the summary and the items, grouped by source in

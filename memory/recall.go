@@ -276,7 +276,7 @@ type Candidate struct {
 	nlists    int
 	vector    []float32
 	hydrated  bool   // item is set (facts are born hydrated)
-	tokenMeta string // a memory record's memoryTokensKey value, if any
+	tokenMeta string // a memory's or an episode's memoryTokensKey value, if any
 }
 
 func (q *Query) normalize() error {
@@ -944,7 +944,7 @@ func (c *Candidate) fill(r engine.Record) {
 // order fillFields takes their values.
 var (
 	memoryFieldKeys  = [...]string{memoryMetaKey, memoryTokensKey}
-	episodeFieldKeys = [...]string{"session"}
+	episodeFieldKeys = [...]string{"session", memoryTokensKey}
 )
 
 // fillFields is fill from a record's ID, Text, Time and Vector and the
@@ -960,6 +960,7 @@ func (c *Candidate) fillFields(r engine.Record, vals []string) {
 		c.tokenMeta = vals[1]
 	} else {
 		c.item.Session = vals[0]
+		c.tokenMeta = vals[1]
 	}
 	c.Text, c.Time = c.item.Text, c.item.Time
 	if r.Vector != nil {

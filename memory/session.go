@@ -87,7 +87,11 @@ type preparedAppend struct {
 	// vectors holds the embedding of each message that is an episode
 	// (see episodeText), nil for the others.
 	vectors [][]float32
-	now     time.Time
+	// tokens holds the memoryTokensKey value of each message that is an
+	// episode (its text counted as its preamble line shows it), "" for the
+	// others.
+	tokens []string
+	now    time.Time
 }
 
 // episodeTexts returns the texts of the batch's episodes: what was
@@ -152,6 +156,12 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 		m := msgs[i] // a copy: the caller's slice is not modified
 		if a.values[i], err = s.encodeMessage(enc, &m, a.now); err != nil {
 			return nil, messageError(i, err)
+		}
+	}
+	a.tokens = make([]string, len(msgs))
+	for i := range msgs {
+		if t, ok := episodeText(&msgs[i]); ok {
+			a.tokens[i] = formatTextTokens(s.opts.Encoding, memoryTextTokens(enc, t), t)
 		}
 	}
 	// Embed the episodes, in one call, outside the transaction.
@@ -402,6 +412,9 @@ func (s *Store) putEpisode(tx *engine.Tx, a *preparedAppend, i int, id ulid.ULID
 		Vector:   a.vectors[i],
 		Metadata: map[string]string{"session": a.session, "role": string(m.Role)},
 		Time:     t,
+	}
+	if i < len(a.tokens) && a.tokens[i] != "" {
+		rec.Metadata[memoryTokensKey] = a.tokens[i]
 	}
 	if ttl := s.opts.SessionTTL; ttl > 0 {
 		prefix, err := a.user.PartitionPrefix()

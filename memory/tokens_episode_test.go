@@ -1,0 +1,125 @@
+package memory
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/engramdb/engram/engine"
+)
+
+// TestEpisodeLineTokens checks that an episode line's prefix count (see
+// episodePrefixTokens) plus the count stored with the episode's record
+// (memoryTextTokens) is the line's own count, for random texts, times and
+// sessions, and that a session the line would change is refused.
+func TestEpisodeLineTokens(t *testing.T) {
+	alphabet := []string{"a", "b", "Z", "é", "ß", "中", "ア", "\u0301", "1", "9", " ", "  ", "\t", "\n", "\r\n",
+		"\u00a0", "\u2003", "'", "'s", "/", ".", ",", "!", "-", "_", "\"", "(", "]", "🙂", "\u200b", "renewal", " Dana", "42"}
+	sessions := []string{"", "s-1", "s1", "42", "chat:7", "x]", "é", "-", "a.b", "セッション", "a b", "a  b", " a", "a\u00a0b"}
+	r := rand.New(rand.NewPCG(9, 10))
+	n := 300
+	if testing.Short() {
+		n = 80
+	}
+	for _, name := range []string{"o200k_base", "cl100k_base", "p50k_base"} {
+		enc, err := tokenizer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			var b strings.Builder
+			for range 1 + r.IntN(30) {
+				b.WriteString(alphabet[r.IntN(len(alphabet))])
+			}
+			if i%7 == 0 { // a stretch past maxRun
+				b.WriteString(strings.Repeat("ab", 300+r.IntN(300)))
+			}
+			text := strings.TrimSpace(b.String())
+			if text == "" {
+				continue
+			}
+			it := Item{Source: SourceEpisodes, Text: text, Session: sessions[r.IntN(len(sessions))],
+				Time: time.Date(1990+r.IntN(80), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), 0, 0, time.UTC)}
+			p, ok := episodePrefixTokens(enc, &it)
+			if strings.ContainsFunc(it.Session, func(r rune) bool { return r == ' ' || r == '\u00a0' }) {
+				if ok {
+					t.Fatalf("session %q: prefix counted, the line collapses its white space", it.Session)
+				}
+				continue
+			}
+			if !ok {
+				t.Fatalf("session %q refused", it.Session)
+			}
+			if got, want := p+memoryTextTokens(enc, text), tokenLen(enc, itemLine(&it)); got != want {
+				t.Fatalf("%s: %q: stored %d, line %d (%q)", name, text, got, want, itemLine(&it))
+			}
+		}
+	}
+}
+
+// TestRecallUsesStoredEpisodeTokens checks that Recall takes an earlier
+// message's token count from its episode record, not by counting its line
+// again, and that a record written without one, as before counts were
+// stored, is counted when recalled, to the same figure.
+func TestRecallUsesStoredEpisodeTokens(t *testing.T) {
+	st := openMem(t, nil)
+	scope := Scope{Tenant: "acme", User: "alice"}
+	// A text nobody else counts: the line cache cannot have it.
+	long := "Lisbon offsite budget notes: " + strings.Repeat("venue catering transport rooms, Überweisungsbestätigung für München, 東京都の会議室 ", 20) + time.Now().String()
+	mustAppend(t, st.Session(Scope{Tenant: "acme", User: "alice", Session: "s-1"}), user(long))
+	q := Query{Trace: true, Scope: scope, Text: "Lisbon offsite budget", Sources: []Source{SourceEpisodes}, MaxTokens: 4000}
+	var ep engine.Record
+	if err := st.db.View(bg, func(tx *engine.Tx) error {
+		n := 0
+		err := tx.ScanRecords(scope, spaceMessages, ulid.ULID{}, func(r engine.Record) (bool, error) {
+			ep, n = r, n+1
+			return true, nil
+		})
+		if err == nil && n != 1 {
+			t.Fatalf("%d episodes", n)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ep.Metadata[memoryTokensKey] == "" {
+		t.Fatalf("episode record has no count: %v", ep.Metadata)
+	}
+	enc, _ := st.encoder()
+	want := tokenLen(enc, itemLine(&Item{Source: SourceEpisodes, Text: ep.Text, Time: ep.Time, Session: "s-1"})) + 1
+	resetTokenCaches()
+	before := tokenizedBytes.Load()
+	rec, err := st.Recall(bg, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tokensOf(t, rec, ep.ID); got != want {
+		t.Errorf("stored: Tokens %d, want %d", got, want)
+	}
+	if n := tokenizedBytes.Load() - before; n >= int64(len(long)) {
+		t.Errorf("Recall tokenized %d bytes, the episode's %d: its stored count was not used", n, len(long))
+	}
+
+	// The same episode as written before the count was stored.
+	if err := st.db.Update(bg, func(tx *engine.Tx) error {
+		delete(ep.Metadata, memoryTokensKey)
+		_, err := tx.PutRecord(scope, spaceMessages, ep)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resetTokenCaches()
+	before = tokenizedBytes.Load()
+	if rec, err = st.Recall(bg, q); err != nil {
+		t.Fatal(err)
+	}
+	if got := tokensOf(t, rec, ep.ID); got != want {
+		t.Errorf("old record: Tokens %d, want %d", got, want)
+	}
+	if n := tokenizedBytes.Load() - before; n < int64(len(long)) {
+		t.Errorf("old record: Recall tokenized %d bytes, less than the episode's %d", n, len(long))
+	}
+}
