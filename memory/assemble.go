@@ -26,16 +26,29 @@ func itemLine(it *Item) string {
 		b.WriteString("] " + it.Text)
 	case SourceGraph:
 		b.WriteString(it.Text)
-		if f := it.Fact; f != nil {
-			switch {
-			case !f.ValidFrom.IsZero() && !f.ValidTo.IsZero():
-				b.WriteString(" (" + f.ValidFrom.UTC().Format("2006-01-02") + " to " + f.ValidTo.UTC().Format("2006-01-02") + ")")
-			case !f.ValidFrom.IsZero():
-				b.WriteString(" (since " + f.ValidFrom.UTC().Format("2006-01-02") + ")")
-			}
-		}
+		var buf [48]byte
+		b.Write(appendFactSuffix(buf[:0], it.Fact))
 	}
 	return oneLine(b.String())
+}
+
+// appendFactSuffix appends the end of a fact's preamble line, after its
+// text, to b: its validity, " (2026-01-02 to 2026-03-04)" or " (since
+// 2026-01-02)", or nothing. f may be nil.
+func appendFactSuffix(b []byte, f *Fact) []byte {
+	if f == nil || f.ValidFrom.IsZero() {
+		return b
+	}
+	b = append(b, " ("...)
+	if !f.ValidTo.IsZero() {
+		b = f.ValidFrom.UTC().AppendFormat(b, "2006-01-02")
+		b = append(b, " to "...)
+		b = f.ValidTo.UTC().AppendFormat(b, "2006-01-02")
+	} else {
+		b = append(b, "since "...)
+		b = f.ValidFrom.UTC().AppendFormat(b, "2006-01-02")
+	}
+	return append(b, ')')
 }
 
 // oneLine returns s with its white space collapsed as
@@ -92,7 +105,11 @@ func appendMemoryLinePrefix(b []byte, it *Item) []byte {
 // back: Recall reads in a read transaction, and a write there would take
 // the writer's turn (and a sync under Sync durability) on the read path.
 func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line string) {
-	if c.tokenMeta != "" {
+	if c.Source == SourceGraph && c.tokenMeta != "" {
+		if n, ok := parseFactTokens(c.tokenMeta, s.opts.Encoding, c.item.Text); ok {
+			return factLineTokens(enc, c.item.Fact, n), ""
+		}
+	} else if c.tokenMeta != "" {
 		if n, ok := parseTextTokens(c.tokenMeta, s.opts.Encoding, len(c.item.Text)); ok {
 			var buf [48]byte
 			switch c.Source {
@@ -107,6 +124,16 @@ func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line st
 	}
 	line = itemLine(&c.item)
 	return textTokens.count(enc, line), line
+}
+
+// factLineTokens returns the tokens of a fact's preamble line whose text
+// counts n (memoryTextTokens of factText): "-", then " " and the text, then
+// the validity (see appendFactSuffix). Every encoding cuts after the "-"
+// and before the suffix's space (see exactCut), so the pieces' counts add
+// up to the line's (TestFactLineTokens).
+func factLineTokens(enc *tiktoken.Tiktoken, f *Fact, n int) int {
+	var buf [48]byte
+	return countPrefix(enc, "-") + n + countPrefixBytes(enc, appendFactSuffix(buf[:0], f))
 }
 
 // episodePrefixTokens returns the tokens of an episode's line before the
@@ -197,7 +224,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 	var lines []string          // kept's lines, when rendered to be counted
 	seen := map[string]string{} // folded text → id of the first with it
 	for i, c := range cands {
-		if !c.hydrated && len(kept) < q.TopK {
+		if c.unread() && len(kept) < q.TopK {
 			// Read the records of the next candidates that could fit.
 			end := i
 			for n := 0; end < len(cands) && n < q.TopK-len(kept)+4; end++ {
@@ -206,6 +233,9 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 				}
 			}
 			if err := h.hydrate(ctx, cands[i:end]); err != nil {
+				return err
+			}
+			if err := h.factTokens(ctx, cands[i:end]); err != nil {
 				return err
 			}
 		}

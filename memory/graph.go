@@ -2,6 +2,9 @@ package memory
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
@@ -71,12 +74,38 @@ func (s *Store) Relate(ctx context.Context, scope Scope, fact Fact) (Fact, error
 	if err := s.redactFact(ctx, scope, &fact); err != nil {
 		return Fact{}, err
 	}
+	root, err := graphRoot(scope)
+	if err != nil {
+		return Fact{}, err
+	}
+	enc, err := s.encoder()
+	if err != nil {
+		return Fact{}, err
+	}
 	var out Fact
-	err := s.UpdateGraph(ctx, scope, func(g *graph.Tx) (err error) {
-		out, err = g.Relate(fact)
-		return err
+	err = s.db.Update(ctx, func(tx *engine.Tx) (err error) {
+		if out, err = s.graph.Tx(tx.KV(), root).Relate(fact); err != nil {
+			return err
+		}
+		return s.putFactTokens(tx, root, enc, &out)
 	})
+	if err == nil {
+		s.nameCache.invalidate(root)
+	}
 	return out, err
+}
+
+// putFactTokens stores the token count of f's text, f as stored in the
+// graph whose root is root, in the partition's factTokens key (see
+// lineTokens). A fact written otherwise (UpdateGraph, ImportGraph) has
+// none, and Recall counts its line.
+func (s *Store) putFactTokens(tx *engine.Tx, root []byte, enc ordinaryEncoder, f *Fact) error {
+	id, err := ulid.ParseStrict(f.ID)
+	if err != nil {
+		return fmt.Errorf("memory: fact id %q: %w", f.ID, err)
+	}
+	text := factText(f)
+	return tx.Set(graphPartition(root).factTokens(id), []byte(formatFactTokens(s.opts.Encoding, memoryTextTokens(enc, text), text)))
 }
 
 // ImportGraph bulk-loads a dump of entities and facts into the graph of

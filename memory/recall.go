@@ -12,9 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/index"
+	"github.com/engramdb/engram/kv"
 )
 
 // Source is a kind of candidate [Store.Recall] draws on.
@@ -276,7 +279,9 @@ type Candidate struct {
 	nlists    int
 	vector    []float32
 	hydrated  bool   // item is set (facts are born hydrated)
-	tokenMeta string // a memory's or an episode's memoryTokensKey value, if any
+	tokenMeta string // a memory's or an episode's memoryTokensKey value, a fact's factTokens value, if any
+	// tokensRead is set for a fact once its factTokens key was read.
+	tokensRead bool
 }
 
 func (q *Query) normalize() error {
@@ -1057,6 +1062,62 @@ func (h *hydrator) read(tx *engine.Tx, cands []*Candidate) error {
 		}
 	}
 	return nil
+}
+
+// unread reports whether c's record, or for a fact its stored token
+// count, is still to be read before c is assembled.
+func (c *Candidate) unread() bool {
+	return !c.hydrated || (c.Source == SourceGraph && !c.tokensRead)
+}
+
+// factTokens reads the stored token counts (factTokens keys) of the facts
+// among cands that have not been read, in one transaction. A fact without
+// one has its line counted (see lineTokens).
+func (h *hydrator) factTokens(ctx context.Context, cands []*Candidate) error {
+	need := false
+	for _, c := range cands {
+		if c.Source == SourceGraph && !c.tokensRead {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return nil
+	}
+	p, err := ownerOf(SourceGraph, h.user).PartitionPrefix()
+	if err != nil {
+		return err
+	}
+	var read []*Candidate
+	var keys [][]byte
+	for _, c := range cands {
+		if c.Source != SourceGraph || c.tokensRead {
+			continue
+		}
+		c.tokensRead = true
+		if id, err := ulid.ParseStrict(c.ID); err == nil {
+			read, keys = append(read, c), append(keys, partitionPrefix(p).factTokens(id))
+		}
+	}
+	return h.view(ctx, func(tx *engine.Tx) error {
+		if tx.KV().Prefetches() && len(keys) > 1 {
+			// One request for every key rather than one each (PostgreSQL).
+			if err := tx.KV().Prefetch(keys); err != nil {
+				return err
+			}
+		}
+		for i, c := range read {
+			v, err := tx.KV().Get(keys[i])
+			switch {
+			case errors.Is(err, kv.ErrNotFound):
+			case err != nil:
+				return err
+			default:
+				c.tokenMeta = string(v)
+			}
+		}
+		return nil
+	})
 }
 
 // skip reports whether read has nothing to read for c.

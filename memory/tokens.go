@@ -369,3 +369,42 @@ func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
 	c.mu.Unlock()
 	return n
 }
+
+// formatFactTokens renders the value of a fact's factTokens key: its text's
+// count (memoryTextTokens of factText) in encoding, and a hash of the text
+// that guards against a count of other text (a fact rewritten under its id
+// by a merge of entities): "<encoding>:<tokens>:<hash>".
+func formatFactTokens(encoding string, tokens int, text string) string {
+	return encoding + ":" + strconv.Itoa(tokens) + ":" + strconv.FormatUint(textHash(text), 36)
+}
+
+// parseFactTokens returns the count a factTokens value v holds, if it was
+// counted in encoding for text.
+func parseFactTokens(v, encoding, text string) (int, bool) {
+	rest, ok := strings.CutPrefix(v, encoding)
+	if !ok || !strings.HasPrefix(rest, ":") {
+		return 0, false
+	}
+	count, hash, ok := strings.Cut(rest[1:], ":")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	if h, err := strconv.ParseUint(hash, 36, 64); err != nil || h != textHash(text) {
+		return 0, false
+	}
+	return n, true
+}
+
+// textHash is FNV-1a (64 bits) of s.
+func textHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
