@@ -98,18 +98,25 @@ func appendMemoryLinePrefix(b []byte, it *Item) []byte {
 
 // lineTokens returns the tokens of c's preamble line: for a memory or an
 // episode whose record holds its text's count in the store's encoding,
-// that count and the prefix's (see memoryTextTokens); otherwise the line
-// counted, through the cache. line is the line when it was rendered to be
-// counted, else "". A record written before counts were stored is counted
-// here each time it is recalled (the cache spares a repeat), not written
-// back: Recall reads in a read transaction, and a write there would take
-// the writer's turn (and a sync under Sync durability) on the read path.
+// that count and the prefix's (see memoryTextTokens); for a fact, what
+// hydrator.factTokens found (the cached line count, or the stored count
+// and its line's other pieces: factLineTokens); otherwise the line
+// counted, through the cache. line is the line when it was rendered, else
+// "". A record or fact written before counts were stored is counted here
+// each time it is recalled (the cache spares a repeat), not written back:
+// Recall reads in a read transaction, and a write there would take the
+// writer's turn (and a sync under Sync durability) on the read path.
 func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line string) {
-	if c.Source == SourceGraph && c.tokenMeta != "" {
-		if n, ok := parseFactTokens(c.tokenMeta, s.opts.Encoding, c.item.Text); ok {
-			return factLineTokens(enc, c.item.Fact, n), ""
-		}
-	} else if c.tokenMeta != "" {
+	switch {
+	case c.Source != SourceGraph:
+	case c.lineCount > 0:
+		return c.lineCount, c.line
+	case c.factTokens > 0:
+		return factLineTokens(enc, c.item.Fact, c.factTokens), c.line
+	case c.line != "":
+		return textTokens.count(enc, c.line), c.line
+	}
+	if c.tokenMeta != "" {
 		if n, ok := parseTextTokens(c.tokenMeta, s.opts.Encoding, len(c.item.Text)); ok {
 			var buf [48]byte
 			switch c.Source {
@@ -224,7 +231,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 	var lines []string          // kept's lines, when rendered to be counted
 	seen := map[string]string{} // folded text → id of the first with it
 	for i, c := range cands {
-		if c.unread() && len(kept) < q.TopK {
+		if !c.hydrated && len(kept) < q.TopK {
 			// Read the records of the next candidates that could fit.
 			end := i
 			for n := 0; end < len(cands) && n < q.TopK-len(kept)+4; end++ {
@@ -233,9 +240,6 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 				}
 			}
 			if err := h.hydrate(ctx, cands[i:end]); err != nil {
-				return err
-			}
-			if err := h.factTokens(ctx, cands[i:end]); err != nil {
 				return err
 			}
 		}
@@ -252,6 +256,9 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 			continue
 		}
 		seen[key] = c.ID
+		if err := h.factTokens(ctx, enc, c, cands[i:min(i+q.TopK-len(kept)+4, len(cands))]); err != nil {
+			return err
+		}
 		n, line := s.lineTokens(enc, c)
 		c.Tokens = n + 1 // and its newline
 		if used+c.Tokens > budget {

@@ -11,8 +11,8 @@ import (
 )
 
 // BenchmarkRecallEpisodes recalls from a store of earlier messages (400
-// across 20 sessions) and facts, the sources whose lines used to be counted
-// at recall time. warm runs with the process's count caches as a second
+// across 20 sessions) and 200 facts, the sources whose lines used to be
+// counted at recall time. warm runs with the process's count caches as a second
 // turn finds them; cold empties them before each Recall, as a server with
 // many users finds them for most.
 func BenchmarkRecallEpisodes(b *testing.B) {
@@ -41,11 +41,11 @@ func BenchmarkRecallEpisodes(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	var facts []graph.Fact
+	var batch Batch // facts as an agent's writes store them (ImportGraph stores no counts)
 	for i := range 200 {
-		facts = append(facts, graph.Fact{Subject: fmt.Sprint("entity-", i%20), Predicate: recallBenchWords[r.IntN(len(recallBenchWords))], Object: fmt.Sprint("thing ", words(2), " ", i)})
+		batch.Relate(scope, graph.Fact{Subject: fmt.Sprint("entity-", i%20), Predicate: recallBenchWords[r.IntN(len(recallBenchWords))], Object: fmt.Sprint("thing ", words(2), " ", i)})
 	}
-	if _, err := st.ImportGraph(bg, scope, &graph.Dump{Facts: facts}, nil); err != nil {
+	if _, err := st.Write(bg, &batch); err != nil {
 		b.Fatal(err)
 	}
 	queries := make([]string, 64)
@@ -71,15 +71,20 @@ func BenchmarkRecallEpisodes(b *testing.B) {
 	if eps < len(queries) || fs < len(queries) {
 		b.Fatalf("%d queries recalled %d episodes, %d facts", len(queries), eps, fs)
 	}
-	for _, mode := range []string{"warm", "cold"} {
+	// facts-cold recalls facts alone, caches cold.
+	for _, mode := range []string{"warm", "cold", "facts-cold"} {
 		b.Run(mode, func(b *testing.B) {
 			b.ReportAllocs()
+			var sources []Source
+			if mode == "facts-cold" {
+				sources = []Source{SourceGraph}
+			}
 			i := 0
 			for b.Loop() {
-				if mode == "cold" {
+				if mode != "warm" {
 					resetTokenCaches()
 				}
-				if _, err := st.Recall(bg, Query{Scope: scope, Text: queries[i%len(queries)]}); err != nil {
+				if _, err := st.Recall(bg, Query{Scope: scope, Text: queries[i%len(queries)], Sources: sources}); err != nil {
 					b.Fatal(err)
 				}
 				i++

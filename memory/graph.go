@@ -105,7 +105,7 @@ func (s *Store) putFactTokens(tx *engine.Tx, root []byte, enc ordinaryEncoder, f
 		return fmt.Errorf("memory: fact id %q: %w", f.ID, err)
 	}
 	text := factText(f)
-	return tx.Set(graphPartition(root).factTokens(id), []byte(formatFactTokens(s.opts.Encoding, memoryTextTokens(enc, text), text)))
+	return tx.Set(graphPartition(root).factTokens(id), formatFactTokens(s.opts.Encoding, memoryTextTokens(enc, text), text))
 }
 
 // ImportGraph bulk-loads a dump of entities and facts into the graph of

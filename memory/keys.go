@@ -154,6 +154,14 @@ func (p partitionPrefix) factTokens(id ulid.ULID) []byte {
 	return engine.Key(p, engine.NSFactTokens, id[:])
 }
 
+// appendFactTokens appends p.factTokens(id) to b: Recall reads a key per
+// fact into one buffer.
+func (p partitionPrefix) appendFactTokens(b []byte, id ulid.ULID) []byte {
+	b = append(b, p...)
+	b = append(b, byte(engine.NSFactTokens))
+	return append(b, id[:]...)
+}
+
 // graphPartition returns the partition prefix whose graphRoot is root.
 func graphPartition(root []byte) partitionPrefix { return partitionPrefix(root[:len(root)-1]) }
 

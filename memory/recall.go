@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	tiktoken "github.com/pkoukk/tiktoken-go"
 
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
@@ -279,9 +280,16 @@ type Candidate struct {
 	nlists    int
 	vector    []float32
 	hydrated  bool   // item is set (facts are born hydrated)
-	tokenMeta string // a memory's or an episode's memoryTokensKey value, a fact's factTokens value, if any
-	// tokensRead is set for a fact once its factTokens key was read.
+	tokenMeta string // a memory's or an episode's memoryTokensKey value, if any
+	// For a fact: tokensRead is set once its count was looked for (see
+	// hydrator.factTokens); then lineCount is its line's count when the
+	// count cache held it (line is the line), else factTokens is the
+	// count stored for its text when there is one of it in the store's
+	// encoding. Zero means not known.
 	tokensRead bool
+	lineCount  int
+	line       string
+	factTokens int
 }
 
 func (q *Query) normalize() error {
@@ -984,6 +992,9 @@ type hydrator struct {
 	// tx, when set, is the transaction to read in; otherwise each hydrate
 	// reads in one of its own.
 	tx *engine.Tx
+	// graphPrefix is the partition of the user's graph, once factTokens
+	// needed it.
+	graphPrefix partitionPrefix
 }
 
 // hydrate reads the records of the candidates that lack them, in one
@@ -1064,60 +1075,66 @@ func (h *hydrator) read(tx *engine.Tx, cands []*Candidate) error {
 	return nil
 }
 
-// unread reports whether c's record, or for a fact its stored token
-// count, is still to be read before c is assembled.
-func (c *Candidate) unread() bool {
-	return !c.hydrated || (c.Source == SourceGraph && !c.tokensRead)
-}
-
-// factTokens reads the stored token counts (factTokens keys) of the facts
-// among cands that have not been read, in one transaction. A fact without
-// one has its line counted (see lineTokens).
-func (h *hydrator) factTokens(ctx context.Context, cands []*Candidate) error {
-	need := false
-	for _, c := range cands {
-		if c.Source == SourceGraph && !c.tokensRead {
-			need = true
-			break
-		}
-	}
-	if !need {
+// factTokens finds the token count of c, a fact, before it is assembled:
+// its line's when the process's count cache holds it (a second turn finds
+// its facts' lines there), else the count stored for its text (its
+// factTokens key), read in the hydrator's transaction; with neither,
+// lineTokens counts the line. Where reads are remote (PostgreSQL), the
+// keys of every fact of window not looked at yet are fetched in one
+// request with c's.
+func (h *hydrator) factTokens(ctx context.Context, enc *tiktoken.Tiktoken, c *Candidate, window []*Candidate) error {
+	if c.Source != SourceGraph || c.tokensRead {
 		return nil
 	}
-	p, err := ownerOf(SourceGraph, h.user).PartitionPrefix()
-	if err != nil {
-		return err
+	c.tokensRead = true
+	c.line = itemLine(&c.item)
+	if _, n, ok := textTokens.lookup(enc, c.line); ok {
+		c.lineCount = n
+		return nil
 	}
-	var read []*Candidate
-	var keys [][]byte
-	for _, c := range cands {
-		if c.Source != SourceGraph || c.tokensRead {
-			continue
+	id, err := ulid.ParseStrict(c.ID)
+	if err != nil {
+		return nil // no key: the line is counted
+	}
+	if h.graphPrefix == nil {
+		p, err := ownerOf(SourceGraph, h.user).PartitionPrefix()
+		if err != nil {
+			return err
 		}
-		c.tokensRead = true
-		if id, err := ulid.ParseStrict(c.ID); err == nil {
-			read, keys = append(read, c), append(keys, partitionPrefix(p).factTokens(id))
-		}
+		h.graphPrefix = partitionPrefix(p)
 	}
 	return h.view(ctx, func(tx *engine.Tx) error {
-		if tx.KV().Prefetches() && len(keys) > 1 {
-			// One request for every key rather than one each (PostgreSQL).
-			if err := tx.KV().Prefetch(keys); err != nil {
+		if tx.KV().Prefetches() {
+			if err := h.prefetchFactTokens(tx, id, window); err != nil {
 				return err
 			}
 		}
-		for i, c := range read {
-			v, err := tx.KV().Get(keys[i])
-			switch {
-			case errors.Is(err, kv.ErrNotFound):
-			case err != nil:
-				return err
-			default:
-				c.tokenMeta = string(v)
-			}
+		var buf [64]byte
+		err := tx.KV().GetFunc(h.graphPrefix.appendFactTokens(buf[:0], id), func(v []byte) error {
+			c.factTokens, _ = parseFactTokens(v, h.s.opts.Encoding, c.item.Text)
+			return nil
+		})
+		if err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return err
 		}
 		return nil
 	})
+}
+
+// prefetchFactTokens asks for the factTokens keys of the fact id and of
+// the facts of window not looked at yet in one request (see
+// kv.Txn.Prefetch).
+func (h *hydrator) prefetchFactTokens(tx *engine.Tx, id ulid.ULID, window []*Candidate) error {
+	keys := [][]byte{h.graphPrefix.factTokens(id)}
+	for _, w := range window {
+		if w.Source != SourceGraph || w.tokensRead {
+			continue
+		}
+		if id, err := ulid.ParseStrict(w.ID); err == nil {
+			keys = append(keys, h.graphPrefix.factTokens(id))
+		}
+	}
+	return tx.KV().Prefetch(keys)
 }
 
 // skip reports whether read has nothing to read for c.

@@ -2,7 +2,9 @@ package memory
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -345,12 +347,7 @@ var textTokens tokenCache
 const maxCachedLines = 1 << 15
 
 func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
-	sum := sha256.Sum256([]byte(text))
-	k := tokenKey{enc: enc}
-	copy(k.hash[:], sum[:])
-	c.mu.Lock()
-	n, ok := c.m[k]
-	c.mu.Unlock()
+	k, n, ok := c.lookup(enc, text)
 	if ok {
 		return n
 	}
@@ -370,33 +367,40 @@ func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
 	return n
 }
 
-// formatFactTokens renders the value of a fact's factTokens key: its text's
-// count (memoryTextTokens of factText) in encoding, and a hash of the text
-// that guards against a count of other text (a fact rewritten under its id
-// by a merge of entities): "<encoding>:<tokens>:<hash>".
-func formatFactTokens(encoding string, tokens int, text string) string {
-	return encoding + ":" + strconv.Itoa(tokens) + ":" + strconv.FormatUint(textHash(text), 36)
+// lookup returns text's count if the cache holds it, and its key.
+func (c *tokenCache) lookup(enc *tiktoken.Tiktoken, text string) (k tokenKey, n int, ok bool) {
+	sum := sha256.Sum256([]byte(text))
+	k.enc = enc
+	copy(k.hash[:], sum[:])
+	c.mu.Lock()
+	n, ok = c.m[k]
+	c.mu.Unlock()
+	return k, n, ok
+}
+
+// formatFactTokens returns the value of a fact's factTokens key: its
+// text's count (memoryTextTokens of factText) as a uvarint, a 64-bit hash
+// of the text (big-endian) that guards against a count of other text (a
+// fact rewritten under its id by a merge of entities), then the name of
+// the encoding that counted. Binary, so that Recall reads it without
+// allocating.
+func formatFactTokens(encoding string, tokens int, text string) []byte {
+	b := binary.AppendUvarint(nil, uint64(tokens))
+	b = binary.BigEndian.AppendUint64(b, textHash(text))
+	return append(b, encoding...)
 }
 
 // parseFactTokens returns the count a factTokens value v holds, if it was
 // counted in encoding for text.
-func parseFactTokens(v, encoding, text string) (int, bool) {
-	rest, ok := strings.CutPrefix(v, encoding)
-	if !ok || !strings.HasPrefix(rest, ":") {
+func parseFactTokens(v []byte, encoding, text string) (int, bool) {
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n == 0 || n > math.MaxInt32 || len(v) < k+8 {
 		return 0, false
 	}
-	count, hash, ok := strings.Cut(rest[1:], ":")
-	if !ok {
+	if binary.BigEndian.Uint64(v[k:]) != textHash(text) || string(v[k+8:]) != encoding {
 		return 0, false
 	}
-	n, err := strconv.Atoi(count)
-	if err != nil || n <= 0 {
-		return 0, false
-	}
-	if h, err := strconv.ParseUint(hash, 36, 64); err != nil || h != textHash(text) {
-		return 0, false
-	}
-	return n, true
+	return int(n), true
 }
 
 // textHash is FNV-1a (64 bits) of s.
