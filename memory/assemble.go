@@ -123,9 +123,7 @@ func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line st
 			case SourceMemories, SourceShared:
 				return countPrefixBytes(enc, appendMemoryLinePrefix(buf[:0], &c.item)) + n, ""
 			case SourceEpisodes:
-				if p, ok := episodePrefixTokens(enc, &c.item); ok {
-					return p + n, ""
-				}
+				return episodeTimeTokens(enc, c.item.Time) + n, ""
 			}
 		}
 	}
@@ -143,28 +141,17 @@ func factLineTokens(enc *tiktoken.Tiktoken, f *Fact, n int) int {
 	return countPrefix(enc, "-") + n + countPrefixBytes(enc, appendFactSuffix(buf[:0], f))
 }
 
-// episodePrefixTokens returns the tokens of an episode's line before the
-// space and the text, "- [2026-01-02 15:04, session s-1]", counted as two
-// cached pieces: the date and the session. Every encoding cuts between
-// them (a digit, then punctuation) and after them (punctuation, then a
-// space; see exactCut), so the pieces' counts add up to the prefix's. It
-// reports false for a session that itemLine's white space collapsing would
-// change (the count would be of other text).
-func episodePrefixTokens(enc *tiktoken.Tiktoken, it *Item) (int, bool) {
-	var buf [64]byte
+// episodeTimeTokens returns the tokens of the start of an episode's line,
+// its time, "- [2026-01-02 15:04", as two cached pieces (the day, the
+// minute) that every encoding cuts apart (a digit, then a space; see
+// exactCut), as it cuts after the minute (a digit, then punctuation): the
+// rest of the line is what episodeTextTokens counts.
+func episodeTimeTokens(enc *tiktoken.Tiktoken, t time.Time) int {
+	var buf [24]byte
+	t = t.UTC()
 	b := append(buf[:0], "- ["...)
-	b = it.Time.UTC().AppendFormat(b, "2006-01-02 15:04")
-	n := countPrefixBytes(enc, b)
-	b = buf[:0]
-	if it.Session != "" {
-		b = append(b, ", session "...)
-		b = append(b, it.Session...)
-	}
-	b = append(b, ']')
-	if strings.IndexFunc(it.Session, unicode.IsSpace) >= 0 {
-		return 0, false
-	}
-	return n + countPrefixBytes(enc, b), true
+	n := countPrefixBytes(enc, t.AppendFormat(b, "2006-01-02"))
+	return n + countPrefixBytes(enc, t.AppendFormat(buf[:0], " 15:04"))
 }
 
 // renderPreamble lays out the summary and the items, grouped by source in

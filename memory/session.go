@@ -88,8 +88,8 @@ type preparedAppend struct {
 	// (see episodeText), nil for the others.
 	vectors [][]float32
 	// tokens holds the memoryTokensKey value of each message that is an
-	// episode (its text counted as its preamble line shows it), "" for the
-	// others.
+	// episode (its line after the time counted: episodeTextTokens), "" for
+	// the others.
 	tokens []string
 	now    time.Time
 }
@@ -161,7 +161,7 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 	a.tokens = make([]string, len(msgs))
 	for i := range msgs {
 		if t, ok := episodeText(&msgs[i]); ok {
-			a.tokens[i] = formatTextTokens(s.opts.Encoding, memoryTextTokens(enc, t), t)
+			a.tokens[i] = formatTextTokens(s.opts.Encoding, episodeTextTokens(enc, scope.Session, t), t)
 		}
 	}
 	// Embed the episodes, in one call, outside the transaction.

@@ -246,6 +246,21 @@ func memoryTextTokens(enc ordinaryEncoder, text string) int {
 	return tokenLen(enc, " "+strings.Join(strings.Fields(text), " "))
 }
 
+// episodeTextTokens counts an episode's preamble line after its time (see
+// episodeTimeTokens): ", session s-1] " or "] ", then the text, white
+// space collapsed as itemLine collapses the whole line (the piece starts
+// and the time ends with other than white space, so collapsing the piece
+// alone gives the same text). The session is written with the count, so
+// a Recall counts only the time's two pieces, which its cache holds
+// (TestEpisodeLineTokens).
+func episodeTextTokens(enc ordinaryEncoder, session, text string) int {
+	rest := "] " + text
+	if session != "" {
+		rest = ", session " + session + rest
+	}
+	return tokenLen(enc, strings.Join(strings.Fields(rest), " "))
+}
+
 // formatTextTokens renders a memory record's memoryTokensKey value.
 func formatTextTokens(encoding string, tokens int, text string) string {
 	return encoding + ":" + strconv.Itoa(tokens) + ":" + strconv.Itoa(len(text))
