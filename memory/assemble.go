@@ -220,13 +220,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 	for i, c := range cands {
 		if !c.hydrated && len(kept) < q.TopK {
 			// Read the records of the next candidates that could fit.
-			end := i
-			for n := 0; end < len(cands) && n < q.TopK-len(kept)+4; end++ {
-				if cands[end].Reason == "" {
-					n++
-				}
-			}
-			if err := h.hydrate(ctx, cands[i:end]); err != nil {
+			if err := h.hydrateNext(ctx, cands[i:], q.TopK-len(kept)+4); err != nil {
 				return err
 			}
 		}
@@ -298,6 +292,18 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 	rec.Trace.PreambleTokens = n
 	rec.Trace.TokensUsed = rec.Trace.WindowTokens + rec.Trace.PreambleTokens
 	return nil
+}
+
+// hydrateNext hydrates the first candidates of cands, as many as it takes
+// to include n that are still in play (no Reason yet), or all of them.
+func (h *hydrator) hydrateNext(ctx context.Context, cands []*Candidate, n int) error {
+	end := 0
+	for k := 0; end < len(cands) && k < n; end++ {
+		if cands[end].Reason == "" {
+			k++
+		}
+	}
+	return h.hydrate(ctx, cands[:end])
 }
 
 // preambleFrame is the preamble's fixed text: its header (the date has a
