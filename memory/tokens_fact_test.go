@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/graph"
 )
 
 // TestFactLineTokens checks that a fact line's pieces, "-", the count
@@ -161,5 +163,50 @@ func TestFactTokensKey(t *testing.T) {
 	id := ulid.Make()
 	if got, want := partitionPrefix(p).appendFactTokens([]byte("x"), id), append([]byte("x"), partitionPrefix(p).factTokens(id)...); string(got) != string(want) {
 		t.Fatalf("appendFactTokens %q, factTokens %q", got, want)
+	}
+}
+
+// TestImportGraphStoresFactTokens checks that ImportGraph leaves every
+// fact of the graph with its token count, over more than one page.
+func TestImportGraphStoresFactTokens(t *testing.T) {
+	st := openMem(t, nil)
+	scope := Scope{Tenant: "acme", User: "alice"}
+	facts := make([]Fact, factTokensPage+50)
+	for i := range facts {
+		facts[i] = Fact{Subject: "entity " + strings.Repeat("x", i%7), Predicate: "knows_about", Object: "thing " + ulid.Make().String()}
+	}
+	if _, err := st.ImportGraph(bg, scope, &graph.Dump{Facts: facts}, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := scope.PartitionPrefix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := st.encoder()
+	n := 0
+	if err := st.db.View(bg, func(tx *engine.Tx) error {
+		for after := ""; ; {
+			page, err := st.graph.Tx(tx.KV(), partitionPrefix(p).graphRoot()).Facts(graph.FactQuery{History: true, After: after, Limit: graph.MaxPageSize})
+			if err != nil || len(page) == 0 {
+				return err
+			}
+			for i := range page {
+				f := &page[i]
+				v, err := tx.KV().Get(partitionPrefix(p).factTokens(ulid.MustParse(f.ID)))
+				if err != nil {
+					return fmt.Errorf("fact %d %s: %w", n, f.ID, err)
+				}
+				if c, ok := parseFactTokens(v, DefaultEncoding, factText(f)); !ok || c != memoryTextTokens(enc, factText(f)) {
+					return fmt.Errorf("fact %s: stored %d, %v", f.ID, c, ok)
+				}
+				n++
+				after = f.ID
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(facts) {
+		t.Fatalf("%d facts checked, %d imported", n, len(facts))
 	}
 }
