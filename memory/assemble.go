@@ -112,7 +112,10 @@ func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line st
 	case c.lineCount > 0:
 		return c.lineCount, c.line
 	case c.factTokens > 0:
-		return factLineTokens(enc, c.item.Fact, c.factTokens), c.line
+		// Cached, so that the next turn finds the line without a read.
+		n := factLineTokens(enc, c.item.Fact, c.factTokens)
+		textTokens.add(c.lineKey, n)
+		return n, c.line
 	case c.line != "":
 		return textTokens.count(enc, c.line), c.line
 	}

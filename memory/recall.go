@@ -289,6 +289,7 @@ type Candidate struct {
 	tokensRead bool
 	lineCount  int
 	line       string
+	lineKey    tokenKey // line's key in the count cache
 	factTokens int
 }
 
@@ -1088,10 +1089,12 @@ func (h *hydrator) factTokens(ctx context.Context, enc *tiktoken.Tiktoken, c *Ca
 	}
 	c.tokensRead = true
 	c.line = itemLine(&c.item)
-	if _, n, ok := textTokens.lookup(enc, c.line); ok {
+	k, n, ok := textTokens.lookup(enc, c.line)
+	if ok {
 		c.lineCount = n
 		return nil
 	}
+	c.lineKey = k
 	id, err := ulid.ParseStrict(c.ID)
 	if err != nil {
 		return nil // no key: the line is counted

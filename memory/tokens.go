@@ -367,6 +367,12 @@ func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
 		return n
 	}
 	n = tokenLen(enc, text)
+	c.add(k, n)
+	return n
+}
+
+// add caches n as the count of the text whose key (see lookup) is k.
+func (c *tokenCache) add(k tokenKey, n int) {
 	c.mu.Lock()
 	if c.m == nil {
 		c.m = map[tokenKey]int{}
@@ -379,7 +385,6 @@ func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
 	}
 	c.m[k] = n
 	c.mu.Unlock()
-	return n
 }
 
 // lookup returns text's count if the cache holds it, and its key.

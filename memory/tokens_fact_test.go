@@ -101,6 +101,13 @@ func TestRecallUsesStoredFactTokens(t *testing.T) {
 		}
 		return partitionPrefix(p).factTokens(ulid.MustParse(f.ID))
 	}()
+	// The stored count went into the count cache with the line: a second
+	// turn needs neither the key nor the tokenizer.
+	if err := st.db.Update(bg, func(tx *engine.Tx) error { return tx.KV().Delete(key) }); err != nil {
+		t.Fatal(err)
+	}
+	recall("cached", false)
+
 	for _, c := range []struct {
 		what  string
 		value []byte // nil deletes the key
