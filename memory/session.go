@@ -152,16 +152,17 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 		return nil, err
 	}
 	a.msgs = msgs
-	for i := range msgs {
-		m := msgs[i] // a copy: the caller's slice is not modified
-		if a.values[i], err = s.encodeMessage(enc, &m, a.now); err != nil {
-			return nil, messageError(i, err)
-		}
-	}
 	a.tokens = make([]string, len(msgs))
 	for i := range msgs {
-		if t, ok := episodeText(&msgs[i]); ok {
-			a.tokens[i] = formatTextTokens(s.opts.Encoding, episodeTextTokens(enc, scope.Session, t), t)
+		m := msgs[i] // a copy: the caller's slice is not modified
+		content := -1
+		if t, ok := episodeText(&m); ok {
+			var n int
+			n, content = episodeTokens(enc, scope.Session, &m)
+			a.tokens[i] = formatTextTokens(s.opts.Encoding, n, t)
+		}
+		if a.values[i], err = s.encodeMessage(enc, &m, a.now, content); err != nil {
+			return nil, messageError(i, err)
 		}
 	}
 	// Embed the episodes, in one call, outside the transaction.

@@ -76,7 +76,13 @@ func tokenizer(name string) (*tiktoken.Tiktoken, error) {
 // content, name, tool calls (id, name, arguments) and the tool-call id of a
 // result. Special-token text in content is counted as ordinary text.
 func countTokens(enc ordinaryEncoder, m *Message) int {
-	n := tokensPerMessage + tokenLen(enc, string(m.Role)) + tokenLen(enc, m.Content)
+	return countTokensWith(enc, m, tokenLen(enc, m.Content))
+}
+
+// countTokensWith is countTokens for a message whose content counts
+// content tokens.
+func countTokensWith(enc ordinaryEncoder, m *Message, content int) int {
+	n := tokensPerMessage + tokenLen(enc, string(m.Role)) + content
 	if m.Name != "" {
 		n += tokensPerName + tokenLen(enc, m.Name)
 	}
@@ -259,6 +265,53 @@ func episodeTextTokens(enc ordinaryEncoder, session, text string) int {
 		rest = ", session " + session + rest
 	}
 	return tokenLen(enc, strings.Join(strings.Fields(rest), " "))
+}
+
+// maxHead bounds the start of a message's content that episodeTokens
+// counts twice: the content's first stretch, up to its first exact cut.
+const maxHead = 64
+
+// episodeTokens returns the count episodeTextTokens gives an episode m of
+// session, and its content's count (tokenLen), tokenizing the content
+// once: the content is counted from its first exact cut (see exactCut) on
+// once, and only the stretch before, with and without the space the line
+// puts before it, twice; the line's part before that space is a cached
+// prefix (", session s-1]"). This holds for a content without a name that
+// is one line already (see oneLine) and whose first stretch is short; for
+// another, content is -1 and the episode is counted whole.
+func episodeTokens(enc *tiktoken.Tiktoken, session string, m *Message) (episode, content int) {
+	text, _ := episodeText(m)
+	k := firstCut(m.Content)
+	if m.Name != "" || k < 0 || oneLine(m.Content) != m.Content {
+		return episodeTextTokens(enc, session, text), -1
+	}
+	head, tail := m.Content[:k], m.Content[k:]
+	t := tokenLen(enc, tail)
+	piece := "]"
+	if session != "" {
+		piece = strings.Join(strings.Fields(", session "+session+"]"), " ")
+	}
+	return countPrefix(enc, piece) + tokenLen(enc, " "+head) + t, tokenLen(enc, head) + t
+}
+
+// firstCut returns the end of s's first stretch: the first index where
+// every encoding cuts (exactCut), or len(s) when there is none; -1 when
+// that is past maxHead.
+func firstCut(s string) int {
+	var prev rune
+	for i, r := range s {
+		if i > maxHead {
+			return -1
+		}
+		if i > 0 && exactCut(prev, r) {
+			return i
+		}
+		prev = r
+	}
+	if len(s) > maxHead {
+		return -1
+	}
+	return len(s)
 }
 
 // formatTextTokens renders a memory record's memoryTokensKey value.

@@ -113,3 +113,57 @@ func TestRecallUsesStoredEpisodeTokens(t *testing.T) {
 		t.Errorf("old record: Recall tokenized %d bytes, less than the episode's %d", n, len(long))
 	}
 }
+
+// TestEpisodeTokens checks that episodeTokens, which tokenizes a content
+// once, gives what counting the episode's line piece and the content
+// apart gives, for random contents, names and sessions.
+func TestEpisodeTokens(t *testing.T) {
+	alphabet := []string{"a", "Z", "é", "中", "\u0301", "1", "9", " ", "  ", "\t", "\n", "\u00a0", "'", "'s", "/", ".", ",", "!", "-", "]", "🙂", "renewal", " Dana", "42"}
+	sessions := []string{"", "s-1", "a b", "\u2003", "x]"}
+	r := rand.New(rand.NewPCG(13, 14))
+	n := 400
+	if testing.Short() {
+		n = 100
+	}
+	shared := 0
+	for _, name := range []string{"o200k_base", "cl100k_base", "p50k_base"} {
+		enc, err := tokenizer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			var b strings.Builder
+			if i%9 == 0 {
+				b.WriteString(strings.Repeat("ab", 20+r.IntN(60))) // a first stretch near maxHead
+			}
+			for range 1 + r.IntN(25) {
+				b.WriteString(alphabet[r.IntN(len(alphabet))])
+			}
+			m := Message{Role: RoleUser, Content: b.String()}
+			if i%2 == 0 { // one line, as most messages are
+				m.Content = strings.Join(strings.Fields(m.Content), " ")
+			}
+			if strings.TrimSpace(m.Content) == "" {
+				continue
+			}
+			if i%11 == 0 {
+				m.Name = "dana"
+			}
+			session := sessions[r.IntN(len(sessions))]
+			text, _ := episodeText(&m)
+			episode, content := episodeTokens(enc, session, &m)
+			if want := episodeTextTokens(enc, session, text); episode != want {
+				t.Fatalf("%s: %q in %q: episode %d, want %d", name, m.Content, session, episode, want)
+			}
+			if content >= 0 {
+				shared++
+				if want := tokenLen(enc, m.Content); content != want {
+					t.Fatalf("%s: %q: content %d, want %d", name, m.Content, content, want)
+				}
+			}
+		}
+	}
+	if shared < n {
+		t.Fatalf("only %d of %d contents counted once", shared, 3*n)
+	}
+}

@@ -158,7 +158,7 @@ func (s *Store) prepareImport(ctx context.Context, scope Scope, msgs []Message) 
 		if id, j, repeated := calls.add(i, &m); repeated {
 			return fail(fmt.Errorf("%w %q (also made by message %d)", ErrDuplicateToolCall, id, j))
 		}
-		if a.values[i], err = s.encodeMessage(enc, &m, now); err != nil {
+		if a.values[i], err = s.encodeMessage(enc, &m, now, -1); err != nil {
 			return fail(err)
 		}
 		a.msgs[i] = m
