@@ -109,10 +109,6 @@ const (
 	// vector and text indexes when the store is in PostgreSQL (a Badger
 	// store keeps them in files); one key.
 	NSSnapshot Namespace = 0x0F
-	// NSFactTokens holds, per fact id of the partition's graph, the token
-	// count of the fact's text as a recalled context shows it (package
-	// memory), so that Recall does not count it again.
-	NSFactTokens Namespace = 0x10
 )
 
 // namespaces names each tenant namespace and the levels whose prefix it may
@@ -137,7 +133,6 @@ var namespaces = map[Namespace]struct {
 	NSMemoryArchive: {"memory-archive", []Level{LevelTenant, LevelUser}},
 	NSExpiry:        {"expiry", []Level{LevelTenant, LevelUser}},
 	NSSnapshot:      {"snapshot", []Level{LevelTenant, LevelUser}},
-	NSFactTokens:    {"fact-tokens", []Level{LevelTenant, LevelUser}},
 }
 
 // String returns the namespace's name, such as "message" or "expiry", or

@@ -80,10 +80,6 @@ type batchStep struct {
 // a bad fact, a storage failure) nothing of it is written. Messages are
 // checked as [Session.Append] checks them, facts as [Store.Relate] does.
 func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
-	enc, err := s.encoder()
-	if err != nil {
-		return BatchResult{}, err
-	}
 	steps := make([]batchStep, len(b.ops))
 	var locks []int // indexes into s.sessionLocks
 	for i, op := range b.ops {
@@ -119,7 +115,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 		defer s.sessionLocks[l].Unlock()
 	}
 	var res BatchResult
-	err = s.db.Update(ctx, func(tx *engine.Tx) error {
+	err := s.db.Update(ctx, func(tx *engine.Tx) error {
 		res = BatchResult{}
 		graphs := map[string]*graph.Tx{} // one graph Tx per root, as package graph asks
 		lastMessage := map[string]ulid.ULID{}
@@ -148,9 +144,6 @@ func (s *Store) Write(ctx context.Context, b *Batch) (BatchResult, error) {
 			}
 			stored, err := g.Relate(f)
 			if err != nil {
-				return opError(i, err)
-			}
-			if err := s.putFactTokens(tx, st.root, enc, &stored); err != nil {
 				return opError(i, err)
 			}
 			res.Facts = append(res.Facts, stored)

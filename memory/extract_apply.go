@@ -272,20 +272,6 @@ func newApplier(s *Store, tx *engine.Tx) *applier {
 	return &applier{s: s, tx: tx, graphs: map[string]*graph.Tx{}}
 }
 
-// factTokens stores the token count of f, a fact of user's graph as
-// stored (see Store.putFactTokens).
-func (a *applier) factTokens(user Scope, f *Fact) error {
-	root, err := graphRoot(user)
-	if err != nil {
-		return err
-	}
-	enc, err := a.s.encoder()
-	if err != nil {
-		return err
-	}
-	return a.s.putFactTokens(a.tx, root, enc, f)
-}
-
 func (a *applier) graph(user Scope) (*graph.Tx, error) {
 	root, err := graphRoot(user)
 	if err != nil {
@@ -509,9 +495,6 @@ func (r *applyRun) fact(i int, f Fact, single bool) error {
 		stored, err = r.g.Relate(f)
 	}
 	if err != nil {
-		return r.fail(itemRef{'f', i}, err)
-	}
-	if err := r.a.factTokens(r.user, &stored); err != nil {
 		return r.fail(itemRef{'f', i}, err)
 	}
 	for _, name := range created {

@@ -2,9 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
@@ -74,38 +71,12 @@ func (s *Store) Relate(ctx context.Context, scope Scope, fact Fact) (Fact, error
 	if err := s.redactFact(ctx, scope, &fact); err != nil {
 		return Fact{}, err
 	}
-	root, err := graphRoot(scope)
-	if err != nil {
-		return Fact{}, err
-	}
-	enc, err := s.encoder()
-	if err != nil {
-		return Fact{}, err
-	}
 	var out Fact
-	err = s.db.Update(ctx, func(tx *engine.Tx) (err error) {
-		if out, err = s.graph.Tx(tx.KV(), root).Relate(fact); err != nil {
-			return err
-		}
-		return s.putFactTokens(tx, root, enc, &out)
+	err := s.UpdateGraph(ctx, scope, func(g *graph.Tx) (err error) {
+		out, err = g.Relate(fact)
+		return err
 	})
-	if err == nil {
-		s.nameCache.invalidate(root)
-	}
 	return out, err
-}
-
-// putFactTokens stores the token count of f's text, f as stored in the
-// graph whose root is root, in the partition's factTokens key (see
-// lineTokens). A fact written otherwise (UpdateGraph, ImportGraph) has
-// none, and Recall counts its line.
-func (s *Store) putFactTokens(tx *engine.Tx, root []byte, enc ordinaryEncoder, f *Fact) error {
-	id, err := ulid.ParseStrict(f.ID)
-	if err != nil {
-		return fmt.Errorf("memory: fact id %q: %w", f.ID, err)
-	}
-	text := factText(f)
-	return tx.Set(graphPartition(root).factTokens(id), formatFactTokens(s.opts.Encoding, memoryTextTokens(enc, text), text))
 }
 
 // ImportGraph bulk-loads a dump of entities and facts into the graph of
@@ -128,78 +99,5 @@ func (s *Store) ImportGraph(ctx context.Context, scope Scope, d *graph.Dump, opt
 		return graph.LoadStats{}, err
 	}
 	defer s.nameCache.invalidate(root)
-	st, err := s.graph.Load(ctx, s.db.KV(), root, d, opts)
-	if err != nil {
-		return st, err
-	}
-	return st, s.storeFactTokens(ctx, root)
-}
-
-// factTokensPage is how many facts storeFactTokens counts per transaction.
-const factTokensPage = 1000
-
-// storeFactTokens stores the token count (see putFactTokens) of every fact
-// of the graph at root that has none, a page of facts at a time: each
-// page is read and counted outside any write, then its counts written in
-// one transaction. A fact changed in between is no harm: a count is
-// checked against its text when read.
-func (s *Store) storeFactTokens(ctx context.Context, root []byte) error {
-	enc, err := s.encoder()
-	if err != nil {
-		return err
-	}
-	p := graphPartition(root)
-	for after := ""; ; {
-		var page []Fact
-		var keys [][]byte
-		err := s.db.View(ctx, func(tx *engine.Tx) error {
-			facts, err := s.graph.Tx(tx.KV(), root).Facts(graph.FactQuery{History: true, After: after, Limit: factTokensPage})
-			if err != nil {
-				return err
-			}
-			page, keys = page[:0], keys[:0]
-			for i := range facts {
-				after = facts[i].ID
-				id, err := ulid.ParseStrict(facts[i].ID)
-				if err != nil {
-					continue
-				}
-				k := p.factTokens(id)
-				if ok, err := tx.KV().Has(k); err != nil || ok {
-					if err != nil {
-						return err
-					}
-					continue
-				}
-				page, keys = append(page, facts[i]), append(keys, k)
-			}
-			if len(facts) < factTokensPage {
-				after = ""
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("memory: count imported facts: %w", err)
-		}
-		vals := make([][]byte, len(page))
-		for i := range page {
-			text := factText(&page[i])
-			vals[i] = formatFactTokens(s.opts.Encoding, memoryTextTokens(enc, text), text)
-		}
-		if len(page) > 0 {
-			if err := s.db.Update(ctx, func(tx *engine.Tx) error {
-				for i := range keys {
-					if err := tx.Set(keys[i], vals[i]); err != nil {
-						return err
-					}
-				}
-				return nil
-			}); err != nil {
-				return fmt.Errorf("memory: store imported facts' counts: %w", err)
-			}
-		}
-		if after == "" {
-			return nil
-		}
-	}
+	return s.graph.Load(ctx, s.db.KV(), root, d, opts)
 }

@@ -31,8 +31,9 @@ import (
 //	NSMemoryHash hash        → the id of the memory with that text
 //	NSMemoryArchive id       → a superseded version of a memory
 //	NSExpiry time id         → the space and text hash of a record due then
-//	NSGraph ...              → the knowledge graph (package graph's layout)
-//	NSFactTokens id          → the token count of fact id's text (factTokens)
+//	NSGraph ...              → the knowledge graph (package graph's layout;
+//	                           each fact's annotation is its token count,
+//	                           see factAnnotation)
 //
 // Under either (session prefix, or a partition prefix without session):
 //
@@ -147,23 +148,6 @@ func (p partitionPrefix) parseExpiry(key []byte) (time.Time, ulid.ULID, bool) {
 // graphRoot is the root of the partition's knowledge graph (see package
 // graph's keys.go for what lies under it).
 func (p partitionPrefix) graphRoot() []byte { return engine.Key(p, engine.NSGraph) }
-
-// factTokens is the key of the token count of the fact id of the
-// partition's graph (see formatFactTokens).
-func (p partitionPrefix) factTokens(id ulid.ULID) []byte {
-	return engine.Key(p, engine.NSFactTokens, id[:])
-}
-
-// appendFactTokens appends p.factTokens(id) to b: Recall reads a key per
-// fact into one buffer.
-func (p partitionPrefix) appendFactTokens(b []byte, id ulid.ULID) []byte {
-	b = append(b, p...)
-	b = append(b, byte(engine.NSFactTokens))
-	return append(b, id[:]...)
-}
-
-// graphPartition returns the partition prefix whose graphRoot is root.
-func graphPartition(root []byte) partitionPrefix { return partitionPrefix(root[:len(root)-1]) }
 
 // expiryKey is the key that schedules the record id (a ULID from the
 // store) of the partition with prefix for sweeping at t.

@@ -993,9 +993,9 @@ type hydrator struct {
 	// tx, when set, is the transaction to read in; otherwise each hydrate
 	// reads in one of its own.
 	tx *engine.Tx
-	// graphPrefix is the partition of the user's graph, once factTokens
-	// needed it.
-	graphPrefix partitionPrefix
+	// graphRoot is the root of the user's graph, once factTokens needed
+	// it.
+	graphRoot []byte
 }
 
 // hydrate reads the records of the candidates that lack them, in one
@@ -1079,7 +1079,7 @@ func (h *hydrator) read(tx *engine.Tx, cands []*Candidate) error {
 // factTokens finds the token count of c, a fact, before it is assembled:
 // its line's when the process's count cache holds it (a second turn finds
 // its facts' lines there), else the count stored for its text (its
-// factTokens key), read in the hydrator's transaction; with neither,
+// graph annotation, see factAnnotation), read in the hydrator's transaction; with neither,
 // lineTokens counts the line. Where reads are remote (PostgreSQL), the
 // keys of every fact of window not looked at yet are fetched in one
 // request with c's.
@@ -1099,12 +1099,12 @@ func (h *hydrator) factTokens(ctx context.Context, enc *tiktoken.Tiktoken, c *Ca
 	if err != nil {
 		return nil // no key: the line is counted
 	}
-	if h.graphPrefix == nil {
-		p, err := ownerOf(SourceGraph, h.user).PartitionPrefix()
+	if h.graphRoot == nil {
+		root, err := graphRoot(ownerOf(SourceGraph, h.user))
 		if err != nil {
 			return err
 		}
-		h.graphPrefix = partitionPrefix(p)
+		h.graphRoot = root
 	}
 	return h.view(ctx, func(tx *engine.Tx) error {
 		if tx.KV().Prefetches() {
@@ -1113,8 +1113,8 @@ func (h *hydrator) factTokens(ctx context.Context, enc *tiktoken.Tiktoken, c *Ca
 			}
 		}
 		var buf [64]byte
-		err := tx.KV().GetFunc(h.graphPrefix.appendFactTokens(buf[:0], id), func(v []byte) error {
-			c.factTokens, _ = parseFactTokens(v, h.s.opts.Encoding, c.item.Text)
+		err := tx.KV().GetFunc(graph.AppendAnnotationKey(buf[:0], h.graphRoot, id), func(v []byte) error {
+			c.factTokens, _ = parseFactTokens(v, h.s.opts.Encoding, len(c.item.Text))
 			return nil
 		})
 		if err != nil && !errors.Is(err, kv.ErrNotFound) {
@@ -1124,17 +1124,17 @@ func (h *hydrator) factTokens(ctx context.Context, enc *tiktoken.Tiktoken, c *Ca
 	})
 }
 
-// prefetchFactTokens asks for the factTokens keys of the fact id and of
+// prefetchFactTokens asks for the annotations of the fact id and of
 // the facts of window not looked at yet in one request (see
 // kv.Txn.Prefetch).
 func (h *hydrator) prefetchFactTokens(tx *engine.Tx, id ulid.ULID, window []*Candidate) error {
-	keys := [][]byte{h.graphPrefix.factTokens(id)}
+	keys := [][]byte{graph.AppendAnnotationKey(nil, h.graphRoot, id)}
 	for _, w := range window {
 		if w.Source != SourceGraph || w.tokensRead {
 			continue
 		}
 		if id, err := ulid.ParseStrict(w.ID); err == nil {
-			keys = append(keys, h.graphPrefix.factTokens(id))
+			keys = append(keys, graph.AppendAnnotationKey(nil, h.graphRoot, id))
 		}
 	}
 	return tx.KV().Prefetch(keys)

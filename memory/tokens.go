@@ -451,37 +451,46 @@ func (c *tokenCache) lookup(enc *tiktoken.Tiktoken, text string) (k tokenKey, n 
 	return k, n, ok
 }
 
-// formatFactTokens returns the value of a fact's factTokens key: its
-// text's count (memoryTextTokens of factText) as a uvarint, a 64-bit hash
-// of the text (big-endian) that guards against a count of other text (a
-// fact rewritten under its id by a merge of entities), then the name of
-// the encoding that counted. Binary, so that Recall reads it without
-// allocating.
-func formatFactTokens(encoding string, tokens int, text string) []byte {
+// factAnnotation returns the graph's Options.Annotation of a store that
+// counts in encoding: a fact's token count (formatFactTokens), stored
+// beside the fact when it is written and deleted with it, so that Recall
+// does not count its line again and no count outlives its fact. A fact is
+// stored without one if the encoding cannot be loaded (Recall counts it).
+func factAnnotation(encoding string) func(f *Fact) []byte {
+	return func(f *Fact) []byte {
+		enc, err := tokenizer(encoding)
+		if err != nil {
+			return nil
+		}
+		text := factText(f)
+		return formatFactTokens(encoding, memoryTextTokens(enc, text), len(text))
+	}
+}
+
+// formatFactTokens returns a fact's annotation (see factAnnotation): its
+// text's count (memoryTextTokens of factText) and the text's length in
+// bytes as uvarints, then the name of the encoding that counted. Binary,
+// so that Recall reads it without allocating. The length, like a
+// memory's (memoryTokensKey), guards against a count of other text; the
+// graph rewrites the annotation whenever it rewrites the fact's text
+// (MergeEntities), so only a store changed by a binary without
+// annotations can hold one.
+func formatFactTokens(encoding string, tokens, textLen int) []byte {
 	b := binary.AppendUvarint(nil, uint64(tokens))
-	b = binary.BigEndian.AppendUint64(b, textHash(text))
+	b = binary.AppendUvarint(b, uint64(textLen))
 	return append(b, encoding...)
 }
 
-// parseFactTokens returns the count a factTokens value v holds, if it was
-// counted in encoding for text.
-func parseFactTokens(v []byte, encoding, text string) (int, bool) {
+// parseFactTokens returns the count a fact's annotation v holds, if it
+// was counted in encoding for a text of textLen bytes.
+func parseFactTokens(v []byte, encoding string, textLen int) (int, bool) {
 	n, k := binary.Uvarint(v)
-	if k <= 0 || n == 0 || n > math.MaxInt32 || len(v) < k+8 {
+	if k <= 0 || n == 0 || n > math.MaxInt32 {
 		return 0, false
 	}
-	if binary.BigEndian.Uint64(v[k:]) != textHash(text) || string(v[k+8:]) != encoding {
+	l, j := binary.Uvarint(v[k:])
+	if j <= 0 || l != uint64(textLen) || string(v[k+j:]) != encoding {
 		return 0, false
 	}
 	return int(n), true
-}
-
-// textHash is FNV-1a (64 bits) of s.
-func textHash(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
 }

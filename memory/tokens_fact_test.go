@@ -60,7 +60,7 @@ func TestFactLineTokens(t *testing.T) {
 }
 
 // TestRecallUsesStoredFactTokens checks that Recall takes a fact's token
-// count from its factTokens key, not by counting its line again, and that
+// count from its annotation in the graph, not by counting its line again, and that
 // a fact without one (as written before counts were stored, or by
 // ImportGraph) or with one of other text is counted, to the same figure.
 func TestRecallUsesStoredFactTokens(t *testing.T) {
@@ -95,11 +95,11 @@ func TestRecallUsesStoredFactTokens(t *testing.T) {
 	recall("stored", false)
 
 	key := func() []byte {
-		p, err := scope.PartitionPrefix()
+		root, err := graphRoot(scope)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return partitionPrefix(p).factTokens(ulid.MustParse(f.ID))
+		return graph.AppendAnnotationKey(nil, root, ulid.MustParse(f.ID))
 	}()
 	// The stored count went into the count cache with the line: a second
 	// turn needs neither the key nor the tokenizer.
@@ -113,8 +113,8 @@ func TestRecallUsesStoredFactTokens(t *testing.T) {
 		value []byte // nil deletes the key
 	}{
 		{"old fact", nil},
-		{"count of other text", formatFactTokens(DefaultEncoding, 3, factText(&f)+"x")},
-		{"count in another encoding", formatFactTokens("cl100k_base", 3, factText(&f))},
+		{"count of other text", formatFactTokens(DefaultEncoding, 3, len(factText(&f))+1)},
+		{"count in another encoding", formatFactTokens("cl100k_base", 3, len(factText(&f)))},
 	} {
 		if err := st.db.Update(bg, func(tx *engine.Tx) error {
 			if c.value == nil {
@@ -143,49 +143,37 @@ func TestBatchStoresFactTokens(t *testing.T) {
 		t.Fatalf("%d facts, %v", len(res.Facts), err)
 	}
 	f := res.Facts[0]
-	p, err := scope.PartitionPrefix()
+	root, err := graphRoot(scope)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var v []byte
 	if err := st.db.View(bg, func(tx *engine.Tx) (err error) {
-		v, err = tx.KV().Get(partitionPrefix(p).factTokens(ulid.MustParse(f.ID)))
+		v, err = tx.KV().Get(graph.AppendAnnotationKey(nil, root, ulid.MustParse(f.ID)))
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
 	enc, _ := st.encoder()
-	if n, ok := parseFactTokens(v, DefaultEncoding, factText(&f)); !ok || n != memoryTextTokens(enc, factText(&f)) {
+	if n, ok := parseFactTokens(v, DefaultEncoding, len(factText(&f))); !ok || n != memoryTextTokens(enc, factText(&f)) {
 		t.Fatalf("stored %q: %d, %v", v, n, ok)
 	}
 }
 
-// TestFactTokensKey checks that the key Recall builds in its buffer is the
-// one the writers use.
-func TestFactTokensKey(t *testing.T) {
-	p, err := Scope{Tenant: "acme", User: "alice"}.PartitionPrefix()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := ulid.Make()
-	if got, want := partitionPrefix(p).appendFactTokens([]byte("x"), id), append([]byte("x"), partitionPrefix(p).factTokens(id)...); string(got) != string(want) {
-		t.Fatalf("appendFactTokens %q, factTokens %q", got, want)
-	}
-}
-
 // TestImportGraphStoresFactTokens checks that ImportGraph leaves every
-// fact of the graph with its token count, over more than one page.
+// fact of the graph with its token count, over more than one of Load's
+// transactions.
 func TestImportGraphStoresFactTokens(t *testing.T) {
 	st := openMem(t, nil)
 	scope := Scope{Tenant: "acme", User: "alice"}
-	facts := make([]Fact, factTokensPage+50)
+	facts := make([]Fact, 3000)
 	for i := range facts {
 		facts[i] = Fact{Subject: "entity " + strings.Repeat("x", i%7), Predicate: "knows_about", Object: "thing " + ulid.Make().String()}
 	}
 	if _, err := st.ImportGraph(bg, scope, &graph.Dump{Facts: facts}, nil); err != nil {
 		t.Fatal(err)
 	}
-	p, err := scope.PartitionPrefix()
+	root, err := graphRoot(scope)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,17 +181,17 @@ func TestImportGraphStoresFactTokens(t *testing.T) {
 	n := 0
 	if err := st.db.View(bg, func(tx *engine.Tx) error {
 		for after := ""; ; {
-			page, err := st.graph.Tx(tx.KV(), partitionPrefix(p).graphRoot()).Facts(graph.FactQuery{History: true, After: after, Limit: graph.MaxPageSize})
+			page, err := st.graph.Tx(tx.KV(), root).Facts(graph.FactQuery{History: true, After: after, Limit: graph.MaxPageSize})
 			if err != nil || len(page) == 0 {
 				return err
 			}
 			for i := range page {
 				f := &page[i]
-				v, err := tx.KV().Get(partitionPrefix(p).factTokens(ulid.MustParse(f.ID)))
+				v, err := tx.KV().Get(graph.AppendAnnotationKey(nil, root, ulid.MustParse(f.ID)))
 				if err != nil {
 					return fmt.Errorf("fact %d %s: %w", n, f.ID, err)
 				}
-				if c, ok := parseFactTokens(v, DefaultEncoding, factText(f)); !ok || c != memoryTextTokens(enc, factText(f)) {
+				if c, ok := parseFactTokens(v, DefaultEncoding, len(factText(f))); !ok || c != memoryTextTokens(enc, factText(f)) {
 					return fmt.Errorf("fact %s: stored %d, %v", f.ID, c, ok)
 				}
 				n++
