@@ -52,14 +52,28 @@ func TestEpisodeLineTokens(t *testing.T) {
 
 // TestRecallUsesStoredEpisodeTokens checks that Recall takes an earlier
 // message's token count from its episode record, not by counting its line
-// again, and that a record written without one, as before counts were
+// again (written by Append or ImportMessages), and that a record written
+// without one, as before counts were
 // stored, is counted when recalled, to the same figure.
 func TestRecallUsesStoredEpisodeTokens(t *testing.T) {
+	for _, how := range []string{"Append", "ImportMessages"} {
+		t.Run(how, func(t *testing.T) { testRecallUsesStoredEpisodeTokens(t, how) })
+	}
+}
+
+// testRecallUsesStoredEpisodeTokens is TestRecallUsesStoredEpisodeTokens
+// of an episode written by how.
+func testRecallUsesStoredEpisodeTokens(t *testing.T, how string) {
 	st := openMem(t, nil)
 	scope := Scope{Tenant: "acme", User: "alice"}
 	// A text nobody else counts: the line cache cannot have it.
 	long := "Lisbon offsite budget notes: " + strings.Repeat("venue catering transport rooms, Überweisungsbestätigung für München, 東京都の会議室 ", 20) + time.Now().String()
-	mustAppend(t, st.Session(Scope{Tenant: "acme", User: "alice", Session: "s-1"}), user(long))
+	s1 := Scope{Tenant: "acme", User: "alice", Session: "s-1"}
+	if how == "Append" {
+		mustAppend(t, st.Session(s1), user(long))
+	} else if _, err := st.ImportMessages(bg, s1, []Message{user(long)}); err != nil {
+		t.Fatal(err)
+	}
 	q := Query{Trace: true, Scope: scope, Text: "Lisbon offsite budget", Sources: []Source{SourceEpisodes}, MaxTokens: 4000}
 	var ep engine.Record
 	if err := st.db.View(bg, func(tx *engine.Tx) error {
