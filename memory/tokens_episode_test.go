@@ -51,10 +51,10 @@ func TestEpisodeLineTokens(t *testing.T) {
 }
 
 // TestRecallUsesStoredEpisodeTokens checks that Recall takes an earlier
-// message's token count from its episode record, not by counting its line
-// again (written by Append or ImportMessages), and that a record written
-// without one, as before counts were
-// stored, is counted when recalled, to the same figure.
+// message's token count from its episode record (written by Append or
+// ImportMessages), not by counting its line again, and that a record
+// written without one, as before counts were stored, is counted when
+// recalled, to the same figure.
 func TestRecallUsesStoredEpisodeTokens(t *testing.T) {
 	for _, how := range []string{"Append", "ImportMessages"} {
 		t.Run(how, func(t *testing.T) { testRecallUsesStoredEpisodeTokens(t, how) })
