@@ -103,9 +103,9 @@ func appendMemoryLinePrefix(b []byte, it *Item) []byte {
 // and its line's other pieces: factLineTokens); otherwise the line
 // counted, through the cache. line is the line when it was rendered, else
 // "". A record or fact written before counts were stored is counted here
-// each time it is recalled (the cache spares a repeat), not written back:
-// Recall reads in a read transaction, and a write there would take the
-// writer's turn (and a sync under Sync durability) on the read path.
+// (the cache spares a repeat); a fact's count is then written back off the
+// read path (hydrator.factTokens queues it; see writeback.go), a record's
+// is not.
 func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line string) {
 	switch {
 	case c.Source != SourceGraph:

@@ -1120,6 +1120,11 @@ func (h *hydrator) factTokens(ctx context.Context, enc *tiktoken.Tiktoken, c *Ca
 		if err != nil && !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
+		if c.factTokens == 0 {
+			// Stored without a count, or with one of another encoding:
+			// counted by lineTokens now, and written back later.
+			h.s.writeBack.queueCount(h.graphRoot, c.ID)
+		}
 		return nil
 	})
 }

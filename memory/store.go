@@ -259,6 +259,10 @@ type Store struct {
 	extractor Extractor
 	worker    *worker
 
+	// writeBack writes the token counts Recall had to compute (see
+	// writeback.go); a read-only store's queues nothing.
+	writeBack writeBack
+
 	// sessionLocks serialize appends to one session inside this process, so
 	// that ids stay in append order and tool-call checks see every earlier
 	// call; the store's directory lock keeps other processes out.
@@ -364,6 +368,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if o.Extraction != ExtractOff {
 		s.startWorker() // resumes what an earlier run left queued
 	}
+	if !o.ReadOnly {
+		s.startWriteBack()
+	}
 	return s, nil
 }
 
@@ -450,6 +457,7 @@ func (s *Store) Close() error {
 		s.worker.stop() // what is still queued stays queued, on disk
 	}
 	s.sweep.stop()
+	s.writeBack.close()
 	return s.db.Close()
 }
 

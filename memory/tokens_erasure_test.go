@@ -3,7 +3,9 @@ package memory
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -201,5 +203,103 @@ func TestFactCountsFollowFacts(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWriteBackStoresOldFactCounts opens a store whose fact has no stored
+// count (as one written before counts were stored): a Recall counts the
+// fact and queues it, the writer stores its count, and the next open of
+// the store finds it there, and Recall tokenizes the fact no more. A
+// read-only open writes nothing back.
+func TestWriteBackStoresOldFactCounts(t *testing.T) {
+	dir := t.TempDir()
+	scope := Scope{Tenant: "acme", User: "alice"}
+	object := "the Lisbon offsite of " + strings.Repeat("Überweisungsbestätigung München 東京都 ", 4) + time.Now().Format(time.RFC3339Nano)
+	q := Query{Scope: scope, Text: "What does Alice plan?", Sources: []Source{SourceGraph}, MaxTokens: 4000}
+	open := func(opts *Options) *Store {
+		t.Helper()
+		st, err := Open(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// recall recalls the fact with the count caches emptied and returns
+	// how many bytes it tokenized.
+	recall := func(st *Store) int64 {
+		t.Helper()
+		resetTokenCaches()
+		before := tokenizedBytes.Load()
+		rec, err := st.Recall(bg, q)
+		if err != nil || len(rec.Items) != 1 {
+			t.Fatalf("Recall: %d items, %v", len(rec.Items), err)
+		}
+		n := tokenizedBytes.Load() - before
+		if err := st.writeBack.flushWait(bg); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	counted := func(st *Store) bool {
+		t.Helper()
+		root, _ := graphRoot(scope)
+		facts, err := viewed(bg, st, scope, (*graph.Tx).Facts, graph.FactQuery{})
+		if err != nil || len(facts) != 1 {
+			t.Fatalf("%d facts, %v", len(facts), err)
+		}
+		key := graph.AppendAnnotationKey(nil, root, ulid.MustParse(facts[0].ID))
+		err = st.db.View(bg, func(tx *engine.Tx) error { _, err := tx.Get(key); return err })
+		if err != nil && !errors.Is(err, engine.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+
+	st := open(nil)
+	f, err := st.Relate(bg, scope, Fact{Subject: "Alice", Predicate: "plans", Object: object})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := graphRoot(scope)
+	if err := st.db.Update(bg, func(tx *engine.Tx) error {
+		return tx.Delete(graph.AppendAnnotationKey(nil, root, ulid.MustParse(f.ID)))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A read-only store does not try (the engine would refuse the write).
+	var log bytes.Buffer
+	st = open(&Options{ReadOnly: true, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if n := recall(st); n < int64(len(object)) {
+		t.Errorf("read-only, old fact: Recall tokenized %d bytes, less than the object's %d", n, len(object))
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), "write back") {
+		t.Errorf("a read-only store tried to write counts back: %s", log.String())
+	}
+	st = open(nil)
+	if counted(st) {
+		t.Fatal("a read-only store wrote a count back")
+	}
+	if n := recall(st); n < int64(len(object)) {
+		t.Errorf("old fact: Recall tokenized %d bytes, less than the object's %d", n, len(object))
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st = open(nil)
+	defer st.Close()
+	if !counted(st) {
+		t.Fatal("the count Recall made was not written back")
+	}
+	checkFactCounts(t, st, scope, "written back")
+	if n := recall(st); n >= int64(len(object)) {
+		t.Errorf("written back: Recall tokenized %d bytes, the object %d", n, len(object))
 	}
 }

@@ -1,0 +1,170 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/graph"
+)
+
+// Write-back of token counts.
+//
+// A fact stored before counts were stored (or by a binary that stored
+// none) is counted by Recall each time it is recalled, through the
+// process's count cache. Recall reads in a read transaction: a write there
+// would take the writer's turn, and under Sync durability an fsync, on the
+// read path, and would fail on a read-only store. So Recall only queues
+// the fact (a channel send that drops the fact when the queue is full),
+// and one goroutine writes the queued facts' counts in one transaction per
+// batch: the graph stores each fact's annotation again from the fact as
+// stored in that transaction (graph.Tx.Annotate), so a fact deleted in the
+// meantime gets none, and a concurrent delete conflicts rather than leave
+// a count behind. A read-only store queues nothing.
+
+// writeBackQueue bounds the facts waiting for their counts: past it, Recall
+// drops them (a later Recall queues them again).
+const writeBackQueue = 1024
+
+// writeBackBatch bounds the facts one transaction writes.
+const writeBackBatch = 256
+
+// uncounted is a fact Recall counted for want of a stored count.
+type uncounted struct {
+	root string // its graph's root
+	id   string
+}
+
+// writeBack is the queue and its writer. Safe for concurrent use; the zero
+// value (a read-only store's) queues nothing.
+type writeBack struct {
+	ch    chan uncounted
+	flush chan chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+}
+
+// startWriteBack starts the writer of s's write-back queue.
+func (s *Store) startWriteBack() {
+	w := &s.writeBack
+	w.ch = make(chan uncounted, writeBackQueue)
+	w.flush = make(chan chan struct{})
+	w.stop = make(chan struct{})
+	w.done = make(chan struct{})
+	go s.runWriteBack()
+}
+
+// queueCount queues fact id of the graph at root for its count to be
+// written back, unless the queue is full or the store writes none.
+func (w *writeBack) queueCount(root []byte, id string) {
+	if w.ch == nil {
+		return
+	}
+	select {
+	case w.ch <- uncounted{root: string(root), id: id}:
+	default:
+	}
+}
+
+// flushWait returns once what was queued before the call is written
+// (or failed): for tests and Close's callers that want the counts now.
+func (w *writeBack) flushWait(ctx context.Context) error {
+	if w.ch == nil {
+		return nil
+	}
+	reply := make(chan struct{})
+	select {
+	case w.flush <- reply:
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-reply:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close stops the writer, dropping what is queued, and waits for it.
+func (w *writeBack) close() {
+	if w.ch == nil {
+		return
+	}
+	w.once.Do(func() { close(w.stop) })
+	<-w.done
+}
+
+// runWriteBack is the writer: it takes what is queued, a batch at a time.
+func (s *Store) runWriteBack() {
+	w := &s.writeBack
+	defer close(w.done)
+	var batch []uncounted
+	for {
+		select {
+		case <-w.stop:
+			return
+		case u := <-w.ch:
+			batch = s.writeCounts(append(batch[:0], u))
+		case reply := <-w.flush:
+			for more := true; more; {
+				select {
+				case u := <-w.ch:
+					batch = append(batch, u)
+					if len(batch) == writeBackBatch {
+						batch = s.writeCounts(batch)
+					}
+				default:
+					more = false
+				}
+			}
+			batch = s.writeCounts(batch)
+			close(reply)
+		}
+	}
+}
+
+// writeCounts writes the counts of batch, and of what else is queued up
+// to writeBackBatch, in one transaction, and returns batch emptied. A
+// failure is logged: the facts stay counted at recall.
+func (s *Store) writeCounts(batch []uncounted) []uncounted {
+fill:
+	for len(batch) < writeBackBatch {
+		select {
+		case u := <-s.writeBack.ch:
+			batch = append(batch, u)
+		default:
+			break fill
+		}
+	}
+	if len(batch) == 0 {
+		return batch
+	}
+	err := s.db.Update(context.Background(), func(tx *engine.Tx) error {
+		graphs := map[string]*graph.Tx{} // one graph Tx per root, as package graph asks
+		seen := map[uncounted]bool{}
+		for _, u := range batch {
+			if seen[u] {
+				continue
+			}
+			seen[u] = true
+			g := graphs[u.root]
+			if g == nil {
+				g = s.graph.Tx(tx.KV(), []byte(u.root))
+				graphs[u.root] = g
+			}
+			if err := g.Annotate(u.id); err != nil && !errors.Is(err, graph.ErrFactNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.warn("memory: write back token counts", "facts", len(batch), "err", err)
+	}
+	return batch[:0]
+}
