@@ -103,9 +103,9 @@ func appendMemoryLinePrefix(b []byte, it *Item) []byte {
 // and its line's other pieces: factLineTokens); otherwise the line
 // counted, through the cache. line is the line when it was rendered, else
 // "". A record or fact written before counts were stored is counted here
-// (the cache spares a repeat); a fact's count is then written back off the
-// read path (hydrator.factTokens queues it; see writeback.go), a record's
-// is not.
+// (the cache spares a repeat), and its count written back off the read
+// path (hydrator.countLine or hydrator.factTokens queues it; see
+// writeback.go).
 func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line string) {
 	switch {
 	case c.Source != SourceGraph:
@@ -132,6 +132,17 @@ func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line st
 	}
 	line = itemLine(&c.item)
 	return textTokens.count(enc, line), line
+}
+
+// countLine is Store.lineTokens of c that also queues c's count to be
+// written back when c is a record stored without one (see writeback.go;
+// hydrator.factTokens queues facts).
+func (h *hydrator) countLine(enc *tiktoken.Tiktoken, c *Candidate) (n int, line string) {
+	n, line = h.s.lineTokens(enc, c)
+	if line != "" && c.Source != SourceGraph {
+		h.s.writeBack.queueRecord(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID)
+	}
+	return n, line
 }
 
 // factLineTokens returns the tokens of a fact's preamble line whose text
@@ -243,7 +254,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 		if err := h.factTokens(ctx, enc, c, cands[i:min(i+q.TopK-len(kept)+4, len(cands))]); err != nil {
 			return err
 		}
-		n, line := s.lineTokens(enc, c)
+		n, line := h.countLine(enc, c)
 		c.Tokens = n + 1 // and its newline
 		if used+c.Tokens > budget {
 			c.Reason = "budget"

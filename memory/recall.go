@@ -1123,7 +1123,7 @@ func (h *hydrator) factTokens(ctx context.Context, enc *tiktoken.Tiktoken, c *Ca
 		if c.factTokens == 0 {
 			// Stored without a count, or with one of another encoding:
 			// counted by lineTokens now, and written back later.
-			h.s.writeBack.queueCount(h.graphRoot, c.ID)
+			h.s.writeBack.queueFact(h.graphRoot, c.ID)
 		}
 		return nil
 	})

@@ -206,16 +206,21 @@ func TestFactCountsFollowFacts(t *testing.T) {
 	}
 }
 
-// TestWriteBackStoresOldFactCounts opens a store whose fact has no stored
-// count (as one written before counts were stored): a Recall counts the
-// fact and queues it, the writer stores its count, and the next open of
-// the store finds it there, and Recall tokenizes the fact no more. A
-// read-only open writes nothing back.
-func TestWriteBackStoresOldFactCounts(t *testing.T) {
+// TestWriteBackStoresOldCounts opens a store whose fact, memory and
+// episode have no stored count (as written before counts were stored): a
+// Recall counts them and queues them, the writer stores their counts, and
+// the next open of the store finds them there, and Recall tokenizes none
+// of them again. A read-only open writes nothing back.
+func TestWriteBackStoresOldCounts(t *testing.T) {
 	dir := t.TempDir()
 	scope := Scope{Tenant: "acme", User: "alice"}
-	object := "the Lisbon offsite of " + strings.Repeat("Überweisungsbestätigung München 東京都 ", 4) + time.Now().Format(time.RFC3339Nano)
-	q := Query{Scope: scope, Text: "What does Alice plan?", Sources: []Source{SourceGraph}, MaxTokens: 4000}
+	unique := func(head string) string {
+		return head + " " + strings.Repeat("Überweisungsbestätigung München 東京都 ", 4) + time.Now().Format(time.RFC3339Nano)
+	}
+	object, memory, message := unique("the Lisbon offsite"), unique("Alice plans the Lisbon offsite"), unique("Alice plans the Lisbon offsite, I said")
+	shortest := int64(min(len(object), len(memory), len(message)))
+	q := Query{Scope: scope, Text: "What does Alice plan for the Lisbon offsite?", MaxTokens: 4000,
+		Sources: []Source{SourceMemories, SourceEpisodes, SourceGraph}}
 	open := func(opts *Options) *Store {
 		t.Helper()
 		st, err := Open(dir, opts)
@@ -224,14 +229,14 @@ func TestWriteBackStoresOldFactCounts(t *testing.T) {
 		}
 		return st
 	}
-	// recall recalls the fact with the count caches emptied and returns
-	// how many bytes it tokenized.
+	// recall recalls the three with the count caches emptied, waits for
+	// the write-back, and returns how many bytes it tokenized.
 	recall := func(st *Store) int64 {
 		t.Helper()
 		resetTokenCaches()
 		before := tokenizedBytes.Load()
 		rec, err := st.Recall(bg, q)
-		if err != nil || len(rec.Items) != 1 {
+		if err != nil || len(rec.Items) != 3 {
 			t.Fatalf("Recall: %d items, %v", len(rec.Items), err)
 		}
 		n := tokenizedBytes.Load() - before
@@ -240,19 +245,38 @@ func TestWriteBackStoresOldFactCounts(t *testing.T) {
 		}
 		return n
 	}
-	counted := func(st *Store) bool {
+	// counts returns the stored counts of the fact, the memory and the
+	// episode, "" for none.
+	counts := func(st *Store) [3]string {
 		t.Helper()
+		var out [3]string
 		root, _ := graphRoot(scope)
 		facts, err := viewed(bg, st, scope, (*graph.Tx).Facts, graph.FactQuery{})
 		if err != nil || len(facts) != 1 {
 			t.Fatalf("%d facts, %v", len(facts), err)
 		}
-		key := graph.AppendAnnotationKey(nil, root, ulid.MustParse(facts[0].ID))
-		err = st.db.View(bg, func(tx *engine.Tx) error { _, err := tx.Get(key); return err })
-		if err != nil && !errors.Is(err, engine.ErrNotFound) {
+		err = st.db.View(bg, func(tx *engine.Tx) error {
+			v, err := tx.Get(graph.AppendAnnotationKey(nil, root, ulid.MustParse(facts[0].ID)))
+			if err == nil {
+				out[0] = string(v)
+			} else if !errors.Is(err, engine.ErrNotFound) {
+				return err
+			}
+			for i, space := range []string{spaceMemories, spaceMessages} {
+				err := tx.ScanRecords(scope, space, ulid.ULID{}, func(r engine.Record) (bool, error) {
+					out[1+i] = r.Metadata[memoryTokensKey]
+					return true, nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
-		return err == nil
+		return out
 	}
 
 	st := open(nil)
@@ -260,11 +284,41 @@ func TestWriteBackStoresOldFactCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := st.Remember(bg, scope, Memory{Text: memory}); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, st.Session(Scope{Tenant: "acme", User: "alice", Session: "s-1"}), user(message))
+	want := counts(st)
+	if slices.Contains(want[:], "") {
+		t.Fatalf("counts not stored when written: %q", want)
+	}
+	// Make it an old store: no count anywhere.
 	root, _ := graphRoot(scope)
 	if err := st.db.Update(bg, func(tx *engine.Tx) error {
-		return tx.Delete(graph.AppendAnnotationKey(nil, root, ulid.MustParse(f.ID)))
+		if err := tx.Delete(graph.AppendAnnotationKey(nil, root, ulid.MustParse(f.ID))); err != nil {
+			return err
+		}
+		for _, space := range []string{spaceMemories, spaceMessages} {
+			var recs []engine.Record
+			if err := tx.ScanRecords(scope, space, ulid.ULID{}, func(r engine.Record) (bool, error) {
+				recs = append(recs, r)
+				return true, nil
+			}); err != nil {
+				return err
+			}
+			for _, r := range recs {
+				delete(r.Metadata, memoryTokensKey)
+				if _, err := tx.PutRecord(scope, space, r); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if c := counts(st); c != [3]string{} {
+		t.Fatalf("counts left: %q", c)
 	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -273,8 +327,8 @@ func TestWriteBackStoresOldFactCounts(t *testing.T) {
 	// A read-only store does not try (the engine would refuse the write).
 	var log bytes.Buffer
 	st = open(&Options{ReadOnly: true, Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	if n := recall(st); n < int64(len(object)) {
-		t.Errorf("read-only, old fact: Recall tokenized %d bytes, less than the object's %d", n, len(object))
+	if n := recall(st); n < 3*shortest {
+		t.Errorf("read-only, old records: Recall tokenized %d bytes, less than the three texts", n)
 	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -283,11 +337,11 @@ func TestWriteBackStoresOldFactCounts(t *testing.T) {
 		t.Errorf("a read-only store tried to write counts back: %s", log.String())
 	}
 	st = open(nil)
-	if counted(st) {
-		t.Fatal("a read-only store wrote a count back")
+	if c := counts(st); c != [3]string{} {
+		t.Fatalf("a read-only store wrote counts back: %q", c)
 	}
-	if n := recall(st); n < int64(len(object)) {
-		t.Errorf("old fact: Recall tokenized %d bytes, less than the object's %d", n, len(object))
+	if n := recall(st); n < 3*shortest {
+		t.Errorf("old records: Recall tokenized %d bytes, less than the three texts", n)
 	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -295,11 +349,10 @@ func TestWriteBackStoresOldFactCounts(t *testing.T) {
 
 	st = open(nil)
 	defer st.Close()
-	if !counted(st) {
-		t.Fatal("the count Recall made was not written back")
+	if got := counts(st); got != want {
+		t.Fatalf("counts written back %q, want those stored when written %q", got, want)
 	}
-	checkFactCounts(t, st, scope, "written back")
-	if n := recall(st); n >= int64(len(object)) {
-		t.Errorf("written back: Recall tokenized %d bytes, the object %d", n, len(object))
+	if n := recall(st); n >= shortest {
+		t.Errorf("written back: Recall tokenized %d bytes, a text %d", n, shortest)
 	}
 }

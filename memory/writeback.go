@@ -5,35 +5,43 @@ import (
 	"errors"
 	"sync"
 
+	tiktoken "github.com/pkoukk/tiktoken-go"
+
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
 )
 
 // Write-back of token counts.
 //
-// A fact stored before counts were stored (or by a binary that stored
-// none) is counted by Recall each time it is recalled, through the
-// process's count cache. Recall reads in a read transaction: a write there
-// would take the writer's turn, and under Sync durability an fsync, on the
-// read path, and would fail on a read-only store. So Recall only queues
-// the fact (a channel send that drops the fact when the queue is full),
-// and one goroutine writes the queued facts' counts in one transaction per
-// batch: the graph stores each fact's annotation again from the fact as
-// stored in that transaction (graph.Tx.Annotate), so a fact deleted in the
-// meantime gets none, and a concurrent delete conflicts rather than leave
-// a count behind. A read-only store queues nothing.
+// A fact, memory or episode stored before counts were stored (or by a
+// binary that stored none, or counted in another encoding) is counted by
+// Recall each time it is recalled, through the process's count cache.
+// Recall reads in a read transaction: a write there would take the
+// writer's turn, and under Sync durability an fsync, on the read path,
+// and would fail on a read-only store. So Recall only queues what it
+// counted (a channel send that drops it when the queue is full), and one
+// goroutine writes the queued counts in one transaction per batch, each
+// counted again from what is stored in that transaction: for a fact the
+// graph stores its annotation (graph.Tx.Annotate), for a record its
+// metadata gets the count (engine.Tx.SetRecordMetadata, which keeps its
+// expiry and indexes). What was deleted in the meantime gets nothing, and
+// a concurrent delete conflicts rather than leave a count behind. A
+// read-only store queues nothing.
 
-// writeBackQueue bounds the facts waiting for their counts: past it, Recall
-// drops them (a later Recall queues them again).
+// writeBackQueue bounds the items waiting for their counts: past it,
+// Recall drops them (a later Recall queues them again).
 const writeBackQueue = 1024
 
-// writeBackBatch bounds the facts one transaction writes.
+// writeBackBatch bounds the items one transaction writes.
 const writeBackBatch = 256
 
-// uncounted is a fact Recall counted for want of a stored count.
+// uncounted is a fact or record Recall counted for want of a stored
+// count.
 type uncounted struct {
-	root string // its graph's root
-	id   string
+	root  string // a fact's graph root, "" for a record
+	owner Scope  // a record's partition and space
+	space string
+	id    string
 }
 
 // writeBack is the queue and its writer. Safe for concurrent use; the zero
@@ -56,14 +64,24 @@ func (s *Store) startWriteBack() {
 	go s.runWriteBack()
 }
 
-// queueCount queues fact id of the graph at root for its count to be
+// queueFact queues fact id of the graph at root for its count to be
 // written back, unless the queue is full or the store writes none.
-func (w *writeBack) queueCount(root []byte, id string) {
+func (w *writeBack) queueFact(root []byte, id string) {
+	w.queue(uncounted{root: string(root), id: id})
+}
+
+// queueRecord queues record id (a memory or an episode) of owner's
+// partition and space for its count to be written back, as queueFact.
+func (w *writeBack) queueRecord(owner Scope, space, id string) {
+	w.queue(uncounted{owner: owner, space: space, id: id})
+}
+
+func (w *writeBack) queue(u uncounted) {
 	if w.ch == nil {
 		return
 	}
 	select {
-	case w.ch <- uncounted{root: string(root), id: id}:
+	case w.ch <- u:
 	default:
 	}
 }
@@ -144,27 +162,62 @@ fill:
 	if len(batch) == 0 {
 		return batch
 	}
-	err := s.db.Update(context.Background(), func(tx *engine.Tx) error {
-		graphs := map[string]*graph.Tx{} // one graph Tx per root, as package graph asks
-		seen := map[uncounted]bool{}
-		for _, u := range batch {
-			if seen[u] {
-				continue
+	enc, err := s.encoder()
+	if err == nil {
+		err = s.db.Update(context.Background(), func(tx *engine.Tx) error {
+			graphs := map[string]*graph.Tx{} // one graph Tx per root, as package graph asks
+			seen := map[uncounted]bool{}
+			for _, u := range batch {
+				if seen[u] {
+					continue
+				}
+				seen[u] = true
+				if err := s.writeCount(tx, enc, graphs, u); err != nil {
+					return err
+				}
 			}
-			seen[u] = true
-			g := graphs[u.root]
-			if g == nil {
-				g = s.graph.Tx(tx.KV(), []byte(u.root))
-				graphs[u.root] = g
-			}
-			if err := g.Annotate(u.id); err != nil && !errors.Is(err, graph.ErrFactNotFound) {
-				return err
-			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if err != nil {
-		s.warn("memory: write back token counts", "facts", len(batch), "err", err)
+		s.warn("memory: write back token counts", "items", len(batch), "err", err)
 	}
 	return batch[:0]
+}
+
+// writeCount writes the count of u in tx, counted from what tx reads;
+// graphs holds the transaction's graph Tx of each root.
+func (s *Store) writeCount(tx *engine.Tx, enc *tiktoken.Tiktoken, graphs map[string]*graph.Tx, u uncounted) error {
+	if u.root != "" {
+		g := graphs[u.root]
+		if g == nil {
+			g = s.graph.Tx(tx.KV(), []byte(u.root))
+			graphs[u.root] = g
+		}
+		if err := g.Annotate(u.id); err != nil && !errors.Is(err, graph.ErrFactNotFound) {
+			return err
+		}
+		return nil
+	}
+	rec, err := tx.GetRecord(u.owner, u.space, u.id, &engine.GetRecordOptions{SkipVector: true})
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	var n int
+	if u.space == spaceMessages {
+		n = episodeTextTokens(enc, rec.Metadata["session"], rec.Text)
+	} else {
+		n = memoryTextTokens(enc, rec.Text)
+	}
+	v := formatTextTokens(s.opts.Encoding, n, rec.Text)
+	if rec.Metadata[memoryTokensKey] == v {
+		return nil
+	}
+	err = tx.SetRecordMetadata(u.owner, u.space, u.id, memoryTokensKey, v)
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil
+	}
+	return err
 }
