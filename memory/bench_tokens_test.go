@@ -110,3 +110,25 @@ func resetTokenCaches() {
 	clear(prefixTokens.m)
 	prefixTokens.mu.Unlock()
 }
+
+// BenchmarkCreateRelations writes 50 new relations per UpdateGraph, as the
+// MCP graph tools' create_relations does in the side-by-side run
+// (batches of 50): what storing each fact's token count costs a write.
+func BenchmarkCreateRelations(b *testing.B) {
+	st := openMem(b, &Options{Durability: Async, SweepInterval: -1})
+	scope := Scope{Tenant: "bench", User: "user-1"}
+	rels := make([]graph.Relation, 50)
+	if _, err := st.encoder(); err != nil { // loaded by the store's first Append or Recall
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		for j := range rels {
+			rels[j] = graph.Relation{From: fmt.Sprintf("entity %d", i*50+j), To: fmt.Sprintf("entity %d", (i*50+j)/2), RelationType: "knows_about"}
+		}
+		if err := st.UpdateGraph(bg, scope, func(g *graph.Tx) error { _, err := g.CreateRelations(rels); return err }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rels)), "ns/relation")
+}

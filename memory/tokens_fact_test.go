@@ -59,6 +59,41 @@ func TestFactLineTokens(t *testing.T) {
 	}
 }
 
+// TestFactTextTokens checks that a fact's count made of its three cached
+// pieces (factTextTokens) is its whole text's (memoryTextTokens of
+// factText), for random names: white space, marks, digits, punctuation,
+// long stretches and names with white space at an edge among them.
+func TestFactTextTokens(t *testing.T) {
+	alphabet := []string{"a", "b", "Z", "é", "ß", "中", "ア", "\u0301", "1", "9", " ", "  ", "\t", "\u00a0", "\u200b", "'", "'s", "/", ".", ",", "!", "-", "—", "→", "(", ")", "🙂", "Dana", " Lisbon", "42", "_"}
+	r := rand.New(rand.NewPCG(13, 14))
+	word := func() string {
+		var b strings.Builder
+		for range 1 + r.IntN(8) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		if r.IntN(20) == 0 { // a stretch past maxRun
+			b.WriteString(strings.Repeat("xy", 300))
+		}
+		return b.String()
+	}
+	n := 2000
+	if testing.Short() {
+		n = 300
+	}
+	for _, name := range []string{"o200k_base", "cl100k_base", "p50k_base"} {
+		enc, err := tokenizer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			f := Fact{Subject: word(), Predicate: word(), Object: word()}
+			if got, want := factTextTokens(enc, &f), memoryTextTokens(enc, factText(&f)); got != want {
+				t.Fatalf("%s: %q: pieces %d, whole %d", name, factText(&f), got, want)
+			}
+		}
+	}
+}
+
 // TestRecallUsesStoredFactTokens checks that Recall takes a fact's token
 // count from its annotation in the graph, not by counting its line again, and that
 // a fact without one (as written before counts were stored, or by
