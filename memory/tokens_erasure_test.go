@@ -150,6 +150,13 @@ func TestFactCountsFollowFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFactCounts(t, st, alice, "DeleteRelations (delete_relations)")
+	// A write-back queued for a fact deleted since writes nothing.
+	root, _ := graphRoot(alice)
+	st.writeBack.queueFact(root, find(facts, "Carol", "Frank").ID)
+	if err := st.writeBack.flushWait(bg); err != nil {
+		t.Fatal(err)
+	}
+	checkFactCounts(t, st, alice, "write-back of a deleted fact")
 	if _, err := updated(bg, st, alice, func(g *graph.Tx, from string) (graph.Entity, error) { return g.MergeEntities("Robert", from) }, "Bob"); err == nil {
 		t.Fatal("merge into an unknown entity")
 	}
