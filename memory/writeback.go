@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"errors"
-	"sync"
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
 
@@ -49,9 +48,11 @@ type uncounted struct {
 type writeBack struct {
 	ch    chan uncounted
 	flush chan chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once
+	// ctx is the writer's; close cancels it, so a write in flight (a slow
+	// PostgreSQL) does not hold Close up.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // startWriteBack starts the writer of s's write-back queue.
@@ -59,7 +60,7 @@ func (s *Store) startWriteBack() {
 	w := &s.writeBack
 	w.ch = make(chan uncounted, writeBackQueue)
 	w.flush = make(chan chan struct{})
-	w.stop = make(chan struct{})
+	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.done = make(chan struct{})
 	go s.runWriteBack()
 }
@@ -86,8 +87,8 @@ func (w *writeBack) queue(u uncounted) {
 	}
 }
 
-// flushWait returns once what was queued before the call is written
-// (or failed): for tests and Close's callers that want the counts now.
+// flushWait returns once what was queued before the call is written (or
+// failed): a test seam.
 func (w *writeBack) flushWait(ctx context.Context) error {
 	if w.ch == nil {
 		return nil
@@ -108,12 +109,13 @@ func (w *writeBack) flushWait(ctx context.Context) error {
 	}
 }
 
-// close stops the writer, dropping what is queued, and waits for it.
+// close stops the writer, dropping what is queued, and waits for it; a
+// second call waits too.
 func (w *writeBack) close() {
 	if w.ch == nil {
 		return
 	}
-	w.once.Do(func() { close(w.stop) })
+	w.cancel()
 	<-w.done
 }
 
@@ -124,7 +126,7 @@ func (s *Store) runWriteBack() {
 	var batch []uncounted
 	for {
 		select {
-		case <-w.stop:
+		case <-w.ctx.Done():
 			return
 		case u := <-w.ch:
 			batch = s.writeCounts(append(batch[:0], u))
@@ -164,7 +166,7 @@ fill:
 	}
 	enc, err := s.encoder()
 	if err == nil {
-		err = s.db.Update(context.Background(), func(tx *engine.Tx) error {
+		err = s.db.Update(s.writeBack.ctx, func(tx *engine.Tx) error {
 			graphs := map[string]*graph.Tx{} // one graph Tx per root, as package graph asks
 			seen := map[uncounted]bool{}
 			for _, u := range batch {
@@ -179,7 +181,7 @@ fill:
 			return nil
 		})
 	}
-	if err != nil {
+	if err != nil && s.writeBack.ctx.Err() == nil { // not Close's doing
 		s.warn("memory: write back token counts", "items", len(batch), "err", err)
 	}
 	return batch[:0]
