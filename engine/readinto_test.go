@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/oklog/ulid/v2"
 )
 
 // TestGetRecordFields: the fields and metadata values GetRecordFields
@@ -108,4 +110,57 @@ func FuzzDecodeRecordFields(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSetRecordMetadata: one metadata key changes; the text, vector, time,
+// other metadata, expiry and the indexes do not. A missing record is
+// ErrNotFound.
+func TestSetRecordMetadata(t *testing.T) {
+	db := openMemDB(t)
+	exp := time.Now().Add(time.Hour)
+	rec := Record{Text: "flight to Lisbon", Vector: []float32{1, 2, 3}, Metadata: map[string]string{"session": "s1"},
+		Time: time.Unix(1700000000, 0).UTC(), ExpiresAt: exp}
+	var id string
+	if err := db.Update(ctxb, func(tx *Tx) (err error) {
+		id, err = tx.PutRecord(vscope, "mem", rec)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(ctxb, func(tx *Tx) error {
+		return tx.SetRecordMetadata(vscope, "mem", id, "tokens", "o200k_base:4:16")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err := db.View(ctxb, func(tx *Tx) error {
+		r, err := tx.GetRecord(vscope, "mem", id, nil)
+		if err != nil {
+			return err
+		}
+		if r.Text != rec.Text || !r.Time.Equal(rec.Time) || len(r.Vector) != 3 || r.Vector[2] != 3 ||
+			r.Metadata["session"] != "s1" || r.Metadata["tokens"] != "o200k_base:4:16" || len(r.Metadata) != 2 {
+			t.Errorf("record after SetRecordMetadata: %+v", r)
+		}
+		p, _ := recordPrefix(vscope, "mem")
+		got, err := tx.KV().Expiry(Key(p, NSRecord, ulid.MustParse(id).Bytes()))
+		if err != nil || got.Sub(exp).Abs() > 2*time.Second {
+			t.Errorf("expiry %v, %v; want about %v", got, err, exp)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := db.SearchText(ctxb, vscope, "Lisbon", 1, &SearchOptions{Space: "mem"}); err != nil || len(hits) != 1 || hits[0].ID != id {
+		t.Errorf("text search after SetRecordMetadata: %+v, %v", hits, err)
+	}
+	if hits, err := db.Search(ctxb, vscope, rec.Vector, 1, &SearchOptions{Space: "mem"}); err != nil || len(hits) != 1 || hits[0].ID != id {
+		t.Errorf("vector search after SetRecordMetadata: %+v, %v", hits, err)
+	}
+	err = db.Update(ctxb, func(tx *Tx) error {
+		return tx.SetRecordMetadata(vscope, "mem", ulid.Make().String(), "tokens", "x")
+	})
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing record: %v, want ErrNotFound", err)
+	}
 }

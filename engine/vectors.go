@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
 
@@ -281,6 +282,53 @@ func (tx *Tx) DeleteRecord(scope Scope, space, id string) error {
 	}
 	tx.pending = append(tx.pending, pendingOp{p: p, op: logDelete, id: rid, logID: logID})
 	return nil
+}
+
+// SetRecordMetadata sets the metadata key of the record id in a space of
+// scope's partition to value, and leaves the rest of the record (text,
+// vector, time, expiry) and the indexes as they are: metadata is not
+// indexed, so no index changes and nothing is logged for the vector
+// index. A missing record is [ErrNotFound]. Package memory stores a token
+// count computed for an older record this way.
+func (tx *Tx) SetRecordMetadata(scope Scope, space, id, key, value string) error {
+	prefix, err := recordPrefix(scope, space)
+	if err != nil {
+		return err
+	}
+	rid, err := ulid.ParseStrict(id)
+	if err != nil {
+		return fmt.Errorf("%w: id %q is not a ULID", ErrNotFound, id)
+	}
+	if err := ValidateID(key); err != nil {
+		return fmt.Errorf("%w: metadata key %w", ErrInvalidRecord, err)
+	}
+	if !utf8.ValidString(value) {
+		return fmt.Errorf("%w: metadata %q is not valid UTF-8", ErrInvalidRecord, key)
+	}
+	k := Key(prefix, NSRecord, rid[:])
+	b, err := tx.Get(k)
+	if err != nil {
+		return err
+	}
+	r, err := decodeRecord(b)
+	if err != nil {
+		return err
+	}
+	exp, err := tx.t.Expiry(k)
+	if err != nil {
+		return convert(err)
+	}
+	var ttl time.Duration
+	if !exp.IsZero() {
+		if ttl = time.Until(exp); ttl <= 0 {
+			return fmt.Errorf("%w: record %s expired", ErrNotFound, id)
+		}
+	}
+	if r.Metadata == nil {
+		r.Metadata = map[string]string{}
+	}
+	r.Metadata[key] = value
+	return tx.SetTTL(k, encodeRecord(&r), ttl)
 }
 
 // GetRecordOptions tunes [Tx.GetRecord]. A nil *GetRecordOptions means

@@ -50,6 +50,12 @@
 // DeleteRelations, ReadGraph, SearchNodes, OpenNodes) have its semantics,
 // with listings paged: ReadGraph never returns an unbounded dump.
 //
+// A caller that keeps a value derived from each fact (package memory keeps
+// its token count) gives [Options.Annotation]: the value is stored beside
+// the fact whenever the fact is stored, rewritten with it, and deleted
+// with it by every path that deletes a fact, in the same transaction, so
+// nothing derived from a deleted fact's text is left behind.
+//
 // # N-Quads
 //
 // [Tx.Export] writes a graph (every entity and every fact of every time) as

@@ -18,6 +18,8 @@ import "github.com/oklog/ulid/v2"
 //	root 's' subj 0 pred 0 obj 0 id    → fact value (see appendFact)
 //	root 'o' obj 0 subj 0 pred 0 id    → fact value
 //	root 'p' pred 0 obj 0 subj 0 id    → empty
+//	root 'a' id                        → the fact's annotation (see
+//	                                     Options.Annotation), if any
 //
 // id is the fact's 16-byte ULID. A fact is stored whole twice, under SPO and
 // OSP, so that traversal in either direction reads no second key.
@@ -28,7 +30,18 @@ const (
 	tagSPO    byte = 's'
 	tagOSP    byte = 'o'
 	tagPOS    byte = 'p'
+	tagNote   byte = 'a'
 )
+
+// AppendAnnotationKey appends to dst the key of the annotation of the fact
+// id in the graph under root (see [Options.Annotation]), so that a caller
+// reads annotations in its own kv transaction, into its own buffer, or
+// many in one request ([kv.Txn.Prefetch]).
+func AppendAnnotationKey(dst, root []byte, id ulid.ULID) []byte {
+	dst = append(dst, root...)
+	dst = append(dst, tagNote)
+	return append(dst, id[:]...)
+}
 
 // IsEntityKey reports whether rel, a key with its graph's root removed,
 // is an entity's record: a graph has one such key per entity, so a caller
@@ -61,6 +74,12 @@ func (k *keys) name(tag byte, name string) []byte {
 
 func (k *keys) fact(id ulid.ULID) []byte {
 	k.buf = append(k.start(tagFact), id[:]...)
+	return k.buf
+}
+
+// note returns the key of a fact's annotation.
+func (k *keys) note(id ulid.ULID) []byte {
+	k.buf = append(k.start(tagNote), id[:]...)
 	return k.buf
 }
 

@@ -84,7 +84,7 @@ func (s *Store) Load(ctx context.Context, db *kv.DB, root []byte, d *Dump, opts 
 	// A chunk stops while it has room for one more entity or fact of the
 	// largest size the checks allow, so no write can exceed the limits.
 	const maxEntriesPerItem = 8 + MaxAliases
-	maxItemBytes := int64(entryOverhead*maxEntriesPerItem + 16*MaxNameLength + 2*MaxSourceLength + 2*factHead + 64 +
+	maxItemBytes := int64(entryOverhead*maxEntriesPerItem + 16*MaxNameLength + 2*MaxSourceLength + 2*factHead + 64 + MaxAnnotationLength +
 		MaxObservations*(MaxObservationLength+8)*2)
 	maxItemBytes = min(maxItemBytes, maxBytes/4)
 	fresh, err := s.emptyGraph(ctx, db, root)

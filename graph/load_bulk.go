@@ -36,9 +36,9 @@ import (
 // and leave the store's LSM tree as usual.
 const bulkMinItems = 1024
 
-// errBulkRead is returned if the Tx of a bulk load reads an index key
-// directly: the sink answers point reads of other keys only (fact values
-// come through the overlay). No code path of Load does.
+// errBulkRead is returned if the Tx of a bulk load reads an index key or
+// an annotation directly: the sink answers point reads of other keys only
+// (fact values come through the overlay). No code path of Load does.
 var errBulkRead = errors.New("graph: bulk load read an index key")
 
 // bulkSink collects a bulk load's writes: keys and values back to back in
@@ -127,7 +127,7 @@ func (b *bulkSink) add(key, val []byte, del bool) {
 		}
 		b.common[t] = i
 	}
-	if !b.indexKey(key) && (t != tagFact || b.factIDs) {
+	if !b.indexKey(key) && (t != tagFact || b.factIDs) && t != tagNote {
 		b.point[string(key)] = bulkRef{tag: t, i: len(b.ents[t])}
 	}
 	b.ents[t] = append(b.ents[t], e)
@@ -136,7 +136,7 @@ func (b *bulkSink) add(key, val []byte, del bool) {
 // get returns the value last written under key, and whether there is one;
 // the slice is valid until the next write.
 func (b *bulkSink) get(key []byte) ([]byte, bool, error) {
-	if b.indexKey(key) || (key[b.root] == tagFact && !b.factIDs) {
+	if b.indexKey(key) || (key[b.root] == tagFact && !b.factIDs) || key[b.root] == tagNote {
 		return nil, false, errBulkRead
 	}
 	r, ok := b.point[string(key)]

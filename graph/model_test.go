@@ -527,7 +527,7 @@ type modelRun struct {
 }
 
 func newModelRun(t *testing.T, mode modelMode, seed uint64) *modelRun {
-	s, db, clock := newTestGraph(t, &Options{SingleValued: modelSingleValued})
+	s, db, clock := newTestGraph(t, &Options{SingleValued: modelSingleValued, Annotation: testAnnotation})
 	return &modelRun{t: t, mode: mode, seed: seed, root: testRoot, rng: rand.New(rand.NewPCG(seed, uint64(mode))),
 		s: s, db: db, clock: clock, ref: newRefGraph()}
 }
@@ -977,6 +977,9 @@ func (r *modelRun) check(tx *Tx) {
 		r.compare("every fact", r.ref.query(all, now), got)
 		r.checkSingleValued(got)
 		r.checkEntities(tx)
+		if msg := checkAnnotations(tx, got); msg != "" {
+			r.fail("%s", msg)
+		}
 	}
 
 	// Every combination of names given, three per step in turn.

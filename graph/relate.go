@@ -191,7 +191,8 @@ func (tx *Tx) reconcile(c *checkedFact) ([]closing, error) {
 	return closes, err
 }
 
-// putFact writes a new fact's record and its three index entries.
+// putFact writes a new fact's record, its three index entries and its
+// annotation.
 func (tx *Tx) putFact(c *checkedFact, id ulid.ULID) error {
 	if err := tx.set(tx.k.fact(id), appendFactRef(nil, c.s, c.p, c.o)); err != nil {
 		return err
@@ -199,7 +200,37 @@ func (tx *Tx) putFact(c *checkedFact, id ulid.ULID) error {
 	if err := tx.rewriteFact(c.s, c.p, c.o, id, &c.Fact); err != nil {
 		return err
 	}
-	return tx.set(tx.k.pos(c.s, c.p, c.o, id), nil)
+	if err := tx.set(tx.k.pos(c.s, c.p, c.o, id), nil); err != nil {
+		return err
+	}
+	return tx.annotate(id, &c.Fact)
+}
+
+// annotate stores the annotation of f, stored under id, when the Store
+// has an Annotation that gives one.
+func (tx *Tx) annotate(id ulid.ULID, f *Fact) error {
+	if tx.s.annotation == nil {
+		return nil
+	}
+	v := tx.s.annotation(f)
+	if v == nil || len(v) > MaxAnnotationLength {
+		return nil
+	}
+	return tx.set(tx.k.note(id), v)
+}
+
+// Annotate stores the annotation (see [Options.Annotation]) of the fact
+// id as it is stored now, replacing any; an unknown id is
+// [ErrFactNotFound]. It is for facts stored without one: by a Store
+// without an Annotation, or before it gave one. The fact is read in the
+// transaction, so a concurrent Delete conflicts with it rather than leave
+// an annotation behind.
+func (tx *Tx) Annotate(id string) error {
+	_, _, _, u, f, err := tx.lookup(id)
+	if err != nil {
+		return err
+	}
+	return tx.annotate(u, &f)
 }
 
 // rewriteFact writes a fact's value under its SPO and OSP keys.
@@ -212,7 +243,7 @@ func (tx *Tx) rewriteFact(s, p, o string, id ulid.ULID, f *Fact) error {
 	return tx.set(tx.k.osp(s, p, o, id), val)
 }
 
-// deleteFact removes a fact's record and index entries.
+// deleteFact removes a fact's record, index entries and annotation.
 func (tx *Tx) deleteFact(s, p, o string, id ulid.ULID) error {
 	tx.noteWrite(s, p, o, id, nil)
 	// One at a time: each key is built in the same buffer.
@@ -225,7 +256,12 @@ func (tx *Tx) deleteFact(s, p, o string, id ulid.ULID) error {
 	if err := tx.del(tx.k.osp(s, p, o, id)); err != nil {
 		return err
 	}
-	return tx.del(tx.k.pos(s, p, o, id))
+	if err := tx.del(tx.k.pos(s, p, o, id)); err != nil {
+		return err
+	}
+	// What the caller derived from the fact goes with it (even if this
+	// Store has no Annotation: another one may have written it).
+	return tx.del(tx.k.note(id))
 }
 
 // lookup finds a fact by id: its folded names and its stored value.

@@ -46,7 +46,25 @@ type Options struct {
 	// MaxFanout is the default per-entity, per-direction fan-out bound of
 	// traversals. Zero means [DefaultMaxFanout].
 	MaxFanout int
+	// Annotation, when set, derives a value from a fact's Subject,
+	// Predicate and Object (display names) that is stored beside the fact
+	// for the caller ([AppendAnnotationKey] names its key): each time a
+	// fact is stored under its id (Relate, Replace, Load, and
+	// MergeEntities, which rewrites a fact under the merged name), in the
+	// same write; nil, or a value longer than [MaxAnnotationLength],
+	// stores none. Every path that deletes or rewrites a fact (Delete,
+	// DeleteRelations, DeleteEntities, MergeEntities) deletes its
+	// annotation with it, whether or not the Store deleting has an
+	// Annotation, so no value derived from a fact outlives the fact.
+	// A change of validity (Invalidate, the single-valued rule) leaves it.
+	// [Tx.Annotate] stores it for a fact stored without one. It must not
+	// retain f. Package memory keeps a fact's token count this way.
+	Annotation func(f *Fact) []byte
 }
+
+// MaxAnnotationLength bounds a fact's annotation (see
+// [Options.Annotation]), in bytes.
+const MaxAnnotationLength = 256
 
 func (o *Options) validate() error {
 	var errs []error
@@ -67,6 +85,7 @@ func (o *Options) validate() error {
 type Store struct {
 	singleValued map[string]bool // folded predicates
 	maxFanout    int
+	annotation   func(f *Fact) []byte
 	now          func() time.Time // test seam
 	noBulk       bool             // test seam: Load never takes its bulk path
 
@@ -90,7 +109,7 @@ func New(opts *Options) (*Store, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	s := &Store{singleValued: map[string]bool{}, maxFanout: o.MaxFanout, now: time.Now}
+	s := &Store{singleValued: map[string]bool{}, maxFanout: o.MaxFanout, annotation: o.Annotation, now: time.Now}
 	if s.maxFanout == 0 {
 		s.maxFanout = DefaultMaxFanout
 	}

@@ -26,16 +26,29 @@ func itemLine(it *Item) string {
 		b.WriteString("] " + it.Text)
 	case SourceGraph:
 		b.WriteString(it.Text)
-		if f := it.Fact; f != nil {
-			switch {
-			case !f.ValidFrom.IsZero() && !f.ValidTo.IsZero():
-				b.WriteString(" (" + f.ValidFrom.UTC().Format("2006-01-02") + " to " + f.ValidTo.UTC().Format("2006-01-02") + ")")
-			case !f.ValidFrom.IsZero():
-				b.WriteString(" (since " + f.ValidFrom.UTC().Format("2006-01-02") + ")")
-			}
-		}
+		var buf [48]byte
+		b.Write(appendFactSuffix(buf[:0], it.Fact))
 	}
 	return oneLine(b.String())
+}
+
+// appendFactSuffix appends the end of a fact's preamble line, after its
+// text, to b: its validity, " (2026-01-02 to 2026-03-04)" or " (since
+// 2026-01-02)", or nothing. f may be nil.
+func appendFactSuffix(b []byte, f *Fact) []byte {
+	if f == nil || f.ValidFrom.IsZero() {
+		return b
+	}
+	b = append(b, " ("...)
+	if !f.ValidTo.IsZero() {
+		b = f.ValidFrom.UTC().AppendFormat(b, "2006-01-02")
+		b = append(b, " to "...)
+		b = f.ValidTo.UTC().AppendFormat(b, "2006-01-02")
+	} else {
+		b = append(b, "since "...)
+		b = f.ValidFrom.UTC().AppendFormat(b, "2006-01-02")
+	}
+	return append(b, ')')
 }
 
 // oneLine returns s with its white space collapsed as
@@ -83,19 +96,76 @@ func appendMemoryLinePrefix(b []byte, it *Item) []byte {
 	return b
 }
 
-// lineTokens returns the tokens of c's preamble line: for a memory whose
-// record holds its text's count in the store's encoding, that count and
-// the prefix's (see memoryTextTokens); otherwise the line counted, through
-// the cache. line is the line when it was rendered to be counted, else "".
+// lineTokens returns the tokens of c's preamble line: for a memory or an
+// episode whose record holds its text's count in the store's encoding,
+// that count and the prefix's (see memoryTextTokens); for a fact, what
+// hydrator.factTokens found (the cached line count, or the stored count
+// and its line's other pieces: factLineTokens); otherwise the line
+// counted, through the cache. line is the line when it was rendered, else
+// "". A record or fact written before counts were stored is counted here
+// (the cache spares a repeat), and its count written back off the read
+// path (hydrator.countLine or hydrator.factTokens queues it; see
+// writeback.go).
 func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line string) {
-	if c.Source.isMemory() && c.tokenMeta != "" {
+	switch {
+	case c.Source != SourceGraph:
+	case c.lineCount > 0:
+		return c.lineCount, c.line
+	case c.factTokens > 0:
+		// Cached, so that the next turn finds the line without a read.
+		n := factLineTokens(enc, c.item.Fact, c.factTokens)
+		textTokens.add(c.lineKey, n)
+		return n, c.line
+	case c.line != "":
+		return textTokens.count(enc, c.line), c.line
+	}
+	if c.tokenMeta != "" {
 		if n, ok := parseTextTokens(c.tokenMeta, s.opts.Encoding, len(c.item.Text)); ok {
 			var buf [48]byte
-			return countPrefixBytes(enc, appendMemoryLinePrefix(buf[:0], &c.item)) + n, ""
+			switch c.Source {
+			case SourceMemories, SourceShared:
+				return countPrefixBytes(enc, appendMemoryLinePrefix(buf[:0], &c.item)) + n, ""
+			case SourceEpisodes:
+				return episodeTimeTokens(enc, c.item.Time) + n, ""
+			}
 		}
 	}
 	line = itemLine(&c.item)
 	return textTokens.count(enc, line), line
+}
+
+// countLine is Store.lineTokens of c that also queues c's count to be
+// written back when c is a record stored without one (see writeback.go;
+// hydrator.factTokens queues facts).
+func (h *hydrator) countLine(enc *tiktoken.Tiktoken, c *Candidate) (n int, line string) {
+	n, line = h.s.lineTokens(enc, c)
+	if line != "" && c.Source != SourceGraph {
+		h.s.writeBack.queueRecord(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID)
+	}
+	return n, line
+}
+
+// factLineTokens returns the tokens of a fact's preamble line whose text
+// counts n (memoryTextTokens of factText): "-", then " " and the text, then
+// the validity (see appendFactSuffix). Every encoding cuts after the "-"
+// and before the suffix's space (see exactCut), so the pieces' counts add
+// up to the line's (TestFactLineTokens).
+func factLineTokens(enc *tiktoken.Tiktoken, f *Fact, n int) int {
+	var buf [48]byte
+	return countPrefix(enc, "-") + n + countPrefixBytes(enc, appendFactSuffix(buf[:0], f))
+}
+
+// episodeTimeTokens returns the tokens of the start of an episode's line,
+// its time, "- [2026-01-02 15:04", as two cached pieces (the day, the
+// minute) that every encoding cuts apart (a digit, then a space; see
+// exactCut), as it cuts after the minute (a digit, then punctuation): the
+// rest of the line is what episodeTextTokens counts.
+func episodeTimeTokens(enc *tiktoken.Tiktoken, t time.Time) int {
+	var buf [24]byte
+	t = t.UTC()
+	b := append(buf[:0], "- ["...)
+	n := countPrefixBytes(enc, t.AppendFormat(b, "2006-01-02"))
+	return n + countPrefixBytes(enc, t.AppendFormat(buf[:0], " 15:04"))
 }
 
 // renderPreamble lays out the summary and the items, grouped by source in
@@ -164,13 +234,7 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 	for i, c := range cands {
 		if !c.hydrated && len(kept) < q.TopK {
 			// Read the records of the next candidates that could fit.
-			end := i
-			for n := 0; end < len(cands) && n < q.TopK-len(kept)+4; end++ {
-				if cands[end].Reason == "" {
-					n++
-				}
-			}
-			if err := h.hydrate(ctx, cands[i:end]); err != nil {
+			if err := h.hydrateNext(ctx, cands[i:], q.TopK-len(kept)+4); err != nil {
 				return err
 			}
 		}
@@ -187,7 +251,10 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 			continue
 		}
 		seen[key] = c.ID
-		n, line := s.lineTokens(enc, c)
+		if err := h.factTokens(ctx, enc, c, cands[i:min(i+q.TopK-len(kept)+4, len(cands))]); err != nil {
+			return err
+		}
+		n, line := h.countLine(enc, c)
 		c.Tokens = n + 1 // and its newline
 		if used+c.Tokens > budget {
 			c.Reason = "budget"
@@ -239,6 +306,18 @@ func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrato
 	rec.Trace.PreambleTokens = n
 	rec.Trace.TokensUsed = rec.Trace.WindowTokens + rec.Trace.PreambleTokens
 	return nil
+}
+
+// hydrateNext hydrates the first candidates of cands, as many as it takes
+// to include n that are still in play (no Reason yet), or all of them.
+func (h *hydrator) hydrateNext(ctx context.Context, cands []*Candidate, n int) error {
+	end := 0
+	for k := 0; end < len(cands) && k < n; end++ {
+		if cands[end].Reason == "" {
+			k++
+		}
+	}
+	return h.hydrate(ctx, cands[:end])
 }
 
 // preambleFrame is the preamble's fixed text: its header (the date has a

@@ -36,12 +36,15 @@ const (
 	// changed to disk, so that the next Open loads them instead of
 	// rebuilding them.
 	WorkSnapshot
+	// WorkWriteBack stores the token counts Recall had to compute for
+	// records and facts written without one.
+	WorkWriteBack
 	numBackgroundWork
 )
 
-var backgroundWorkNames = [numBackgroundWork]string{"extract", "sweep", "snapshot"}
+var backgroundWorkNames = [numBackgroundWork]string{"extract", "sweep", "snapshot", "writeback"}
 
-// String returns "extract", "sweep" or "snapshot".
+// String returns "extract", "sweep", "snapshot" or "writeback".
 func (w BackgroundWork) String() string {
 	if w < 0 || w >= numBackgroundWork {
 		return "unknown"

@@ -270,6 +270,22 @@ func BenchmarkRecall(b *testing.B) {
 			i++
 		}
 	})
+	// recall-lines-cold empties the line count cache before each Recall,
+	// as a server with many users finds it for most (see
+	// BenchmarkRecallEpisodes).
+	b.Run("recall-lines-cold", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			textTokens.mu.Lock()
+			clear(textTokens.m)
+			textTokens.mu.Unlock()
+			if _, err := st.Recall(bg, Query{Scope: scope, Text: queries[i%len(queries)]}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
 	b.Run("bm25", func(b *testing.B) {
 		b.ReportAllocs()
 		i := 0

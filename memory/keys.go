@@ -31,7 +31,9 @@ import (
 //	NSMemoryHash hash        → the id of the memory with that text
 //	NSMemoryArchive id       → a superseded version of a memory
 //	NSExpiry time id         → the space and text hash of a record due then
-//	NSGraph ...              → the knowledge graph (package graph's layout)
+//	NSGraph ...              → the knowledge graph (package graph's layout;
+//	                           each fact's annotation is its token count,
+//	                           see factAnnotation)
 //
 // Under either (session prefix, or a partition prefix without session):
 //

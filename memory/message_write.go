@@ -54,13 +54,17 @@ func (b batchCalls) add(i int, m *Message) (id string, earlier int, repeated boo
 }
 
 // encodeMessage encodes m, a copy the caller may change, as a session
-// stores it: a zero Time becomes now and Tokens is counted with enc. The
-// encoded message must fit in Options.MaxMessageBytes ([ErrTooLarge]).
-func (s *Store) encodeMessage(enc ordinaryEncoder, m *Message, now time.Time) ([]byte, error) {
+// stores it: a zero Time becomes now and Tokens is counted with enc, its
+// content's part given as content when not -1. The encoded message must
+// fit in Options.MaxMessageBytes ([ErrTooLarge]).
+func (s *Store) encodeMessage(enc ordinaryEncoder, m *Message, now time.Time, content int) ([]byte, error) {
 	if m.Time.IsZero() {
 		m.Time = now
 	}
-	m.Tokens = countTokens(enc, m)
+	if content < 0 {
+		content = tokenLen(enc, m.Content)
+	}
+	m.Tokens = countTokensWith(enc, m, content)
 	b, err := encodeRecord(m, s.opts.Encoding)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	tiktoken "github.com/pkoukk/tiktoken-go"
 
 	"github.com/engramdb/engram/engine"
 )
@@ -89,7 +90,11 @@ type preparedAppend struct {
 	// vectors holds the embedding of each message that is an episode
 	// (see episodeText), nil for the others.
 	vectors [][]float32
-	now     time.Time
+	// tokens holds the memoryTokensKey value of each message that is an
+	// episode (its line after the time counted: episodeTextTokens), "" for
+	// the others.
+	tokens []string
+	now    time.Time
 }
 
 // episodeTexts returns the texts of the batch's episodes: what was
@@ -150,14 +155,15 @@ func (s *Store) prepareAppend(ctx context.Context, scope Scope, msgs []Message) 
 		return nil, err
 	}
 	a.msgs = msgs
+	a.user, a.session = Scope{Tenant: scope.Tenant, User: scope.User}, scope.Session
+	a.tokens = make([]string, len(msgs))
 	for i := range msgs {
 		m := msgs[i] // a copy: the caller's slice is not modified
-		if a.values[i], err = s.encodeMessage(enc, &m, a.now); err != nil {
+		if a.values[i], err = s.encodeCounted(enc, a, i, &m, a.now); err != nil {
 			return nil, messageError(i, err)
 		}
 	}
 	// Embed the episodes, in one call, outside the transaction.
-	a.user, a.session = Scope{Tenant: scope.Tenant, User: scope.User}, scope.Session
 	if a.vectors, err = s.embedEpisodes(ctx, msgs); err != nil {
 		return nil, err
 	}
@@ -389,6 +395,20 @@ func (ss *Session) decode(id ulid.ULID, val []byte, encoding string) (Message, e
 	return m, nil
 }
 
+// encodeCounted is encodeMessage of m, message i of a (a copy the caller
+// may change), that also counts its episode's line for the episode record
+// (a.tokens[i]; see episodeTokens): Append and ImportMessages store the
+// count with what they write, so Recall does not count it.
+func (s *Store) encodeCounted(enc *tiktoken.Tiktoken, a *preparedAppend, i int, m *Message, now time.Time) ([]byte, error) {
+	content := -1
+	if t, ok := episodeText(m); ok {
+		var n int
+		n, content = episodeTokens(enc, a.session, m)
+		a.tokens[i] = formatTextTokens(s.opts.Encoding, n, t)
+	}
+	return s.encodeMessage(enc, m, now, content)
+}
+
 // putEpisode indexes message i of a prepared append, stored under id, as an
 // episode in its user's partition: the record's id is the message's, so the
 // message and its episode are found from each other.
@@ -406,6 +426,9 @@ func (s *Store) putEpisode(tx *engine.Tx, a *preparedAppend, i int, id ulid.ULID
 		Vector:   a.vectors[i],
 		Metadata: map[string]string{"session": a.session, "role": string(m.Role)},
 		Time:     t,
+	}
+	if i < len(a.tokens) && a.tokens[i] != "" {
+		rec.Metadata[memoryTokensKey] = a.tokens[i]
 	}
 	if ttl := s.opts.SessionTTL; ttl > 0 {
 		prefix, err := a.user.PartitionPrefix()

@@ -193,7 +193,7 @@ type Options struct {
 	Synonyms bool
 
 	// BackgroundShare bounds the time each kind of background work
-	// (extraction, sweeps, vector snapshots) spends working while requests
+	// (extraction, sweeps, vector snapshots, token count write-back) spends working while requests
 	// are being served: after a unit of work it stands aside until its
 	// working time is at most this share of the elapsed time, so it takes
 	// at most this share of a core from requests. With no requests in
@@ -287,6 +287,10 @@ type Store struct {
 	// pace keeps background work from competing with requests.
 	pace *pacer
 
+	// writeBack writes the token counts Recall had to compute (see
+	// writeback.go); a read-only store's queues nothing.
+	writeBack writeBack
+
 	// sessionLocks serialize appends to one session inside this process, so
 	// that ids stay in append order and tool-call checks see every earlier
 	// call; the store's directory lock keeps other processes out.
@@ -332,7 +336,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if o.ReadOnly && o.Postgres == nil {
 		o.SweepInterval, o.Extraction = -1, ExtractOff // both write
 	}
-	g, err := graph.New(&graph.Options{SingleValued: o.SingleValued})
+	g, err := graph.New(&graph.Options{SingleValued: o.SingleValued, Annotation: factAnnotation(o.Encoding)})
 	if err != nil {
 		return nil, err // checked by validate
 	}
@@ -398,6 +402,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 	}
 	if o.Extraction != ExtractOff {
 		s.startWorker() // resumes what an earlier run left queued
+	}
+	if !o.ReadOnly {
+		s.startWriteBack()
 	}
 	return s, nil
 }
@@ -485,6 +492,7 @@ func (s *Store) Close() error {
 		s.worker.stop() // what is still queued stays queued, on disk
 	}
 	s.sweep.stop()
+	s.writeBack.close()
 	return s.db.Close()
 }
 

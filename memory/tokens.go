@@ -2,7 +2,9 @@ package memory
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,7 +76,13 @@ func tokenizer(name string) (*tiktoken.Tiktoken, error) {
 // content, name, tool calls (id, name, arguments) and the tool-call id of a
 // result. Special-token text in content is counted as ordinary text.
 func countTokens(enc ordinaryEncoder, m *Message) int {
-	n := tokensPerMessage + tokenLen(enc, string(m.Role)) + tokenLen(enc, m.Content)
+	return countTokensWith(enc, m, tokenLen(enc, m.Content))
+}
+
+// countTokensWith is countTokens for a message whose content counts
+// content tokens.
+func countTokensWith(enc ordinaryEncoder, m *Message, content int) int {
+	n := tokensPerMessage + tokenLen(enc, string(m.Role)) + content
 	if m.Name != "" {
 		n += tokensPerName + tokenLen(enc, m.Name)
 	}
@@ -244,6 +252,68 @@ func memoryTextTokens(enc ordinaryEncoder, text string) int {
 	return tokenLen(enc, " "+strings.Join(strings.Fields(text), " "))
 }
 
+// episodeTextTokens counts an episode's preamble line after its time (see
+// episodeTimeTokens): ", session s-1] " or "] ", then the text, white
+// space collapsed as itemLine collapses the whole line (the piece starts
+// and the time ends with other than white space, so collapsing the piece
+// alone gives the same text). The session is written with the count, so
+// a Recall counts only the time's two pieces, which its cache holds
+// (TestEpisodeLineTokens).
+func episodeTextTokens(enc ordinaryEncoder, session, text string) int {
+	rest := "] " + text
+	if session != "" {
+		rest = ", session " + session + rest
+	}
+	return tokenLen(enc, strings.Join(strings.Fields(rest), " "))
+}
+
+// maxHead bounds the start of a message's content that episodeTokens
+// counts twice: the content's first stretch, up to its first exact cut.
+const maxHead = 64
+
+// episodeTokens returns the count episodeTextTokens gives an episode m of
+// session, and its content's count (tokenLen), tokenizing the content
+// once: the content is counted from its first exact cut (see exactCut) on
+// once, and only the stretch before, with and without the space the line
+// puts before it, twice; the line's part before that space is a cached
+// prefix (", session s-1]"). This holds for a content without a name that
+// is one line already (see oneLine) and whose first stretch is short; for
+// another, content is -1 and the episode is counted whole.
+func episodeTokens(enc *tiktoken.Tiktoken, session string, m *Message) (episode, content int) {
+	text, _ := episodeText(m)
+	k := firstCut(m.Content)
+	if m.Name != "" || k < 0 || oneLine(m.Content) != m.Content {
+		return episodeTextTokens(enc, session, text), -1
+	}
+	head, tail := m.Content[:k], m.Content[k:]
+	t := tokenLen(enc, tail)
+	piece := "]"
+	if session != "" {
+		piece = strings.Join(strings.Fields(", session "+session+"]"), " ")
+	}
+	return countPrefix(enc, piece) + tokenLen(enc, " "+head) + t, tokenLen(enc, head) + t
+}
+
+// firstCut returns the end of s's first stretch: the first index where
+// every encoding cuts (exactCut), or len(s) when there is none; -1 when
+// that is past maxHead.
+func firstCut(s string) int {
+	var prev rune
+	for i, r := range s {
+		if i > maxHead {
+			return -1
+		}
+		if i > 0 && exactCut(prev, r) {
+			return i
+		}
+		prev = r
+	}
+	if len(s) > maxHead {
+		return -1
+	}
+	return len(s)
+}
+
 // formatTextTokens renders a memory record's memoryTokensKey value.
 func formatTextTokens(encoding string, tokens int, text string) string {
 	return encoding + ":" + strconv.Itoa(tokens) + ":" + strconv.Itoa(len(text))
@@ -345,16 +415,17 @@ var textTokens tokenCache
 const maxCachedLines = 1 << 15
 
 func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
-	sum := sha256.Sum256([]byte(text))
-	k := tokenKey{enc: enc}
-	copy(k.hash[:], sum[:])
-	c.mu.Lock()
-	n, ok := c.m[k]
-	c.mu.Unlock()
+	k, n, ok := c.lookup(enc, text)
 	if ok {
 		return n
 	}
 	n = tokenLen(enc, text)
+	c.add(k, n)
+	return n
+}
+
+// add caches n as the count of the text whose key (see lookup) is k.
+func (c *tokenCache) add(k tokenKey, n int) {
 	c.mu.Lock()
 	if c.m == nil {
 		c.m = map[tokenKey]int{}
@@ -367,5 +438,101 @@ func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
 	}
 	c.m[k] = n
 	c.mu.Unlock()
-	return n
+}
+
+// lookup returns text's count if the cache holds it, and its key.
+func (c *tokenCache) lookup(enc *tiktoken.Tiktoken, text string) (k tokenKey, n int, ok bool) {
+	sum := sha256.Sum256([]byte(text))
+	k.enc = enc
+	copy(k.hash[:], sum[:])
+	c.mu.Lock()
+	n, ok = c.m[k]
+	c.mu.Unlock()
+	return k, n, ok
+}
+
+// factAnnotation returns the graph's Options.Annotation of a store that
+// counts in encoding: a fact's token count (formatFactTokens), stored
+// beside the fact when it is written and deleted with it, so that Recall
+// does not count its line again and no count outlives its fact. A fact is
+// stored without one if the encoding cannot be loaded (Recall counts it).
+func factAnnotation(encoding string) func(f *Fact) []byte {
+	encoder := sync.OnceValues(func() (*tiktoken.Tiktoken, error) { return tokenizer(encoding) })
+	return func(f *Fact) []byte {
+		enc, err := encoder()
+		if err != nil {
+			return nil
+		}
+		return formatFactTokens(encoding, factTextTokens(enc, f), factTextLen(f))
+	}
+}
+
+// factTextTokens is memoryTextTokens of factText(f), counted in three
+// pieces that every encoding cuts apart (see exactCut: a space after other
+// than white space, and after the arrow): " " and the subject, " —", the
+// predicate and "→", then " " and the object. Each piece goes through the
+// count cache, so an entity's name, which comes back in each of its facts
+// (and a predicate in many), is tokenized once: counting every fact a
+// graph write stores (create_relations in batches of 50) cost about 1.7×
+// the write's time when each fact's text was tokenized whole. A name with
+// white space at an edge is counted with the whole text (TestFactTextTokens).
+func factTextTokens(enc *tiktoken.Tiktoken, f *Fact) int {
+	pred := strings.ReplaceAll(f.Predicate, "_", " ")
+	if !trimmedName(f.Subject) || !trimmedName(pred) || !trimmedName(f.Object) {
+		return memoryTextTokens(enc, factText(f))
+	}
+	if r, _ := utf8.DecodeLastRuneInString(f.Subject); isSpaceLike(r) {
+		return memoryTextTokens(enc, factText(f))
+	}
+	return textTokens.count(enc, " "+collapseSpace(f.Subject)) +
+		textTokens.count(enc, " —"+collapseSpace(pred)+"→") +
+		textTokens.count(enc, " "+collapseSpace(f.Object))
+}
+
+// trimmedName reports whether s is not empty and neither starts nor ends
+// with white space (as strings.Fields sees it).
+func trimmedName(s string) bool {
+	if s == "" {
+		return false
+	}
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	return !unicode.IsSpace(first) && !unicode.IsSpace(last)
+}
+
+// collapseSpace returns s with each run of white space made one space, as
+// itemLine makes a line.
+func collapseSpace(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsSpace) {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// formatFactTokens returns a fact's annotation (see factAnnotation): its
+// text's count (memoryTextTokens of factText) and the text's length in
+// bytes as uvarints, then the name of the encoding that counted. Binary,
+// so that Recall reads it without allocating. The length, like a
+// memory's (memoryTokensKey), guards against a count of other text; the
+// graph rewrites the annotation whenever it rewrites the fact's text
+// (MergeEntities), so only a store changed by a binary without
+// annotations can hold one.
+func formatFactTokens(encoding string, tokens, textLen int) []byte {
+	b := binary.AppendUvarint(nil, uint64(tokens))
+	b = binary.AppendUvarint(b, uint64(textLen))
+	return append(b, encoding...)
+}
+
+// parseFactTokens returns the count a fact's annotation v holds, if it
+// was counted in encoding for a text of textLen bytes.
+func parseFactTokens(v []byte, encoding string, textLen int) (int, bool) {
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n == 0 || n > math.MaxInt32 {
+		return 0, false
+	}
+	l, j := binary.Uvarint(v[k:])
+	if j <= 0 || l != uint64(textLen) || string(v[k+j:]) != encoding {
+		return 0, false
+	}
+	return int(n), true
 }

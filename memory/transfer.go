@@ -120,6 +120,7 @@ func (s *Store) prepareImport(ctx context.Context, scope Scope, msgs []Message) 
 		session: scope.Session,
 		msgs:    make([]Message, len(msgs)),
 		values:  make([][]byte, len(msgs)),
+		tokens:  make([]string, len(msgs)),
 		now:     now,
 	}
 	// Personal data is replaced before anything is counted, embedded or
@@ -158,7 +159,7 @@ func (s *Store) prepareImport(ctx context.Context, scope Scope, msgs []Message) 
 		if id, j, repeated := calls.add(i, &m); repeated {
 			return fail(fmt.Errorf("%w %q (also made by message %d)", ErrDuplicateToolCall, id, j))
 		}
-		if a.values[i], err = s.encodeMessage(enc, &m, now); err != nil {
+		if a.values[i], err = s.encodeCounted(enc, a, i, &m, now); err != nil {
 			return fail(err)
 		}
 		a.msgs[i] = m

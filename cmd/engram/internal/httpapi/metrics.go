@@ -112,7 +112,7 @@ var (
 	descOpened = prometheus.NewDesc("engram_store_opened_timestamp_seconds",
 		"When the store was opened, in Unix seconds.", nil, nil)
 	descBackgroundBusy = prometheus.NewDesc("engram_background_busy_seconds_total",
-		"Time each kind of background work (extract, sweep, snapshot) spent working (wall clock; its CPU time is at most this).", []string{"work"}, nil)
+		"Time each kind of background work (extract, sweep, snapshot, writeback) spent working (wall clock; its CPU time is at most this).", []string{"work"}, nil)
 	descBackgroundPaused = prometheus.NewDesc("engram_background_paused_seconds_total",
 		"Time each kind of background work stood aside for requests (memory.Options.BackgroundShare).", []string{"work"}, nil)
 	descCacheHits = prometheus.NewDesc("engram_partition_cache_hits_total",

@@ -83,8 +83,8 @@ func TestMetrics(t *testing.T) {
 				works = append(works, m.GetLabel()[0].GetValue())
 			}
 		}
-		if fmt.Sprint(works) != "[extract snapshot sweep]" {
-			t.Errorf("%s has works %v, want extract, snapshot and sweep", name, works)
+		if fmt.Sprint(works) != "[extract snapshot sweep writeback]" {
+			t.Errorf("%s has works %v, want extract, snapshot, sweep and writeback", name, works)
 		}
 	}
 	if u := fams["engram_store_updates_total"]; u != nil && u.GetMetric()[0].GetCounter().GetValue() < 2 {
