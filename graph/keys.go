@@ -18,6 +18,8 @@ import "github.com/oklog/ulid/v2"
 //	root 's' subj 0 pred 0 obj 0 id    → fact value (see appendFact)
 //	root 'o' obj 0 subj 0 pred 0 id    → fact value
 //	root 'p' pred 0 obj 0 subj 0 id    → empty
+//	root 'g' writer                    → token: the graph's generation
+//	                                     vector (see searchstate.go)
 //
 // id is the fact's 16-byte ULID. A fact is stored whole twice, under SPO and
 // OSP, so that traversal in either direction reads no second key.

@@ -24,6 +24,35 @@ func (tx *Tx) SearchNodes(query string, opts SearchOptions) (Graph, error) {
 		return Graph{}, err
 	}
 	q := Fold(query)
+	folded, ok, err := tx.searchIndexed(q, limit)
+	tx.s.search.counted(ok)
+	if err != nil {
+		return Graph{}, err
+	} else if ok {
+		return tx.openFolded(folded)
+	}
+	return tx.searchScan(q, limit)
+}
+
+// openFolded returns the entities of the folded names, which exist, and
+// the relations that hold now among them.
+func (tx *Tx) openFolded(folded []string) (Graph, error) {
+	g := Graph{Entities: make([]Entity, 0, len(folded)), Relations: []Relation{}}
+	for _, f := range folded {
+		e, err := tx.entity(f)
+		if err != nil {
+			return Graph{}, err
+		}
+		g.Entities = append(g.Entities, e)
+	}
+	var err error
+	g.Relations, err = tx.relationsAmong(folded)
+	return g, err
+}
+
+// searchScan is SearchNodes without the index: it decodes every entity
+// in order until limit of them match.
+func (tx *Tx) searchScan(q string, limit int) (Graph, error) {
 	matches := func(e *Entity) bool {
 		if strings.Contains(Fold(e.Name), q) || strings.Contains(Fold(e.Type), q) {
 			return true
@@ -39,7 +68,7 @@ func (tx *Tx) SearchNodes(query string, opts SearchOptions) (Graph, error) {
 	}
 	g := Graph{Entities: []Entity{}, Relations: []Relation{}}
 	var folded []string
-	err = tx.scan(bytes.Clone(tx.k.start(tagEntity)), true, func(key, val []byte) (bool, error) {
+	err := tx.scan(bytes.Clone(tx.k.start(tagEntity)), true, func(key, val []byte) (bool, error) {
 		e, err := decodeEntity(val)
 		if err != nil {
 			return false, err

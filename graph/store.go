@@ -73,6 +73,9 @@ type Store struct {
 	// travStates holds Traverse's working records for reuse.
 	travStates sync.Pool
 
+	// search holds SearchNodes' in-memory indexes (searchstate.go).
+	search searchIndexes
+
 	ids struct {
 		sync.Mutex
 		entropy *ulid.MonotonicEntropy
@@ -98,6 +101,9 @@ func New(opts *Options) (*Store, error) {
 		s.singleValued[Fold(p)] = true
 	}
 	s.ids.entropy = ulid.Monotonic(rand.Reader, 0)
+	if _, err := rand.Read(s.search.writer[:]); err != nil {
+		return nil, fmt.Errorf("graph: writer id: %w", err)
+	}
 	return s, nil
 }
 
@@ -174,6 +180,9 @@ type Tx struct {
 	// bulk, set in Store.Load's bulk path, takes the writes instead of t
 	// (see load_bulk.go).
 	bulk *bulkSink
+
+	// sw records the entity writes for the search index (searchstate.go).
+	sw *searchWrite
 }
 
 // scan calls fn for each key under prefix, in order, with its value when
