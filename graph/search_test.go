@@ -354,12 +354,12 @@ func TestSearchIndexAbort(t *testing.T) {
 	if !errors.Is(err, errModelAbort) {
 		t.Fatal(err)
 	}
-	hits := s.search.hits.Load()
+	hits, builds := s.search.hits.Load(), s.search.builds.Load()
 	if got := searchNames(t, s, db, "program"); len(got) != 1 {
 		t.Fatalf("found %v after an aborted write", got)
 	}
-	if s.search.hits.Load() != hits+1 {
-		t.Fatal("the search after an aborted write did not use the index")
+	if s.search.hits.Load() != hits+1 || s.search.builds.Load() != builds {
+		t.Fatal("the search after an aborted write did not use the index as it was")
 	}
 }
 
@@ -390,12 +390,20 @@ func TestSearchIndexOverlap(t *testing.T) {
 		return err
 	})
 	// B's end has run, A's not yet: the store holds A and B.
-	if got := searchNames(t, s, db, "program"); len(got) != 3 {
-		t.Fatalf("found %v with both writes committed", got)
-	}
+	var got []string
+	view(t, s, db, func(tx *Tx) error {
+		g, err := tx.SearchNodes("program", SearchOptions{})
+		for _, e := range g.Entities {
+			got = append(got, e.Name)
+		}
+		return err
+	})
 	close(release)
 	if err := <-aDone; err != nil {
 		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("found %v with both writes committed", got)
 	}
 	if got := searchNames(t, s, db, "program"); len(got) != 3 {
 		t.Fatalf("found %v", got)
@@ -407,6 +415,9 @@ func TestSearchIndexOverlap(t *testing.T) {
 func TestSearchIndexBuildRace(t *testing.T) {
 	s, db := newSearchStore(t)
 	createEntity(t, s, db, "Ada", "writes programs")
+	searchNames(t, s, db, "program")
+	// Another Store's write: the next search builds again.
+	createEntity(t, newDeterministicStore(t), db, "Dee", "likes programs")
 	once := sync.Once{}
 	s.search.beforeInstall = func() {
 		once.Do(func() { createEntity(t, s, db, "Bob", "reads programs") })
@@ -414,7 +425,7 @@ func TestSearchIndexBuildRace(t *testing.T) {
 	searchNames(t, s, db, "program")
 	s.search.beforeInstall = nil
 	createEntity(t, s, db, "Cy", "hates programs")
-	if got := searchNames(t, s, db, "program"); len(got) != 3 {
+	if got := searchNames(t, s, db, "program"); len(got) != 4 {
 		t.Fatalf("found %v", got)
 	}
 }
