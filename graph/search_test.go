@@ -536,3 +536,19 @@ func TestSearchIndexConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestSearchNodesFieldBoundary: a query never matches across two fields
+// (the index holds them back to back, with a separator).
+func TestSearchNodesFieldBoundary(t *testing.T) {
+	s, db := newSearchStore(t)
+	update(t, s, db, func(tx *Tx) error {
+		_, err := tx.CreateEntities([]Entity{{Name: "Alpha", Type: "beta", Observations: []string{"gamma"}}})
+		return err
+	})
+	for _, q := range []string{"a\x00b", "a\x00", "\x00g", "alpha", "ta"} {
+		got := searchNames(t, s, db, q)
+		if want := strings.Contains("alpha beta", q) || q == "ta"; (len(got) == 1) != want {
+			t.Fatalf("SearchNodes(%q) found %v", q, got)
+		}
+	}
+}
