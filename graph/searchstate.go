@@ -28,8 +28,9 @@ import (
 //
 // An index remembers the vector its content reflects. A search reads the
 // vector in its own snapshot and uses the index only when the two are
-// equal; otherwise it builds the index again from its snapshot (or scans,
-// see graphIndex.owed). A transaction of this Store that writes entities
+// equal; otherwise it builds the index again in a new snapshot, installed
+// only if no write of this Store to the graph ran meanwhile (or it scans,
+// see graphIndex.owed), and uses it if that snapshot's vector is its own. A transaction of this Store that writes entities
 // records what it changed and, when kv reports its commit (kv.Txn.OnEnd),
 // applies the changes and sets its own token in the remembered vector, but
 // only when no other writer of the graph in this Store was in flight at
