@@ -95,7 +95,7 @@ type searchWrite struct {
 	token   [16]byte
 	overlap bool                  // another write of the graph was in flight
 	record  bool                  // an index existed at the first write
-	changes map[string]deltaEntry // folded name → text, when record
+	changes map[string]*Entity // folded name → record (nil: deleted), when record
 }
 
 // graphLocked returns key's graph, created when create is set.
@@ -121,11 +121,14 @@ func (tx *Tx) entityChanged(folded string, e *Entity) error {
 		}
 	}
 	if tx.sw.record {
-		if e == nil {
-			tx.sw.changes[folded] = deltaEntry{gone: true}
-		} else {
-			tx.sw.changes[folded] = deltaEntry{text: searchText(e)}
+		// The text is made at the end, once per entity: CreateEntities
+		// writes a new entity twice. Callers do not change e afterwards.
+		var c *Entity
+		if e != nil {
+			c = new(Entity)
+			*c = *e
 		}
+		tx.sw.changes[folded] = c
 	}
 	return nil
 }
@@ -167,7 +170,7 @@ func (tx *Tx) beginSearchWrite() error {
 	sw.record = g.idx != nil
 	g.mu.Unlock()
 	if sw.record {
-		sw.changes = map[string]deltaEntry{}
+		sw.changes = map[string]*Entity{}
 	}
 	sw.g = g
 	tx.t.OnEnd(func(o kv.Outcome) { s.endSearchWrite(sw, o) })
@@ -187,8 +190,12 @@ func (s *Store) endSearchWrite(sw *searchWrite, o kv.Outcome) {
 	case o == kv.Unknown || !sw.record:
 		g.vec = nil
 	default:
-		for n, d := range sw.changes {
-			g.idx.set(n, d.text, d.gone)
+		for n, e := range sw.changes {
+			if e == nil {
+				g.idx.set(n, "", true)
+			} else {
+				g.idx.set(n, searchText(e), false)
+			}
 		}
 		if sw.overlap {
 			g.vec = nil
