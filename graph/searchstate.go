@@ -20,22 +20,24 @@ import (
 //
 //	root 'g' writer → token
 //
-// writer is 16 random bytes of the Store (one per Store value), token a
-// fresh id per transaction. Writers never overwrite each other's keys, so
-// the keys under root 'g' (the graph's generation vector) change whenever
-// anyone writes an entity: this Store, another Store of the same process,
-// another process, a PostgreSQL peer, a restore or an import.
+// writer is 16 random bytes of the Store (one per write the Store has had
+// in flight at once, reused), token 16 random bytes per transaction.
+// Writers never overwrite each other's keys, so the keys under root 'g'
+// (the graph's generation vector) change whenever anyone writes an
+// entity: this Store, another Store of the same process, another process,
+// a PostgreSQL peer, a restore or an import.
 //
 // An index remembers the vector its content reflects. A search reads the
 // vector in its own snapshot and uses the index only when the two are
 // equal; otherwise it builds the index again in a new snapshot, installed
 // only if no write of this Store to the graph ran meanwhile (or it scans,
-// see graphIndex.owed), and uses it if that snapshot's vector is its own. A transaction of this Store that writes entities
-// records what it changed and, when kv reports its commit (kv.Txn.OnEnd),
-// applies the changes and sets its own token in the remembered vector, but
-// only when no other writer of the graph in this Store was in flight at
-// any time between its first write and its end: then every earlier commit
-// of this Store is applied and no later one, so content and vector agree.
+// see graphIndex.owed), and uses it if that snapshot's vector is its own.
+// A transaction of this Store that writes entities records what it
+// changed and, when kv reports its commit (kv.Txn.OnEnd), applies the
+// changes and sets its own token in the remembered vector, but only when
+// no other writer of the graph in this Store was in flight at any time
+// between its first write and its end: then every earlier commit of this
+// Store is applied and no later one, so content and vector agree.
 // An overlap, a commit of unknown outcome or an index built while the
 // write was in flight leaves the index unusable (vec nil) until the next
 // build. Aborted writes change nothing. A graph with no generation key (written
@@ -57,8 +59,13 @@ type indexKey struct {
 
 // searchIndexes is a Store's set of graph indexes.
 type searchIndexes struct {
-	writer [16]byte
-	mu     sync.Mutex
+	mu sync.Mutex
+	// free holds writer ids of this Store that no write in flight uses.
+	// Concurrent writes of the Store take different ids, so that their
+	// blind writes never touch one key (a PostgreSQL SERIALIZABLE
+	// transaction conflicts on that); there are as many ids as writes
+	// were ever in flight at once.
+	free   [][16]byte
 	graphs map[indexKey]*graphIndex
 	epoch  uint64 // counts drops: a build begun before one is not installed
 
@@ -92,9 +99,10 @@ type graphIndex struct {
 type searchWrite struct {
 	g       *graphIndex // nil in a bulk load
 	key     indexKey
+	writer  [16]byte // the generation key this write took
 	token   [16]byte
-	overlap bool                  // another write of the graph was in flight
-	record  bool                  // an index existed at the first write
+	overlap bool               // another write of the graph was in flight
+	record  bool               // an index existed at the first write
 	changes map[string]*Entity // folded name → record (nil: deleted), when record
 }
 
@@ -137,23 +145,28 @@ func (tx *Tx) beginSearchWrite() error {
 	s := tx.s
 	// Random, not s.newID: fact ids must not depend on entity writes.
 	sw := &searchWrite{}
-	writer := s.search.writer
-	_, err := rand.Read(sw.token[:])
-	if err == nil && tx.bulk != nil {
+	db := tx.t.DB()
+	pooled := tx.bulk == nil && db != nil
+	var err error
+	if pooled {
+		sw.writer, err = s.search.takeWriter()
+	} else {
 		// A bulk load tells no index: it writes under a writer of its
 		// own, which no index remembers, so each one builds again.
-		_, err = rand.Read(writer[:])
+		_, err = rand.Read(sw.writer[:])
+	}
+	if err == nil {
+		_, err = rand.Read(sw.token[:])
 	}
 	if err != nil {
 		return fmt.Errorf("graph: generation token: %w", err)
 	}
 	tx.sw = sw
-	if err := tx.set(append(tx.k.start(tagGen), writer[:]...), sw.token[:]); err != nil {
+	if err := tx.set(append(tx.k.start(tagGen), sw.writer[:]...), sw.token[:]); err != nil || !pooled {
+		if pooled {
+			s.search.putWriter(sw.writer)
+		}
 		return err
-	}
-	db := tx.t.DB()
-	if tx.bulk != nil || db == nil {
-		return nil
 	}
 	sw.key = indexKey{db: db, root: string(tx.k.root)}
 	s.search.mu.Lock()
@@ -200,14 +213,36 @@ func (s *Store) endSearchWrite(sw *searchWrite, o kv.Outcome) {
 		if sw.overlap {
 			g.vec = nil
 		} else if g.vec != nil {
-			g.vec = withSlot(g.vec, genSlot{writer: s.search.writer, token: sw.token})
+			g.vec = withSlot(g.vec, genSlot{writer: sw.writer, token: sw.token})
 		}
 	}
 	idle := g.idx == nil && len(g.writes) == 0
 	g.mu.Unlock()
+	s.search.putWriter(sw.writer)
 	if idle {
 		s.search.forget(sw.key, g)
 	}
+}
+
+// takeWriter returns a writer id no write in flight uses.
+func (si *searchIndexes) takeWriter() ([16]byte, error) {
+	si.mu.Lock()
+	defer si.mu.Unlock()
+	if n := len(si.free); n > 0 {
+		w := si.free[n-1]
+		si.free = si.free[:n-1]
+		return w, nil
+	}
+	var w [16]byte
+	_, err := rand.Read(w[:])
+	return w, err
+}
+
+// putWriter returns a writer id to the pool.
+func (si *searchIndexes) putWriter(w [16]byte) {
+	si.mu.Lock()
+	defer si.mu.Unlock()
+	si.free = append(si.free, w)
 }
 
 // forget removes g from the set if it still holds nothing.

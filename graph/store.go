@@ -101,9 +101,6 @@ func New(opts *Options) (*Store, error) {
 		s.singleValued[Fold(p)] = true
 	}
 	s.ids.entropy = ulid.Monotonic(rand.Reader, 0)
-	if _, err := rand.Read(s.search.writer[:]); err != nil {
-		return nil, fmt.Errorf("graph: writer id: %w", err)
-	}
 	return s, nil
 }
 
