@@ -552,3 +552,34 @@ func TestSearchNodesFieldBoundary(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchWritersApart: two writes of one Store in flight together
+// write different generation keys (on PostgreSQL two blind writes of one
+// key conflict), and a later write reuses one of them.
+func TestSearchWritersApart(t *testing.T) {
+	s, db := newSearchStore(t)
+	aWrote, bDone := make(chan struct{}), make(chan struct{})
+	aDone := make(chan error)
+	go func() {
+		aDone <- s.Update(context.Background(), db, testRoot, func(tx *Tx) error {
+			_, err := tx.CreateEntities([]Entity{{Name: "Ada"}})
+			close(aWrote)
+			<-bDone
+			return err
+		})
+	}()
+	<-aWrote
+	createEntity(t, s, db, "Bob", "reads")
+	close(bDone)
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	createEntity(t, s, db, "Cy", "hates")
+	view(t, s, db, func(tx *Tx) error {
+		vec, err := tx.genVector()
+		if err == nil && len(vec) != 2 {
+			t.Fatalf("%d generation keys, want 2", len(vec))
+		}
+		return err
+	})
+}
