@@ -107,15 +107,18 @@ func (x *searchIndex) set(folded, text string, gone bool) {
 	}
 }
 
-// texts returns every live entity's text: base unmasked, then delta.
-func (x *searchIndex) texts() map[string]string {
-	m := make(map[string]string, len(x.names)+len(x.delta))
+// textsWith returns every live entity's text with delta as the changes
+// over base: base's names not in delta, then delta's live ones. It reads
+// only what never changes after newSearchIndex (names, starts, data), so
+// it may run without the lock given a copy of delta.
+func (x *searchIndex) textsWith(delta map[string]deltaEntry) map[string]string {
+	m := make(map[string]string, len(x.names)+len(delta))
 	for i, n := range x.names {
-		if !x.masked[i] {
+		if _, changed := delta[n]; !changed {
 			m[n] = string(x.text(i))
 		}
 	}
-	for n, d := range x.delta {
+	for n, d := range delta {
 		if !d.gone {
 			m[n] = d.text
 		}
@@ -128,12 +131,22 @@ func (x *searchIndex) texts() map[string]string {
 // paid once per n/8 writes and a search scans at most that many texts.
 func (x *searchIndex) compactAt() int { return max(1024, len(x.names)/8) }
 
-// compact builds base again when delta has grown past compactAt.
-func (x *searchIndex) compact() *searchIndex {
-	if len(x.delta) < x.compactAt() {
-		return x
+// compactDue reports whether delta has grown past compactAt.
+func (x *searchIndex) compactDue() bool { return len(x.delta) >= x.compactAt() }
+
+// compacted returns a new index of x's base with delta (a copy of x's,
+// taken earlier) folded in.
+func (x *searchIndex) compacted(delta map[string]deltaEntry) *searchIndex {
+	return newSearchIndex(x.textsWith(delta))
+}
+
+// catchUp applies to y the changes x took since delta was copied from it.
+func (x *searchIndex) catchUp(y *searchIndex, delta map[string]deltaEntry) {
+	for n, d := range x.delta {
+		if old, ok := delta[n]; !ok || old != d {
+			y.set(n, d.text, d.gone)
+		}
 	}
-	return newSearchIndex(x.texts())
 }
 
 // size estimates the bytes the index holds.

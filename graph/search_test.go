@@ -583,3 +583,56 @@ func TestSearchWritersApart(t *testing.T) {
 		return err
 	})
 }
+
+// TestSearchIndexCompaction: once the changes since the base was built
+// pass an eighth of it, a search builds the base again, without the lock;
+// a write that ends meanwhile is carried over.
+func TestSearchIndexCompaction(t *testing.T) {
+	s, db := newSearchStore(t)
+	update(t, s, db, func(tx *Tx) error {
+		var es []Entity
+		for i := range 2000 {
+			es = append(es, Entity{Name: fmt.Sprintf("e%04d", i), Observations: []string{"plain"}})
+		}
+		_, err := tx.CreateEntities(es)
+		return err
+	})
+	searchNames(t, s, db, "plain")
+	once := sync.Once{}
+	compactHook = func() {
+		once.Do(func() {
+			update(t, s, db, func(tx *Tx) error {
+				_, err := tx.AddObservations([]ObservationSet{{EntityName: "e1999", Observations: []string{"written while compacting"}}})
+				return err
+			})
+		})
+	}
+	defer func() { compactHook = nil }()
+	for r := range 11 {
+		update(t, s, db, func(tx *Tx) error {
+			var sets []ObservationSet
+			for i := r * 100; i < r*100+100; i++ {
+				sets = append(sets, ObservationSet{EntityName: fmt.Sprintf("e%04d", i), Observations: []string{fmt.Sprintf("round %d", r)}})
+			}
+			_, err := tx.AddObservations(sets)
+			return err
+		})
+		searchNames(t, s, db, fmt.Sprintf("round %d", r))
+	}
+	for _, q := range []string{"round 3", "plain", "while compacting", "e1999", "round"} {
+		searchNames(t, s, db, q)
+	}
+	if got := searchNames(t, s, db, "while compacting"); len(got) != 1 {
+		t.Fatalf("found %v", got)
+	}
+	s.search.mu.Lock()
+	defer s.search.mu.Unlock()
+	for _, g := range s.search.graphs {
+		if g.idx == nil || len(g.idx.delta) > 100 || len(g.idx.names) != 2000 {
+			t.Fatalf("no compaction: index %v", g.idx != nil)
+		}
+	}
+	if s.search.scans.Load() > 0 {
+		t.Fatalf("%d searches scanned", s.search.scans.Load())
+	}
+}

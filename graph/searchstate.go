@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -85,6 +86,8 @@ type graphIndex struct {
 	vec    []genSlot    // the vector idx reflects; nil: idx is not usable
 	writes map[*searchWrite]struct{}
 	served bool // idx answered a search since it was built
+	// compacting is set while a search builds idx's base again.
+	compacting bool
 	// commits counts this Store's writes to the graph that committed (or
 	// may have): a build installs only if none ran while it read.
 	commits uint64
@@ -325,9 +328,37 @@ func (g *graphIndex) lookup(vec []genSlot, q string, limit int) ([]string, bool)
 	if g.idx == nil || g.vec == nil || !slices.Equal(g.vec, vec) {
 		return nil, false
 	}
-	g.idx = g.idx.compact()
 	g.served = true
-	return g.idx.search(q, limit), true
+	names := g.idx.search(q, limit)
+	if g.idx.compactDue() && !g.compacting {
+		g.compactLocked()
+	}
+	return names, true
+}
+
+// compactHook, when set, runs between a compaction's build and its
+// install (test seam).
+var compactHook func()
+
+// compactLocked folds the index's delta into a new base: it copies the
+// delta, builds without the lock (writers' ends and other searches go on
+// with the old index meanwhile), then installs the new index with the
+// changes taken since, unless the index was replaced or dropped.
+func (g *graphIndex) compactLocked() {
+	x := g.idx
+	delta := maps.Clone(x.delta)
+	g.compacting = true
+	g.mu.Unlock()
+	y := x.compacted(delta)
+	if compactHook != nil {
+		compactHook()
+	}
+	g.mu.Lock()
+	g.compacting = false
+	if g.idx == x {
+		x.catchUp(y, delta)
+		g.idx = y
+	}
 }
 
 // counted records whether a search used the index.
