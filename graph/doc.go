@@ -60,7 +60,8 @@
 // of the query times log n plus its matches, not a decode of every entity.
 // Entities changed since the array was built are scanned apart until they
 // are an eighth of the graph, when the next search builds it again from
-// memory. The first search of a graph builds its index from the store.
+// memory, without blocking writers or other searches. The first search of
+// a graph builds its index from the store.
 //
 // Each transaction that writes an entity also writes one generation key of
 // the graph (without reading it, so no new conflict), under a writer id of
@@ -101,9 +102,10 @@
 //     Invalidate to record that a fact stopped holding.
 //   - Store.Load writes large dumps in several transactions: see its
 //     documentation for what a failure midway leaves.
-//   - Every Store that writes a graph adds one generation key to it (16
-//     bytes and a 16-byte token), read by each indexed search; a graph
-//     written by many short-lived processes gathers many. A graph with no
+//   - Every Store that writes a graph adds a generation key to it (16
+//     bytes and a 16-byte token; one more for each further write of the
+//     Store in flight at the same time), read by each indexed search; a
+//     graph written by many short-lived processes gathers many. A graph with no
 //     generation key (written before the index) scans until its next
 //     entity write. A search inside a transaction that wrote entities
 //     scans.
