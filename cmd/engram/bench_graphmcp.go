@@ -42,8 +42,9 @@ through a small Node script. It writes the same graph to each (--entities
 entities "entity-N" with two observations each, and a chain of relations, in
 create_entities and create_relations calls of --batch), then alternates
 search_nodes calls (a query matching 5 entities) and open_nodes calls (5 names)
-between the servers, and prints a markdown table: write rate, and p50 and p99
-of each tool.
+between the servers, and prints a markdown table: write rate, p50 and p99 of
+each tool, and the p50 of an MCP ping (the round trip's floor: SDK, stdio and
+JSON on both sides).
 
 The packages are installed once with npm ci into a folder under the user's
 cache directory. Without Node.js and npm, or when npm cannot reach the registry,
@@ -74,6 +75,7 @@ type graphMCPResult struct {
 		Relations    int       `json:"relations"`
 		Search       []float64 `json:"search"`
 		Open         []float64 `json:"open"`
+		Ping         []float64 `json:"ping"`
 	} `json:"results"`
 }
 
@@ -226,6 +228,7 @@ func printGraphMCP(w io.Writer, res *graphMCPResult) {
 		{"search_nodes p99 (ms)", e.Search, r.Search, 99},
 		{"open_nodes p50 (ms)", e.Open, r.Open, 50},
 		{"open_nodes p99 (ms)", e.Open, r.Open, 99},
+		{"ping p50 (ms): the round trip's floor", e.Ping, r.Ping, 50},
 	} {
 		a, b := percentile(row.ea, row.p), percentile(row.ra, row.p)
 		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.1f× |\n", row.name, a, b, b/a)

@@ -32,7 +32,7 @@ func TestBenchGraphMCP(t *testing.T) {
 	if s := out.String(); strings.HasPrefix(s, "skipped:") {
 		t.Skip(s)
 	}
-	for _, row := range []string{"| writes (entities/s) |", "| search_nodes p50 (ms) |", "| search_nodes p99 (ms) |", "| open_nodes p50 (ms) |", "| open_nodes p99 (ms) |", "60 entities", "58 relations"} {
+	for _, row := range []string{"| writes (entities/s) |", "| search_nodes p50 (ms) |", "| search_nodes p99 (ms) |", "| open_nodes p50 (ms) |", "| open_nodes p99 (ms) |", "| ping p50 (ms)", "60 entities", "58 relations"} {
 		if !strings.Contains(out.String(), row) {
 			t.Errorf("no %q in:\n%s", row, out.String())
 		}

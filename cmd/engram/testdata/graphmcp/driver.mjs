@@ -1,8 +1,9 @@
 // The client side of `engram bench graph-mcp`: it starts each MCP server
 // over stdio through the TypeScript SDK, writes the same graph to each
 // (entities with two observations, a chain of relations, in batches),
-// then times search_nodes and open_nodes on the servers in turn, call by
-// call, and prints one JSON object. The Go command starts it and prints
+// then times search_nodes and open_nodes (and an MCP ping, the floor of
+// a round trip) on the servers in turn, call by call, and prints one JSON
+// object. The Go command starts it and prints
 // the table.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -73,7 +74,7 @@ for (const s of cfg.servers) {
   const client = await start(s);
   clients.push(client);
   const w = await write(client);
-  results.push({ name: s.name, writeSeconds: w.seconds, relations: w.relations, search: [], open: [] });
+  results.push({ name: s.name, writeSeconds: w.seconds, relations: w.relations, search: [], open: [], ping: [] });
   process.stderr.write(`${s.name}: wrote ${n} entities and ${w.relations} relations in ${w.seconds.toFixed(1)} s\n`);
 }
 
@@ -88,6 +89,9 @@ for (let q = 0; q < queries + warm; q++) {
   for (let k = 0; k < 5; k++) names.push(`entity-${rand(n)}`);
   for (let i = 0; i < clients.length; i++) {
     let t0 = performance.now();
+    await clients[i].ping();
+    const tp = performance.now() - t0;
+    t0 = performance.now();
     const found = count(await call(clients[i], "search_nodes", { query }));
     const ts = performance.now() - t0;
     t0 = performance.now();
@@ -99,6 +103,7 @@ for (let q = 0; q < queries + warm; q++) {
     if (q >= warm) {
       results[i].search.push(ts);
       results[i].open.push(to);
+      results[i].ping.push(tp);
     }
   }
 }
