@@ -18,7 +18,10 @@ type SearchOptions struct {
 // SearchNodes returns the entities whose name, type, aliases or
 // observations contain query (compared folded, so case and runs of white
 // space do not matter), in order of their folded names, and the relations
-// that hold now among them. An empty query matches every entity.
+// that hold now among them. An empty query matches every entity. It answers
+// from the Store's in-memory index of the graph when the index reflects
+// the transaction's snapshot, and scans otherwise (see the package doc's
+// Search section); the answer is the same.
 func (tx *Tx) SearchNodes(query string, opts SearchOptions) (Graph, error) {
 	limit, err := pageLimit(opts.Limit)
 	if err != nil {
