@@ -172,9 +172,10 @@ func (tx *Tx) beginSearchWrite() error {
 		return err
 	}
 	sw.key = indexKey{db: db, root: string(tx.k.root)}
+	// Registered with the set's lock held, so that forget (an idle graph
+	// leaves the set) cannot leave this write on a graph no search sees.
 	s.search.mu.Lock()
 	g := s.search.graphLocked(sw.key, true)
-	s.search.mu.Unlock()
 	g.mu.Lock()
 	if len(g.writes) > 0 {
 		sw.overlap = true
@@ -185,6 +186,7 @@ func (tx *Tx) beginSearchWrite() error {
 	g.writes[sw] = struct{}{}
 	sw.record = g.idx != nil
 	g.mu.Unlock()
+	s.search.mu.Unlock()
 	if sw.record {
 		sw.changes = map[string]*Entity{}
 	}
