@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/engramdb/engram/kv"
+	"github.com/engramdb/engram/kv/kvtest"
 )
 
 // scanSearch is SearchNodes without the index: the reference the tests
@@ -571,7 +572,11 @@ func TestSearchWritersApart(t *testing.T) {
 	<-aWrote
 	createEntity(t, s, db, "Bob", "reads")
 	close(bDone)
-	if err := <-aDone; err != nil {
+	if err := <-aDone; errors.Is(err, kv.ErrConflict) && kvtest.Postgres() {
+		// PostgreSQL's SSI locks ranges coarser than keys: it may fail
+		// A for B's reads and writes of other keys.
+		t.Skip("PostgreSQL failed the first write as a conflict: ", err)
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	createEntity(t, s, db, "Cy", "hates")

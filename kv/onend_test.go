@@ -35,7 +35,15 @@ func TestTxnOnEnd(t *testing.T) {
 		_ = db.Update(t.Context(), func(tx *Txn) error { record(tx); panic("boom") })
 	}()
 	_ = db.View(t.Context(), func(tx *Txn) error { record(tx); return nil })
-	// A conflict: a read key written by a commit in between.
+	want := []Outcome{Committed, Aborted, Aborted, Aborted}
+	if db.Postgres() {
+		// SERIALIZABLE fails only a cycle of dependencies, not this one.
+		if len(got) != len(want) || got[0] != Committed || got[1] != Aborted || got[2] != Aborted || got[3] != Aborted {
+			t.Fatalf("outcomes %v, want %v", got, want)
+		}
+		return
+	}
+	// A conflict (Badger): a read key written by a commit in between.
 	err = db.Update(t.Context(), func(tx *Txn) error {
 		record(tx)
 		if _, err := tx.Get([]byte("k")); err != nil {
@@ -49,7 +57,7 @@ func TestTxnOnEnd(t *testing.T) {
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("want a conflict, got %v", err)
 	}
-	want := []Outcome{Committed, Aborted, Aborted, Aborted, Aborted}
+	want = append(want, Aborted)
 	if len(got) != len(want) {
 		t.Fatalf("outcomes %v, want %v", got, want)
 	}
