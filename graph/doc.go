@@ -56,6 +56,31 @@
 // with it by every path that deletes a fact, in the same transaction, so
 // nothing derived from a deleted fact's text is left behind.
 //
+// # Search
+//
+// [Tx.SearchNodes] keeps the MCP memory server's case-insensitive
+// substring match, and its order and limit, exactly. The Store keeps per
+// graph an in-memory index of what it matches (every entity's folded name,
+// type, aliases and observations, back to back in name order, and a suffix
+// array over them, index/suffixarray), so a search costs about the length
+// of the query times log n plus its matches, not a decode of every entity.
+// Entities changed since the array was built are scanned apart until they
+// are an eighth of the graph, when the next search builds it again from
+// memory, without blocking writers or other searches. The first search of
+// a graph builds its index from the store.
+//
+// Each transaction that writes an entity also writes one generation key of
+// the graph (without reading it, so no new conflict), under a writer id of
+// its Store. An index remembers the generation keys of the state it
+// reflects and answers only a snapshot that holds the same ones: a write
+// by another Store, another process or PostgreSQL peer, a restore or an
+// import makes the next search build the index again (or scan, when builds
+// keep going to waste). Writes through the Store update the index when
+// they commit. Nothing else is cached, so no search answers from a stale
+// index. [Store.SearchIndexBytes] estimates an index's memory (about 650
+// bytes per entity of two short sentences) and [Store.DropSearchIndexes]
+// frees it.
+//
 // # N-Quads
 //
 // [Tx.Export] writes a graph (every entity and every fact of every time) as
@@ -83,4 +108,15 @@
 //     Invalidate to record that a fact stopped holding.
 //   - Store.Load writes large dumps in several transactions: see its
 //     documentation for what a failure midway leaves.
+//   - Every Store that writes a graph adds a generation key to it (16
+//     bytes and a 16-byte token; one more for each further write of the
+//     Store in flight at the same time), read by each indexed search; a
+//     graph written by many short-lived processes gathers many. A graph with no
+//     generation key (written before the index) scans until its next
+//     entity write. A search inside a transaction that wrote entities
+//     scans.
+//   - A search that builds an index holds the graph's texts and the suffix
+//     array (about five bytes per byte of text) until the index is dropped;
+//     a search that finds the index stale right after another writer's
+//     commit scans.
 package graph

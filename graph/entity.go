@@ -91,7 +91,18 @@ func (tx *Tx) putEntity(folded string, e *Entity) error {
 	if err != nil {
 		return err
 	}
+	if err := tx.entityChanged(folded, e); err != nil {
+		return err
+	}
 	return tx.set(tx.k.name(tagEntity, folded), b)
+}
+
+// deleteEntity removes the entity record of folded.
+func (tx *Tx) deleteEntity(folded string) error {
+	if err := tx.entityChanged(folded, nil); err != nil {
+		return err
+	}
+	return tx.del(tx.k.name(tagEntity, folded))
 }
 
 // entity reads the entity whose folded display name is folded.
@@ -374,7 +385,7 @@ func (tx *Tx) DeleteEntities(names []string) error {
 				return err
 			}
 		}
-		if err := tx.del(tx.k.name(tagEntity, folded)); err != nil {
+		if err := tx.deleteEntity(folded); err != nil {
 			return err
 		}
 	}
@@ -500,7 +511,7 @@ func (tx *Tx) MergeEntities(into, from string) (Entity, error) {
 			return Entity{}, err
 		}
 	}
-	if err := tx.del(tx.k.name(tagEntity, ff)); err != nil {
+	if err := tx.deleteEntity(ff); err != nil {
 		return Entity{}, err
 	}
 	if err := tx.extend(fi, Entity{Type: gone.Type, Observations: gone.Observations, Aliases: names}); err != nil {

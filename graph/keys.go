@@ -20,6 +20,8 @@ import "github.com/oklog/ulid/v2"
 //	root 'p' pred 0 obj 0 subj 0 id    → empty
 //	root 'a' id                        → the fact's annotation (see
 //	                                     Options.Annotation), if any
+//	root 'g' writer                    → token: the graph's generation
+//	                                     vector (see searchstate.go)
 //
 // id is the fact's 16-byte ULID. A fact is stored whole twice, under SPO and
 // OSP, so that traversal in either direction reads no second key.

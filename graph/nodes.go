@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 
 	"github.com/engramdb/engram/kv"
@@ -17,13 +18,63 @@ type SearchOptions struct {
 // SearchNodes returns the entities whose name, type, aliases or
 // observations contain query (compared folded, so case and runs of white
 // space do not matter), in order of their folded names, and the relations
-// that hold now among them. An empty query matches every entity.
+// that hold now among them. An empty query matches every entity. It answers
+// from the Store's in-memory index of the graph when the index reflects
+// the transaction's snapshot, and scans otherwise (see the package doc's
+// Search section); the answer is the same.
 func (tx *Tx) SearchNodes(query string, opts SearchOptions) (Graph, error) {
 	limit, err := pageLimit(opts.Limit)
 	if err != nil {
 		return Graph{}, err
 	}
 	q := Fold(query)
+	folded, ok, err := tx.searchIndexed(q, limit)
+	tx.s.search.counted(ok)
+	if err != nil {
+		return Graph{}, err
+	} else if ok {
+		return tx.openFolded(folded)
+	}
+	return tx.searchScan(q, limit)
+}
+
+// openFolded returns the entities of the folded names, which exist, and
+// the relations that hold now among them.
+func (tx *Tx) openFolded(folded []string) (Graph, error) {
+	g := Graph{Entities: make([]Entity, 0, len(folded)), Relations: []Relation{}}
+	// One iterator seeking forward through the names, in order: cheaper
+	// than a point read each when the names are many and close.
+	prefix := bytes.Clone(tx.k.start(tagEntity))
+	it := tx.t.NewIterator(kv.IterOptions{Prefix: prefix, KeysOnly: true})
+	defer it.Close()
+	var val []byte
+	for _, f := range folded {
+		key := append(prefix, f...)
+		if !it.Valid() || !bytes.Equal(it.Key(), key) {
+			it.Seek(key)
+		}
+		if !it.Valid() || !bytes.Equal(it.Key(), key) {
+			return Graph{}, fmt.Errorf("%w: %q", ErrEntityNotFound, f)
+		}
+		var err error
+		if val, err = it.Value(val[:0]); err != nil {
+			return Graph{}, err
+		}
+		e, err := decodeEntity(val)
+		if err != nil {
+			return Graph{}, err
+		}
+		g.Entities = append(g.Entities, e)
+		it.Next()
+	}
+	var err error
+	g.Relations, err = tx.relationsAmong(folded)
+	return g, err
+}
+
+// searchScan is SearchNodes without the index: it decodes every entity
+// in order until limit of them match.
+func (tx *Tx) searchScan(q string, limit int) (Graph, error) {
 	matches := func(e *Entity) bool {
 		if strings.Contains(Fold(e.Name), q) || strings.Contains(Fold(e.Type), q) {
 			return true
@@ -39,7 +90,7 @@ func (tx *Tx) SearchNodes(query string, opts SearchOptions) (Graph, error) {
 	}
 	g := Graph{Entities: []Entity{}, Relations: []Relation{}}
 	var folded []string
-	err = tx.scan(bytes.Clone(tx.k.start(tagEntity)), true, func(key, val []byte) (bool, error) {
+	err := tx.scan(bytes.Clone(tx.k.start(tagEntity)), true, func(key, val []byte) (bool, error) {
 		e, err := decodeEntity(val)
 		if err != nil {
 			return false, err

@@ -92,6 +92,9 @@ type Store struct {
 	// travStates holds Traverse's working records for reuse.
 	travStates sync.Pool
 
+	// search holds SearchNodes' in-memory indexes (searchstate.go).
+	search searchIndexes
+
 	ids struct {
 		sync.Mutex
 		entropy *ulid.MonotonicEntropy
@@ -193,6 +196,9 @@ type Tx struct {
 	// bulk, set in Store.Load's bulk path, takes the writes instead of t
 	// (see load_bulk.go).
 	bulk *bulkSink
+
+	// sw records the entity writes for the search index (searchstate.go).
+	sw *searchWrite
 }
 
 // scan calls fn for each key under prefix, in order, with its value when

@@ -435,7 +435,10 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 		if db.mu.closed {
 			return ErrClosed
 		}
-		return db.pg.run(ctx, update, fn)
+		return db.pg.run(ctx, update, func(t *Txn) error {
+			t.db = db
+			return fn(t)
+		})
 	}
 	db.waitGate(ctx)
 	db.mu.RLock()
@@ -457,13 +460,17 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 		}
 	}
 	btx := &badgerTxn{btx: db.bdb.NewTransaction(update), log: db.log, bigValue: db.bigValue}
-	tx := &Txn{impl: btx, update: update}
+	tx := &Txn{impl: btx, update: update, db: db}
+	ended := false
 	defer func() {
 		// Close any iterator the caller left open (Badger panics on
 		// Discard otherwise, which would hide the caller's own panic),
 		// then discard; after Commit too.
 		tx.closeIterators()
 		btx.btx.Discard()
+		if !ended {
+			tx.end(Aborted)
+		}
 	}()
 	if err := fn(tx); err != nil {
 		return err
@@ -476,7 +483,17 @@ func (db *DB) run(ctx context.Context, mode txnMode, fn func(*Txn) error) error 
 		return err
 	}
 	tx.closeIterators()
-	if err := btx.btx.Commit(); err != nil {
+	err := btx.btx.Commit()
+	ended = true
+	switch {
+	case err == nil:
+		tx.end(Committed)
+	case errors.Is(err, badger.ErrConflict):
+		tx.end(Aborted)
+	default:
+		tx.end(Unknown)
+	}
+	if err != nil {
 		return convertError(err)
 	}
 	if mode == txnSynced && db.syncer != nil {

@@ -123,7 +123,9 @@ func (s *pgStore) run(ctx context.Context, update bool, fn func(*Txn) error) (er
 	t := &pgTxn{s: s, ctx: ctx, conn: conn, update: update, reads: map[string]pgRead{}}
 	tx := &Txn{impl: t, update: update}
 	committed := false
+	outcome := Aborted
 	defer func() {
+		defer tx.end(outcome)
 		tx.closeIterators()
 		if t.begun && !committed {
 			// A rollback on a broken connection fails; the pool drops it.
@@ -149,9 +151,13 @@ func (s *pgStore) run(ctx context.Context, update bool, fn func(*Txn) error) (er
 		return err
 	}
 	if err := t.commit(); err != nil {
+		if !errors.Is(err, ErrConflict) {
+			outcome = Unknown
+		}
 		return err
 	}
 	committed = true
+	outcome = Committed
 	return nil
 }
 

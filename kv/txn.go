@@ -11,7 +11,60 @@ type Txn struct {
 	impl      txnImpl
 	update    bool
 	iterators []*Iterator
+	db        *DB
+	onEnd     []func(Outcome)
 }
+
+// Outcome is how a read-write transaction ended, as told to the functions
+// registered with [Txn.OnEnd].
+type Outcome uint8
+
+// Outcomes.
+const (
+	// Aborted: nothing the transaction wrote is stored (fn failed or
+	// panicked, or the commit conflicted).
+	Aborted Outcome = iota
+	// Committed: every write is visible to transactions that begin after.
+	Committed
+	// Unknown: the commit failed in a way that may have stored it (a
+	// PostgreSQL connection lost with COMMIT sent, a Badger write error).
+	Unknown
+)
+
+// String names the outcome.
+func (o Outcome) String() string {
+	switch o {
+	case Aborted:
+		return "aborted"
+	case Committed:
+		return "committed"
+	case Unknown:
+		return "unknown"
+	}
+	return "outcome(?)"
+}
+
+// OnEnd registers fn to be called once when the transaction ends, with
+// how it ended: right after the commit is visible (before [DB.Update]
+// waits for the disk), or when it aborts, panics included. A read-only
+// transaction ends Aborted. Functions run in the order registered, on the
+// goroutine that ran the transaction, after the Txn is no longer usable;
+// they must not block. It is how a cache of what a transaction writes (an
+// in-memory index) learns which writes are visible.
+func (tx *Txn) OnEnd(fn func(Outcome)) { tx.onEnd = append(tx.onEnd, fn) }
+
+// end calls the functions registered with OnEnd, once.
+func (tx *Txn) end(o Outcome) {
+	fns := tx.onEnd
+	tx.onEnd = nil
+	for _, fn := range fns {
+		fn(o)
+	}
+}
+
+// DB returns the store the transaction belongs to, so that a cache keyed
+// by store can tell two stores apart.
+func (tx *Txn) DB() *DB { return tx.db }
 
 // Get returns a copy of the value stored under key, or [ErrNotFound].
 func (tx *Txn) Get(key []byte) ([]byte, error) {

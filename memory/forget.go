@@ -78,6 +78,8 @@ func (s *Store) forgetLocked(ctx context.Context, scope Scope, level engine.Leve
 	}
 	if level != engine.LevelSession {
 		s.nameCache.invalidatePrefix(prefix)
+		// No text of an erased graph stays in memory.
+		s.graph.DropSearchIndexes(prefix)
 		if err == nil {
 			_, err = s.db.ErasePrefix(ctx, expiringKey(prefix), nil)
 		}

@@ -173,8 +173,25 @@ func TestForgetErasesGraph(t *testing.T) {
 	if f, _ := viewed(bg, s, alice, (*graph.Tx).Facts, graph.FactQuery{}); len(f) != 1 {
 		t.Fatalf("forgetting a session erased the user's facts: %+v", f)
 	}
+	// Searches build each graph's in-memory index: the user's text.
+	for _, sc := range []Scope{alice, shared} {
+		search := func(tx *graph.Tx, q string) (graph.Graph, error) { return tx.SearchNodes(q, graph.SearchOptions{}) }
+		if g, err := viewed(bg, s, sc, search, "tea"); err != nil || len(g.Entities) != 1 {
+			t.Fatalf("search: %+v, %v", g, err)
+		}
+	}
+	userPrefix := alice.Prefix(engine.LevelUser)
+	if s.graph.SearchIndexBytes(userPrefix) == 0 {
+		t.Fatal("no search index held for the user")
+	}
 	if err := s.Forget(bg, alice); err != nil {
 		t.Fatal(err)
+	}
+	if n := s.graph.SearchIndexBytes(userPrefix); n != 0 {
+		t.Fatalf("Forget left %d bytes of the user's search index in memory", n)
+	}
+	if s.graph.SearchIndexBytes(nil) == 0 {
+		t.Fatal("Forget of a user dropped the shared graph's index")
 	}
 	if f, err := viewed(bg, s, alice, (*graph.Tx).Facts, graph.FactQuery{History: true}); err != nil || len(f) != 0 {
 		t.Fatalf("facts after Forget: %+v, %v", f, err)

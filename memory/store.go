@@ -382,7 +382,10 @@ func Open(dir string, opts *Options) (*Store, error) {
 	}
 	s := &Store{db: db, opts: o, graph: g, embedder: embedder, summarizer: o.Summarizer, pace: pace}
 	// A partition taken over from another process may have other names.
-	db.OnPartitionChange(s.nameCache.invalidatePrefix)
+	db.OnPartitionChange(func(part []byte) {
+		s.nameCache.invalidatePrefix(part)
+		g.DropSearchIndexes(part) // the lease's holder writes it now
+	})
 	_, refusing := embedder.(refusingEmbedder)
 	_, static := embedder.(*embed.Static)
 	// A network model is cached; the local ones embed a sentence in

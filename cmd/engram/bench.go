@@ -32,7 +32,7 @@ func newBenchCmd() *cobra.Command {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newBenchANNCmd(), newBenchLocomoCmd(), newBenchLongMemEvalCmd(), newBenchRecallCmd(), newBenchLoadCmd(), newBenchExtractCmd(), newBenchBudgetCmd())
+	cmd.AddCommand(newBenchANNCmd(), newBenchLocomoCmd(), newBenchLongMemEvalCmd(), newBenchRecallCmd(), newBenchLoadCmd(), newBenchExtractCmd(), newBenchBudgetCmd(), newBenchGraphMCPCmd())
 	return cmd
 }
 
