@@ -386,17 +386,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 		s.nameCache.invalidatePrefix(part)
 		g.DropSearchIndexes(part) // the lease's holder writes it now
 	})
-	_, refusing := embedder.(refusingEmbedder)
-	_, static := embedder.(*embed.Static)
-	// A network model is cached; the local ones embed a sentence in
-	// microseconds, less than a cache lookup costs.
-	if !refusing && !static && !isHashing(embedder) {
-		c, err := embed.NewCache(embedder, db.EmbeddingCache(), nil)
-		if err != nil {
-			_ = db.Close()
-			return nil, fmt.Errorf("%w: Embedder: %w", ErrInvalidOptions, err)
-		}
-		s.embedder, s.cache = c, c
+	if err := s.cacheEmbedder(embedder); err != nil {
+		_ = db.Close()
+		return nil, err
 	}
 	s.setDefaults(o, embedder)
 	if err := s.sweep.start(s, o.SweepInterval); err != nil {
@@ -410,6 +402,23 @@ func Open(dir string, opts *Options) (*Store, error) {
 		s.startWriteBack()
 	}
 	return s, nil
+}
+
+// cacheEmbedder puts the store's embedding cache in front of e when e is a
+// network model; the local ones embed a sentence in microseconds, less
+// than a cache lookup costs.
+func (s *Store) cacheEmbedder(e embed.Embedder) error {
+	_, refusing := e.(refusingEmbedder)
+	_, static := e.(*embed.Static)
+	if refusing || static || isHashing(e) {
+		return nil
+	}
+	c, err := embed.NewCache(e, s.db.EmbeddingCache(), nil)
+	if err != nil {
+		return fmt.Errorf("%w: Embedder: %w", ErrInvalidOptions, err)
+	}
+	s.embedder, s.cache = c, c
+	return nil
 }
 
 // setDefaults fills the fields of s that o leaves zero; e is the embedder
