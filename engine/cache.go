@@ -276,15 +276,8 @@ func (db *DB) wakeEvictor() {
 
 // evictLoop runs the background evictor until stop is closed.
 func (db *DB) evictLoop(stop <-chan struct{}) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := stopContext(stop)
 	defer cancel()
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	for {
 		select {
 		case <-stop:

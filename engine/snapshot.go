@@ -763,15 +763,8 @@ func writeFileAtomic(path string, data []byte) error {
 func (db *DB) snapshotLoop(stop <-chan struct{}) {
 	t := time.NewTicker(db.snapshotInterval)
 	defer t.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := stopContext(stop)
 	defer cancel()
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	for {
 		select {
 		case <-stop:
@@ -782,6 +775,20 @@ func (db *DB) snapshotLoop(stop <-chan struct{}) {
 			rcancel()
 		}
 	}
+}
+
+// stopContext returns a context that ends when stop is closed or cancel is
+// called, for a background loop whose rounds must end with it.
+func stopContext(stop <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // snapshotRoundTimeout bounds one round of background snapshots, so that
