@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -56,6 +57,32 @@ func (c *testCluster) userOwnedBy(via, owner *clusterNode, prefix string) string
 	}
 	c.t.Fatalf("none of 40 users written through %s is owned by %s", via.id, owner.id)
 	return ""
+}
+
+// stopProcess stops p (SIGSTOP) and waits until the kernel shows it
+// stopped: the signal is delivered asynchronously, and a request sent at
+// once could still be served (CI saw the "paused" owner answer 201 a
+// forwarded write 0.5 ms after the signal was sent).
+func stopProcess(t testing.TB, p *os.Process) {
+	t.Helper()
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stat := fmt.Sprintf("/proc/%d/stat", p.Pid)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			t.Fatalf("read %s: %v", stat, err)
+		}
+		// pid (comm) state ...: comm may hold spaces and parentheses.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d not stopped 10 s after SIGSTOP: %s", p.Pid, b)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // rawCall is call with the answer's headers, and the time it took.
@@ -106,9 +133,7 @@ func TestFaultClusterPausedOwner(t *testing.T) {
 	user := c.userOwnedBy(n2, n1, "paused")
 	before, _ := c.lease(user)
 
-	if err := n1.p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	stopProcess(t, n1.p.cmd.Process)
 	n1.down.Store(true)
 	resumed := false
 	resume := func() {

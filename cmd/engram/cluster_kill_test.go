@@ -771,9 +771,7 @@ func (c *testCluster) fencePaused(nodes []*clusterNode) fenceResult {
 	}
 	res.stopped, res.oldEpoch = owner.id, l.epoch
 	owner.down.Store(true)
-	if err := owner.p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		c.t.Fatal(err)
-	}
+	stopProcess(c.t, owner.p.cmd.Process)
 	stoppedAt := time.Now()
 	// Past the lease TTL, a write through the other node takes the
 	// partition over.
