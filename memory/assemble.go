@@ -6,9 +6,8 @@ import (
 	"time"
 	"unicode"
 
-	tiktoken "github.com/pkoukk/tiktoken-go"
-
 	"github.com/engramdb/engram/graph"
+	"github.com/engramdb/engram/memory/internal/bpe"
 )
 
 // itemLine renders one recalled item as a preamble line, dated.
@@ -106,7 +105,7 @@ func appendMemoryLinePrefix(b []byte, it *Item) []byte {
 // (the cache spares a repeat), and its count written back off the read
 // path (hydrator.countLine or hydrator.factTokens queues it; see
 // writeback.go).
-func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line string) {
+func (s *Store) lineTokens(enc *bpe.Encoder, c *Candidate) (n int, line string) {
 	switch {
 	case c.Source != SourceGraph:
 	case c.lineCount > 0:
@@ -137,7 +136,7 @@ func (s *Store) lineTokens(enc *tiktoken.Tiktoken, c *Candidate) (n int, line st
 // countLine is Store.lineTokens of c that also queues c's count to be
 // written back when c is a record stored without one (see writeback.go;
 // hydrator.factTokens queues facts).
-func (h *hydrator) countLine(enc *tiktoken.Tiktoken, c *Candidate) (n int, line string) {
+func (h *hydrator) countLine(enc *bpe.Encoder, c *Candidate) (n int, line string) {
 	n, line = h.s.lineTokens(enc, c)
 	if line != "" && c.Source != SourceGraph {
 		h.s.writeBack.queueRecord(ownerOf(c.Source, h.user), spaceOf(c.Source), c.ID)
@@ -150,7 +149,7 @@ func (h *hydrator) countLine(enc *tiktoken.Tiktoken, c *Candidate) (n int, line 
 // the validity (see appendFactSuffix). Every encoding cuts after the "-"
 // and before the suffix's space (see exactCut), so the pieces' counts add
 // up to the line's (TestFactLineTokens).
-func factLineTokens(enc *tiktoken.Tiktoken, f *Fact, n int) int {
+func factLineTokens(enc *bpe.Encoder, f *Fact, n int) int {
 	var buf [48]byte
 	return countPrefix(enc, "-") + n + countPrefixBytes(enc, appendFactSuffix(buf[:0], f))
 }
@@ -160,7 +159,7 @@ func factLineTokens(enc *tiktoken.Tiktoken, f *Fact, n int) int {
 // minute) that every encoding cuts apart (a digit, then a space; see
 // exactCut), as it cuts after the minute (a digit, then punctuation): the
 // rest of the line is what episodeTextTokens counts.
-func episodeTimeTokens(enc *tiktoken.Tiktoken, t time.Time) int {
+func episodeTimeTokens(enc *bpe.Encoder, t time.Time) int {
 	var buf [24]byte
 	t = t.UTC()
 	b := append(buf[:0], "- ["...)
@@ -205,7 +204,7 @@ func renderPreamble(now time.Time, summary string, items []Item, lines []string)
 // assemble picks the items for the preamble, best first, while they fit
 // the tokens the window left, and fills rec. Every candidate's Kept and
 // Reason are settled.
-func (s *Store) assemble(ctx context.Context, enc *tiktoken.Tiktoken, h *hydrator, rec *Recollection, cands []*Candidate, q *Query) error {
+func (s *Store) assemble(ctx context.Context, enc *bpe.Encoder, h *hydrator, rec *Recollection, cands []*Candidate, q *Query) error {
 	budget := q.MaxTokens - rec.Trace.WindowTokens
 	count := func(text string) int {
 		if text == "" {

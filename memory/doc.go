@@ -203,9 +203,9 @@
 //   - Token counts follow OpenAI's chat-format accounting (3 tokens of
 //     framing per message); other model families tokenize differently, so
 //     treat budgets for them as estimates.
-//   - Setting the tokenizer installs tiktoken-go's offline loader for the
-//     whole process (tiktoken-go has only a global loader); encodings stay
-//     identical, they just never download.
+//   - Tokens are counted by an internal encoder that reads the same rank
+//     files as tiktoken-go (embedded, never downloaded) and gives the same
+//     tokens, with the pre-tokenizer's expressions written as scanners.
 //   - With SessionTTL, messages expire one by one, oldest first; a window
 //     then starts at the oldest surviving message that is not a tool result
 //     without its call.

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
-	tiktoken "github.com/pkoukk/tiktoken-go"
 
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/index"
 	"github.com/engramdb/engram/kv"
+	"github.com/engramdb/engram/memory/internal/bpe"
 )
 
 // Source is a kind of candidate [Store.Recall] draws on.
@@ -1085,7 +1085,7 @@ func (h *hydrator) read(tx *engine.Tx, cands []*Candidate) error {
 // lineTokens counts the line. Where reads are remote (PostgreSQL), the
 // keys of every fact of window not looked at yet are fetched in one
 // request with c's.
-func (h *hydrator) factTokens(ctx context.Context, enc *tiktoken.Tiktoken, c *Candidate, window []*Candidate) error {
+func (h *hydrator) factTokens(ctx context.Context, enc *bpe.Encoder, c *Candidate, window []*Candidate) error {
 	if c.Source != SourceGraph || c.tokensRead {
 		return nil
 	}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
-	tiktoken "github.com/pkoukk/tiktoken-go"
 
 	"github.com/engramdb/engram/engine"
+	"github.com/engramdb/engram/memory/internal/bpe"
 )
 
 // Session is one conversation thread of a user: an ordered log of messages.
@@ -399,7 +399,7 @@ func (ss *Session) decode(id ulid.ULID, val []byte, encoding string) (Message, e
 // may change), that also counts its episode's line for the episode record
 // (a.tokens[i]; see episodeTokens): Append and ImportMessages store the
 // count with what they write, so Recall does not count it.
-func (s *Store) encodeCounted(enc *tiktoken.Tiktoken, a *preparedAppend, i int, m *Message, now time.Time) ([]byte, error) {
+func (s *Store) encodeCounted(enc *bpe.Encoder, a *preparedAppend, i int, m *Message, now time.Time) ([]byte, error) {
 	content := -1
 	if t, ok := episodeText(m); ok {
 		var n int

@@ -12,11 +12,10 @@ import (
 	"sync"
 	"time"
 
-	tiktoken "github.com/pkoukk/tiktoken-go"
-
 	"github.com/engramdb/engram/embed"
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
+	"github.com/engramdb/engram/memory/internal/bpe"
 )
 
 // Scope says whose memory a call reads or writes: Tenant (a hard partition),
@@ -535,7 +534,7 @@ func (s *Store) CountTokens(msgs ...Message) (int, error) {
 	return n, nil
 }
 
-func (s *Store) encoder() (*tiktoken.Tiktoken, error) { return tokenizer(s.opts.Encoding) }
+func (s *Store) encoder() (*bpe.Encoder, error) { return tokenizer(s.opts.Encoding) }
 
 func (s *Store) sessionLock(prefix []byte) *sync.Mutex {
 	return &s.sessionLocks[sessionLockIndex(prefix, len(s.sessionLocks))]

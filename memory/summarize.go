@@ -11,9 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	tiktoken "github.com/pkoukk/tiktoken-go"
-
 	"github.com/engramdb/engram/index"
+	"github.com/engramdb/engram/memory/internal/bpe"
 )
 
 // Summarizer condenses messages that leave a session's window into a rolling
@@ -144,7 +143,7 @@ func (e Extractive) Summarize(ctx context.Context, prev string, msgs []Message, 
 // cutUnit returns the start of u that fits maxTokens: its speaker and the
 // start of its text when the label leaves room for a word or so, else the
 // start of its text alone.
-func cutUnit(enc *tiktoken.Tiktoken, u *summaryUnit, maxTokens int) string {
+func cutUnit(enc *bpe.Encoder, u *summaryUnit, maxTokens int) string {
 	if u.speaker != "" {
 		label := u.speaker + ": "
 		if room := maxTokens - countText(enc, label); room >= 2 {
@@ -362,7 +361,7 @@ func joinUnits(units []summaryUnit, kept []int) string {
 //
 // A line that starts or ends with white space, starts with '/' or holds a
 // line break is counted the slow way.
-func joinedTokens(enc *tiktoken.Tiktoken, units []summaryUnit, kept []int) int {
+func joinedTokens(enc *bpe.Encoder, units []summaryUnit, kept []int) int {
 	idx := slices.Clone(kept)
 	slices.Sort(idx)
 	n := 0
@@ -508,14 +507,14 @@ func skipClosers(text string, i int) int {
 
 // countText counts the tokens of plain text (no chat framing) in enc,
 // through the process's count cache.
-func countText(enc *tiktoken.Tiktoken, s string) int {
+func countText(enc *bpe.Encoder, s string) int {
 	return textTokens.count(enc, s)
 }
 
 // truncateTokens returns the longest prefix of s that fits n tokens, cut at
 // a token boundary and, when one lies in the second half of the prefix, at
 // the last white space before it; the result is trimmed and valid UTF-8.
-func truncateTokens(enc *tiktoken.Tiktoken, s string, n int) string {
+func truncateTokens(enc *bpe.Encoder, s string, n int) string {
 	s = strings.TrimSpace(s)
 	toks := encodeLinear(enc, s) // a long unbroken run would be quadratic (issue 12)
 	if len(toks) <= n {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	tiktoken "github.com/pkoukk/tiktoken-go"
+	"github.com/engramdb/engram/memory/internal/bpe"
 )
 
 // DefaultSummaryPrompt is the system prompt of an [OpenAISummarizer] whose
@@ -264,7 +264,7 @@ func renderTranscript(msgs []Message) string {
 
 // fitTokens returns text if it fits n tokens, else its longest prefix that
 // ends a sentence and fits, else its prefix cut by [truncateTokens].
-func fitTokens(enc *tiktoken.Tiktoken, text string, n int) string {
+func fitTokens(enc *bpe.Encoder, text string, n int) string {
 	if countText(enc, text) <= n {
 		return text
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
+	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 
 	"github.com/engramdb/engram/memory"
 )
@@ -41,11 +42,9 @@ func ExampleExtractive() {
 // refTokens counts the tokens of plain text in o200k_base with tiktoken
 // directly: a reference that does not go through the code under test.
 var refTokens = sync.OnceValue(func() func(string) int {
-	// The first Summarize installs tiktoken-go's offline loader (see
-	// tokens.go); only then may this test load an encoding itself.
-	if _, err := (memory.Extractive{}).Summarize(context.Background(), "", []memory.Message{{Role: memory.RoleUser, Content: "warm up"}}, 10); err != nil {
-		panic(err)
-	}
+	// tiktoken-go's default loader downloads; the offline one serves the
+	// same rank files from the binary.
+	tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
 	enc, err := tiktoken.GetEncoding(memory.DefaultEncoding)
 	if err != nil {
 		panic(err)

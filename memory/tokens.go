@@ -13,8 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	tiktoken "github.com/pkoukk/tiktoken-go"
-	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/engramdb/engram/memory/internal/bpe"
 )
 
 // DefaultEncoding is the tiktoken encoding used when Options.Encoding is
@@ -34,28 +33,20 @@ const (
 	tokensPerCall    = 3 // framing of one tool call (id, type, function)
 )
 
-// tokenizers caches one encoder per encoding for the process: building one
-// costs 100-250 ms (measured: o200k_base 240 ms first, 120 ms again), and an
-// encoder is immutable and safe for concurrent use once built.
+// tokenizers caches one encoder per encoding for the process: loading one
+// costs 100-250 ms, and an encoder is immutable and safe for concurrent use.
 var tokenizers struct {
-	once sync.Once
-	mu   sync.Mutex
-	enc  map[string]*tiktoken.Tiktoken
+	mu  sync.Mutex
+	enc map[string]*bpe.Encoder
 }
 
 func knownEncoding(name string) bool { return slices.Contains(encodings, name) }
 
 // tokenizer returns the encoder for name, loading it from the embedded rank
-// files on first use.
-func tokenizer(name string) (*tiktoken.Tiktoken, error) {
-	tokenizers.once.Do(func() {
-		// tiktoken-go reads rank files through a package-level loader whose
-		// default downloads them. The offline loader serves the same files
-		// from the binary, so other users of tiktoken-go in this process get
-		// identical encodings, just without the network.
-		tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
-		tokenizers.enc = map[string]*tiktoken.Tiktoken{}
-	})
+// files on first use. The encoder is internal/bpe's: tiktoken-go's tokens
+// (its tests compare them) without tiktoken-go's regexp2 pre-tokenizer,
+// which took 70% of the time of counting (bench/results/load.md).
+func tokenizer(name string) (*bpe.Encoder, error) {
 	tokenizers.mu.Lock()
 	defer tokenizers.mu.Unlock()
 	if enc, ok := tokenizers.enc[name]; ok {
@@ -64,9 +55,12 @@ func tokenizer(name string) (*tiktoken.Tiktoken, error) {
 	if !knownEncoding(name) {
 		return nil, fmt.Errorf("%w: unknown tiktoken encoding %q (have %v)", ErrInvalidOptions, name, encodings)
 	}
-	enc, err := tiktoken.GetEncoding(name)
+	enc, err := bpe.Load(name)
 	if err != nil {
 		return nil, fmt.Errorf("memory: load tiktoken encoding %s: %w", name, err)
+	}
+	if tokenizers.enc == nil {
+		tokenizers.enc = map[string]*bpe.Encoder{}
 	}
 	tokenizers.enc[name] = enc
 	return enc, nil
@@ -100,9 +94,24 @@ func countTokensWith(enc ordinaryEncoder, m *Message, content int) int {
 // refused before).
 var tokenizedBytes atomic.Int64
 
-// ordinaryEncoder is the part of *tiktoken.Tiktoken that counting needs.
+// ordinaryEncoder is the part of *bpe.Encoder that counting needs.
 type ordinaryEncoder interface {
 	EncodeOrdinary(text string) []int
+}
+
+// counter is an encoder that counts without building the tokens, as
+// *bpe.Encoder does.
+type counter interface {
+	Count(text string) int
+}
+
+// encodedLen returns len(enc.EncodeOrdinary(s)), without the tokens when
+// enc can count.
+func encodedLen(enc ordinaryEncoder, s string) int {
+	if c, ok := enc.(counter); ok {
+		return c.Count(s)
+	}
+	return len(enc.EncodeOrdinary(s))
 }
 
 // maxRun is the longest stretch of text, in bytes, that tokenLen hands to
@@ -138,10 +147,10 @@ const maxRun = 512
 func tokenLen(enc ordinaryEncoder, s string) int {
 	tokenizedBytes.Add(int64(len(s)))
 	if len(s) <= maxRun {
-		return len(enc.EncodeOrdinary(s))
+		return encodedLen(enc, s)
 	}
 	n := 0
-	segments(s, func(seg string) { n += len(enc.EncodeOrdinary(seg)) })
+	segments(s, func(seg string) { n += encodedLen(enc, seg) })
 	return n
 }
 
@@ -227,16 +236,16 @@ func isSpaceLike(r rune) bool {
 }
 
 // frameTokens caches preambleFrameTokens per encoder.
-var frameTokens sync.Map // *tiktoken.Tiktoken → int
+var frameTokens sync.Map // *bpe.Encoder → int
 
 // preambleFrameTokens returns the tokens of the preamble as a system
 // message without its summary and items: the chat framing, the role and
 // preambleFrame.
-func preambleFrameTokens(enc *tiktoken.Tiktoken) int {
+func preambleFrameTokens(enc *bpe.Encoder) int {
 	if n, ok := frameTokens.Load(enc); ok {
 		return n.(int)
 	}
-	n := tokensPerMessage + len(enc.EncodeOrdinary(string(RoleSystem))) + len(enc.EncodeOrdinary(preambleFrame))
+	n := tokensPerMessage + enc.Count(string(RoleSystem)) + enc.Count(preambleFrame)
 	frameTokens.Store(enc, n)
 	return n
 }
@@ -279,7 +288,7 @@ const maxHead = 64
 // prefix (", session s-1]"). This holds for a content without a name that
 // is one line already (see oneLine) and whose first stretch is short; for
 // another, content is -1 and the episode is counted whole.
-func episodeTokens(enc *tiktoken.Tiktoken, session string, m *Message) (episode, content int) {
+func episodeTokens(enc *bpe.Encoder, session string, m *Message) (episode, content int) {
 	text, _ := episodeText(m)
 	k := firstCut(m.Content)
 	if m.Name != "" || k < 0 || oneLine(m.Content) != m.Content {
@@ -348,7 +357,7 @@ var prefixTokens struct {
 }
 
 type prefixKey struct {
-	enc    *tiktoken.Tiktoken
+	enc    *bpe.Encoder
 	prefix string
 }
 
@@ -356,7 +365,7 @@ type prefixKey struct {
 const maxCachedPrefixes = 1 << 12
 
 // countPrefix returns the tokens of a line prefix, cached.
-func countPrefix(enc *tiktoken.Tiktoken, prefix string) int {
+func countPrefix(enc *bpe.Encoder, prefix string) int {
 	k := prefixKey{enc, prefix}
 	prefixTokens.mu.Lock()
 	n, ok := prefixTokens.m[k]
@@ -369,7 +378,7 @@ func countPrefix(enc *tiktoken.Tiktoken, prefix string) int {
 
 // countPrefixBytes is countPrefix for a prefix in a buffer: a cached
 // prefix costs no string.
-func countPrefixBytes(enc *tiktoken.Tiktoken, prefix []byte) int {
+func countPrefixBytes(enc *bpe.Encoder, prefix []byte) int {
 	prefixTokens.mu.Lock()
 	n, ok := prefixTokens.m[prefixKey{enc, string(prefix)}] // no allocation for the lookup
 	prefixTokens.mu.Unlock()
@@ -380,7 +389,7 @@ func countPrefixBytes(enc *tiktoken.Tiktoken, prefix []byte) int {
 }
 
 // countPrefixMiss counts a prefix that was not in the cache and caches it.
-func countPrefixMiss(enc *tiktoken.Tiktoken, prefix string) int {
+func countPrefixMiss(enc *bpe.Encoder, prefix string) int {
 	k := prefixKey{enc, prefix}
 	n := tokenLen(enc, prefix)
 	prefixTokens.mu.Lock()
@@ -403,7 +412,7 @@ type tokenCache struct {
 }
 
 type tokenKey struct {
-	enc  *tiktoken.Tiktoken
+	enc  *bpe.Encoder
 	hash [16]byte // of the line, from SHA-256
 }
 
@@ -414,7 +423,7 @@ var textTokens tokenCache
 // maxCachedLines bounds the cache; past it an entry is evicted at random.
 const maxCachedLines = 1 << 15
 
-func (c *tokenCache) count(enc *tiktoken.Tiktoken, text string) int {
+func (c *tokenCache) count(enc *bpe.Encoder, text string) int {
 	k, n, ok := c.lookup(enc, text)
 	if ok {
 		return n
@@ -441,7 +450,7 @@ func (c *tokenCache) add(k tokenKey, n int) {
 }
 
 // lookup returns text's count if the cache holds it, and its key.
-func (c *tokenCache) lookup(enc *tiktoken.Tiktoken, text string) (k tokenKey, n int, ok bool) {
+func (c *tokenCache) lookup(enc *bpe.Encoder, text string) (k tokenKey, n int, ok bool) {
 	sum := sha256.Sum256([]byte(text))
 	k.enc = enc
 	copy(k.hash[:], sum[:])
@@ -457,7 +466,7 @@ func (c *tokenCache) lookup(enc *tiktoken.Tiktoken, text string) (k tokenKey, n 
 // does not count its line again and no count outlives its fact. A fact is
 // stored without one if the encoding cannot be loaded (Recall counts it).
 func factAnnotation(encoding string) func(f *Fact) []byte {
-	encoder := sync.OnceValues(func() (*tiktoken.Tiktoken, error) { return tokenizer(encoding) })
+	encoder := sync.OnceValues(func() (*bpe.Encoder, error) { return tokenizer(encoding) })
 	return func(f *Fact) []byte {
 		enc, err := encoder()
 		if err != nil {
@@ -476,7 +485,7 @@ func factAnnotation(encoding string) func(f *Fact) []byte {
 // graph write stores (create_relations in batches of 50) cost about 1.7×
 // the write's time when each fact's text was tokenized whole. A name with
 // white space at an edge is counted with the whole text (TestFactTextTokens).
-func factTextTokens(enc *tiktoken.Tiktoken, f *Fact) int {
+func factTextTokens(enc *bpe.Encoder, f *Fact) int {
 	pred := strings.ReplaceAll(f.Predicate, "_", " ")
 	if !trimmedName(f.Subject) || !trimmedName(pred) || !trimmedName(f.Object) {
 		return memoryTextTokens(enc, factText(f))

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"time"
 
-	tiktoken "github.com/pkoukk/tiktoken-go"
-
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
+	"github.com/engramdb/engram/memory/internal/bpe"
 )
 
 // Write-back of token counts.
@@ -192,7 +191,7 @@ fill:
 
 // writeCount writes the count of u in tx, counted from what tx reads;
 // graphs holds the transaction's graph Tx of each root.
-func (s *Store) writeCount(tx *engine.Tx, enc *tiktoken.Tiktoken, graphs map[string]*graph.Tx, u uncounted) error {
+func (s *Store) writeCount(tx *engine.Tx, enc *bpe.Encoder, graphs map[string]*graph.Tx, u uncounted) error {
 	if u.root != "" {
 		g := graphs[u.root]
 		if g == nil {
