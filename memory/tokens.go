@@ -119,11 +119,12 @@ func encodedLen(enc ordinaryEncoder, s string) int {
 //
 // Why: tiktoken's pre-tokenizer splits text at white space and at changes
 // between letters, digits and punctuation, then runs BPE on each piece; the
-// BPE merge loop of tiktoken-go is quadratic in the piece's length, so one
-// piece of N letters (no spaces) costs O(N²): 3 s for 64 KiB, 57 s for
-// 250 KiB (issue 12). Cut every maxRun bytes, such a run costs O(N·maxRun).
-// Measured on o200k_base (2-core VM): a 256-byte run costs about as much
-// per byte as English prose (~1-1.5 µs/byte), 512 bytes 2-3×, 8 KiB 20×.
+// BPE merge loop (tiktoken's, which internal/bpe keeps) is quadratic in the
+// piece's length, so one piece of N letters (no spaces) costs O(N²): 3 s
+// for 64 KiB, 57 s for 250 KiB (issue 12, tiktoken-go). Cut every maxRun
+// bytes, such a run costs O(N·maxRun). Measured with tiktoken-go on
+// o200k_base (2-core VM): a 256-byte run costs about as much per byte as
+// English prose (~1-1.5 µs/byte then), 512 bytes 2-3×, 8 KiB 20×.
 // 512 bytes keeps ordinary runs (a CJK clause, a German compound, a URL's
 // path segment) whole, so they count exactly.
 const maxRun = 512
