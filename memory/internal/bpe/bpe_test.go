@@ -1,8 +1,11 @@
 package bpe
 
 import (
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -51,44 +54,36 @@ func load(t testing.TB) (map[string]*Encoder, map[string]*tiktoken.Tiktoken) {
 	return loaded.ours, loaded.ref
 }
 
-// corpus holds texts that exercise every alternative of the patterns:
-// contractions in both cases, prefixes before letters, marks, title case,
-// digits in threes, punctuation with newlines and slashes, every kind of
-// white space before letters, digits and the end, and scripts without
-// case.
-var corpus = []string{
-	"",
-	"Hello, world! It's 2026; we'll see.\n",
-	"I'M HERE, YOU'RE THERE, THEY'VE GONE, HE'D SAY, WE'LL GO, IT'S, DON'T",
-	"she's  they're   we've    i'm\t\tyou'll\r\n\r\nhe'd",
-	"'s 't 're 've 'm 'll 'd 'S 'T 'RE 'VE 'M 'LL 'D 'Re 'x '",
-	"ſ 'ſ K 'K İ 'İ ǅungla ǈ ǋ Ǆ",
-	// Upper runs holding runes that are upper and lower at once (Lm, Lo,
-	// marks), followed by no lower: the first alternative backtracks to
-	// the last of them.
-	"ʰA. 漢A! あBC? ʰʰAB, Aʰ. e\u0301X. 漢字ABC",
-	"camelCase PascalCase snake_case kebab-case SCREAMING_CASE McDonald iPhone",
-	"1 12 123 1234 12345 ١٢٣٤٥ ½ Ⅻ ²³ 3.14159 1,000,000 -42 +7e10",
-	"path/to/file.go //comment /* block */ http://example.com/a/b?c=d&e=f#g",
-	"!!!\n\n??? ... ---\r\n*** ///\n/ /x ,\n;\r",
-	"   leading and trailing   ", "\n\n\n", " \n \n ", "\t \t x", "  1", "  !", "a  ", "x\u00a0y\u2003z\u3000w",
-	"naïve café résumé coöperate e\u0301 a\u0308b \u0301\u0302 x\u20dd",
-	"日本語のテキストです。中文文本。한국어 텍스트입니다.",
-	"Привет, МИР! Ελληνικά ΚΕΊΜΕΝΟ. עברית ערבית عربي",
-	"हिन्दी पाठ தமிழ் ภาษาไทย",
-	"emoji 👋🏽 family 👨‍👩‍👧 flags 🇩🇪🇫🇷 keycap 1️⃣",
-	"\x00\x01\x1f\x7f control \u200b zero\u200cwidth\u200djoin \ufeffbom",
-	"tabs\tand\vvertical\fform\x85next\u2028line\u2029para",
-	strings.Repeat("a", 300) + " " + strings.Repeat("ab", 200) + strings.Repeat("!", 100),
-	"user: we chose Dana for the launch on 2026-03-04 at 10:30.\nassistant: Noted.",
-	"{\"role\":\"tool\",\"content\":[1,2,3],\"ok\":true}",
+// invalidUTF8 holds texts that are not valid UTF-8, which tiktoken-go
+// reads with each bad byte as U+FFFD (testdata's texts are all valid:
+// JavaScript strings cannot hold such bytes).
+var invalidUTF8 = []string{
 	"\xff\xfe invalid \xc3 utf8 \xe2\x82 here \xed\xa0\x80 surrogate",
+	"\x80", "a\xc3", "\xe2\x82\xac\xe2\x82",
+}
+
+// corpus returns testdata/tiktoken's texts (hand-written to exercise
+// every alternative of the patterns: contractions in both cases, prefixes
+// before letters, marks, title case, digits in threes, punctuation with
+// newlines and slashes, white space before letters, digits and the end,
+// scripts without case; and 500 generated) and invalidUTF8.
+func corpus(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "tiktoken", "texts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	if err := json.Unmarshal(b, &texts); err != nil {
+		t.Fatal(err)
+	}
+	return append(texts, invalidUTF8...)
 }
 
 func TestMatchesTiktoken(t *testing.T) {
 	ours, ref := load(t)
 	for _, name := range encodings {
-		for _, s := range corpus {
+		for _, s := range corpus(t) {
 			check(t, ours[name], ref[name], s)
 		}
 	}
@@ -117,7 +112,7 @@ func TestMatchesTiktokenRandom(t *testing.T) {
 }
 
 func FuzzMatchesTiktoken(f *testing.F) {
-	for _, s := range corpus {
+	for _, s := range corpus(f) {
 		f.Add(s)
 	}
 	ours, ref := load(f)
