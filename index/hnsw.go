@@ -684,6 +684,16 @@ func (h *HNSW) greedy(s *searchScratch, q []float32, cur uint32, curD float32, l
 // the filter rejects, are walked through but never kept. The caller holds
 // mu for reading.
 func (h *HNSW) searchLayer(s *searchScratch, q []float32, entries []cand, ef, l int, filter Filter) []cand {
+	if filter == nil && !h.anyDeleted {
+		return h.searchPool(s, q, entries, ef, l)
+	}
+	return h.searchHeaps(s, q, entries, ef, l, filter)
+}
+
+// searchHeaps is searchLayer with a filter or deleted nodes: a min-heap of
+// candidates to expand, of every node, and a max-heap of the ef nearest
+// accepted nodes.
+func (h *HNSW) searchHeaps(s *searchScratch, q []float32, entries []cand, ef, l int, filter Filter) []cand {
 	s.visit.reset(h.nodes) // capacity: nodes published during the walk fit
 	s.cands = s.cands[:0]
 	s.res = s.res[:0]
@@ -1016,6 +1026,7 @@ type searchScratch struct {
 	selected2 []cand
 	shrink    []cand
 	query     []float32
+	pool      []poolEntry
 	batch     []uint32  // a list's unvisited neighbours, for dotBatch
 	dists     []float32 // their similarities to the query
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -100,11 +101,19 @@ func loadSynth(tb testing.TB) benchSet {
 
 func runSearchBench(b *testing.B, set benchSet, ef int) {
 	opts := &SearchOptions{Ef: ef}
+	// On a shared machine wall time includes time descheduled: also report
+	// this thread's CPU time per query, which is steadier.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := threadCPU()
 	for i := 0; b.Loop(); i++ {
 		if _, err := set.h.Search(set.queries[i%len(set.queries)], 10, opts); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if cpu1 := threadCPU(); cpu0 >= 0 && cpu1 >= 0 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }
