@@ -144,6 +144,14 @@ type HNSW struct {
 	deleted []uint32 // 1 = deleted; atomic
 	indeg   []int32  // layer-0 links into each node; atomic
 	links0  []uint32 // nodes·(m0+1): count, then neighbours
+	// quant: the unfiltered search walks layer 0 on int8 copies of the
+	// vectors (q8, nodes·dim, node i's scale in q8scale[i]) and re-scores
+	// the ef nodes it keeps with vecs (distance_q8.go). Set at creation
+	// when the CPU has the int8 kernel and dim is a multiple of 16; the
+	// copies are derived, never encoded.
+	quant   bool
+	q8      []int8
+	q8scale []float32
 	// Upper-layer lists of node i (layers 1..level, m+1 slots each) start
 	// at upperOff[i] in upper; level-0 nodes, most of them, have none.
 	upperOff  []uint32
@@ -186,6 +194,7 @@ func newHNSW(dim int, o HNSWOptions) *HNSW {
 		seed:           o.Seed,
 		rng:            rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
 		byID:           map[uint64]uint32{},
+		quant:          dim%16 == 0 && hasQ8Kernel(),
 	}
 }
 
@@ -211,7 +220,8 @@ func (h *HNSW) Bytes() int64 {
 	h.alloc.Unlock()
 	b := int64(len(h.vecs))*4 + int64(len(h.ids))*8 + int64(len(h.levels)) +
 		int64(len(h.deleted))*4 + int64(len(h.indeg))*4 + int64(len(h.links0))*4 + int64(len(h.upperOff))*4 +
-		int64(len(h.upper))*4 + int64(entries)*mapEntryBytes
+		int64(len(h.upper))*4 + int64(entries)*mapEntryBytes +
+		int64(len(h.q8)) + int64(len(h.q8scale))*4
 	return b + int64(unsafe.Sizeof(*h))
 }
 
@@ -369,6 +379,10 @@ func (h *HNSW) reserve(id uint64, v []float32) (uint32, reserveStatus) {
 		return 0, full
 	}
 	copy(h.vec(i), v)
+	if h.quant {
+		off := int(i) * h.dim
+		h.q8scale[i] = quantize8(h.q8[off:off+h.dim], v)
+	}
 	h.ids[i] = id
 	h.levels[i] = uint8(level)
 	h.deleted[i] = 0
@@ -397,6 +411,10 @@ func (h *HNSW) growLocked() {
 	h.indeg = grown(h.indeg, n)
 	h.links0 = grown(h.links0, n*(h.m0+1))
 	h.upperOff = grown(h.upperOff, n)
+	if h.quant {
+		h.q8 = grown(h.q8, n*h.dim)
+		h.q8scale = grown(h.q8scale, n)
+	}
 	// Upper lists: about one node in M-1 has any, with (m+1) slots a layer.
 	want := h.upperUsed + max((n-h.nodes)*(h.m+1)/(h.m-1)*2, (maxLevel+1)*(h.m+1))
 	h.upper = grown(h.upper, want)
@@ -685,7 +703,7 @@ func (h *HNSW) greedy(s *searchScratch, q []float32, cur uint32, curD float32, l
 // mu for reading.
 func (h *HNSW) searchLayer(s *searchScratch, q []float32, entries []cand, ef, l int, filter Filter) []cand {
 	if filter == nil && !h.anyDeleted {
-		return h.searchPool(s, q, entries, ef, l)
+		return h.searchPool(s, q, entries, ef, l, false)
 	}
 	return h.searchHeaps(s, q, entries, ef, l, filter)
 }
@@ -828,6 +846,9 @@ func (h *HNSW) Search(q []float32, k int, opts *SearchOptions) ([]Result, error)
 	cur, curD := h.entry, -dot(qn, h.vec(h.entry))
 	for l := h.top; l > 0; l-- {
 		cur, curD = h.greedy(s, qn, cur, curD, l)
+	}
+	if h.quant && o.Filter == nil && !h.anyDeleted {
+		return h.searchQ8(s, qn, k, ef, cur), nil
 	}
 	s.entries = append(s.entries[:0], cand{curD, cur})
 	found := h.searchLayer(s, qn, s.entries, ef, 0, o.Filter)

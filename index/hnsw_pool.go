@@ -20,8 +20,9 @@ type poolEntry struct {
 // same nodes and keep the same results (up to the order of equal
 // distances). The heaps were a quarter of a siftsmall query at ef 24, and
 // the pool needs no drain at the end. The caller holds mu for reading and
-// has checked that no node is deleted.
-func (h *HNSW) searchPool(s *searchScratch, q []float32, entries []cand, ef, l int) []cand {
+// has checked that no node is deleted. With quant, nodes are scored
+// against their int8 copies (the distances returned are those).
+func (h *HNSW) searchPool(s *searchScratch, q []float32, entries []cand, ef, l int, quant bool) []cand {
 	s.visit.reset(h.nodes) // capacity: nodes published during the walk fit
 	pool := s.pool[:0]
 	for _, e := range entries {
@@ -50,7 +51,11 @@ func (h *HNSW) searchPool(s *searchScratch, q []float32, entries []cand, ef, l i
 			}
 		}
 		dists := append(s.dists[:0], make([]float32, len(batch))...)
-		dotBatch(q, h.vecs, batch, dists)
+		if quant {
+			dotBatchQ8(q, h.q8, batch, h.q8scale, dists)
+		} else {
+			dotBatch(q, h.vecs, batch, dists)
+		}
 		s.batch, s.dists = batch, dists
 		low := len(pool)
 		for j, nb := range batch {
@@ -107,4 +112,47 @@ func nextUndone(pool []poolEntry, i int) int {
 		i++
 	}
 	return i
+}
+
+// searchQ8 is Search's layer-0 walk when the index keeps int8 copies, no
+// filter is given and no node is deleted: the pool walk from ep scores the
+// int8 copies, then the ef nodes found are re-scored with the float
+// vectors and the k nearest returned, so scores are exact. The caller
+// holds mu for reading.
+func (h *HNSW) searchQ8(s *searchScratch, q []float32, k, ef int, ep uint32) []Result {
+	s.batch = append(s.batch[:0], ep)
+	s.dists = append(s.dists[:0], 0)
+	dotBatchQ8(q, h.q8, s.batch, h.q8scale, s.dists)
+	s.entries = append(s.entries[:0], cand{-s.dists[0], ep})
+	found := h.searchPool(s, q, s.entries, ef, 0, true)
+	ids := s.batch[:0]
+	for _, c := range found {
+		ids = append(ids, c.id)
+	}
+	dists := append(s.dists[:0], make([]float32, len(ids))...)
+	dotBatch(q, h.vecs, ids, dists)
+	s.batch, s.dists = ids, dists
+	for i := range found {
+		found[i].d = -dists[i]
+	}
+	sortCandsSmall(found)
+	out := make([]Result, 0, min(k, len(found)))
+	for _, c := range found[:min(k, len(found))] {
+		out = append(out, Result{ID: h.ids[c.id], Score: -c.d})
+	}
+	return out
+}
+
+// sortCandsSmall sorts a few dozen candidates nearest first, ties by node,
+// by insertion: the re-scored pool is nearly sorted already.
+func sortCandsSmall(c []cand) {
+	for i := 1; i < len(c); i++ {
+		x := c[i]
+		j := i
+		for j > 0 && (c[j-1].d > x.d || c[j-1].d == x.d && c[j-1].id > x.id) {
+			c[j] = c[j-1]
+			j--
+		}
+		c[j] = x
+	}
 }

@@ -29,7 +29,7 @@ func TestSearchPoolMatchesHeaps(t *testing.T) {
 				}
 				entries := []cand{{-dot(qn, h.vec(e)), e}}
 				want := slices.Clone(h.searchHeaps(s, qn, entries, ef, l, nil))
-				got := h.searchPool(s, qn, entries, ef, l)
+				got := h.searchPool(s, qn, entries, ef, l, false)
 				if !slices.Equal(got, want) {
 					t.Fatalf("query %d ef %d layer %d: pool %v, heaps %v", qi, ef, l, got, want)
 				}
