@@ -98,7 +98,11 @@ const MaxDim = 1 << 16
 // Layout: vectors live in one contiguous slab, normalised on insert; layer-0
 // neighbour lists live in a second slab with a fixed stride (a count and 2·M
 // slots), and only the few nodes above layer 0 (about 1/M of them) have
-// upper-layer lists. Visited sets are reused across searches.
+// upper-layer lists. Visited sets are reused across searches. Where the
+// CPU allows (see the quant field), a third slab holds int8 copies of the
+// vectors for the unfiltered search's walk. An unfiltered search over an
+// index without deleted nodes keeps its candidates in one sorted pool
+// (hnsw_pool.go); others use two heaps.
 //
 // Concurrency: HNSW is safe for concurrent use. Searches and inserts run in
 // parallel: each holds a read lock on the index for its whole walk and locks

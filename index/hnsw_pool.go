@@ -44,19 +44,12 @@ func (h *HNSW) searchPool(s *searchScratch, q []float32, entries []cand, ef, l i
 		// Read the list in place, atomically (see setList).
 		lst := h.list(c, l)
 		cnt := min(int(atomic.LoadUint32(&lst[0])), len(lst)-1)
-		batch := s.batch[:0]
-		for j := 1; j <= cnt; j++ {
-			if nb := atomic.LoadUint32(&lst[j]); !s.visit.visit(nb) {
-				batch = append(batch, nb)
-			}
-		}
-		dists := append(s.dists[:0], make([]float32, len(batch))...)
+		batch, dists := s.unvisited(lst[1 : 1+cnt])
 		if quant {
 			dotBatchQ8(q, h.q8, batch, h.q8scale, dists)
 		} else {
 			dotBatch(q, h.vecs, batch, dists)
 		}
-		s.batch, s.dists = batch, dists
 		low := len(pool)
 		for j, nb := range batch {
 			d := -dists[j]
@@ -155,4 +148,30 @@ func sortCandsSmall(c []cand) {
 		}
 		c[j] = x
 	}
+}
+
+// unvisited marks the ids of lst visited and returns those that were not,
+// in s.batch, with s.dists resized to match (contents undefined), for a
+// dotBatch. It writes every id and advances past the new ones without a
+// branch on the visited test, which mispredicts about every other id.
+func (s *searchScratch) unvisited(lst []uint32) ([]uint32, []float32) {
+	if cap(s.batch) < len(lst) {
+		s.batch = make([]uint32, len(lst))
+	}
+	if cap(s.dists) < len(lst) {
+		s.dists = make([]float32, len(lst))
+	}
+	batch := s.batch[:len(lst)]
+	marks, tag := s.visit.marks, s.visit.tag
+	n := 0
+	for j := range lst {
+		nb := atomic.LoadUint32(&lst[j])
+		seen := marks[nb] == tag
+		marks[nb] = tag
+		batch[n] = nb
+		if !seen {
+			n++
+		}
+	}
+	return batch[:n], s.dists[:n]
 }
