@@ -743,18 +743,11 @@ func (h *HNSW) searchHeaps(s *searchScratch, q []float32, entries []cand, ef, l 
 		// cost 13% of a siftsmall query.
 		lst := h.list(c.id, l)
 		cnt := min(int(atomic.LoadUint32(&lst[0])), len(lst)-1)
-		batch := s.batch[:0]
-		for j := 1; j <= cnt; j++ {
-			if nb := atomic.LoadUint32(&lst[j]); !s.visit.visit(nb) {
-				batch = append(batch, nb)
-			}
-		}
+		batch, dists := s.unvisited(lst[1 : 1+cnt])
 		// One batched call scores every new neighbour, prefetching each
 		// vector two products ahead; the ids are then walked in list
 		// order, with the same outcome as one product at a time.
-		dists := append(s.dists[:0], make([]float32, len(batch))...)
 		dotBatch(q, h.vecs, batch, dists)
-		s.batch, s.dists = batch, dists
 		for j, nb := range batch {
 			d := -dists[j]
 			if len(s.res) < ef || d < s.res.top().d {
