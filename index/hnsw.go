@@ -100,7 +100,7 @@ const MaxDim = 1 << 16
 // slots), and only the few nodes above layer 0 (about 1/M of them) have
 // upper-layer lists. Visited sets are reused across searches. Where the
 // CPU allows (see the quant field), a third slab holds int8 copies of the
-// vectors for the unfiltered search's walk. An unfiltered search over an
+// vectors for the searches' layer-0 walk. An unfiltered search over an
 // index without deleted nodes keeps its candidates in one sorted pool
 // (hnsw_pool.go); others use two heaps.
 //
@@ -148,7 +148,7 @@ type HNSW struct {
 	deleted []uint32 // 1 = deleted; atomic
 	indeg   []int32  // layer-0 links into each node; atomic
 	links0  []uint32 // nodes·(m0+1): count, then neighbours
-	// quant: the unfiltered search walks layer 0 on int8 copies of the
+	// quant: searches walk layer 0 on int8 copies of the
 	// vectors (q8, nodes·dim, node i's scale in q8scale[i]) and re-scores
 	// the ef nodes it keeps with vecs (distance_q8.go). Set at creation
 	// when the CPU has the int8 kernel and dim is a multiple of 16; the
@@ -709,13 +709,13 @@ func (h *HNSW) searchLayer(s *searchScratch, q []float32, entries []cand, ef, l 
 	if filter == nil && !h.anyDeleted {
 		return h.searchPool(s, q, entries, ef, l, false)
 	}
-	return h.searchHeaps(s, q, entries, ef, l, filter)
+	return h.searchHeaps(s, q, entries, ef, l, filter, false)
 }
 
 // searchHeaps is searchLayer with a filter or deleted nodes: a min-heap of
 // candidates to expand, of every node, and a max-heap of the ef nearest
-// accepted nodes.
-func (h *HNSW) searchHeaps(s *searchScratch, q []float32, entries []cand, ef, l int, filter Filter) []cand {
+// accepted nodes. With quant it scores the int8 copies, like searchPool.
+func (h *HNSW) searchHeaps(s *searchScratch, q []float32, entries []cand, ef, l int, filter Filter, quant bool) []cand {
 	s.visit.reset(h.nodes) // capacity: nodes published during the walk fit
 	s.cands = s.cands[:0]
 	s.res = s.res[:0]
@@ -747,7 +747,11 @@ func (h *HNSW) searchHeaps(s *searchScratch, q []float32, entries []cand, ef, l 
 		// One batched call scores every new neighbour, prefetching each
 		// vector two products ahead; the ids are then walked in list
 		// order, with the same outcome as one product at a time.
-		dotBatch(q, h.vecs, batch, dists)
+		if quant {
+			dotBatchQ8(q, h.q8, batch, h.q8scale, dists)
+		} else {
+			dotBatch(q, h.vecs, batch, dists)
+		}
 		for j, nb := range batch {
 			d := -dists[j]
 			if len(s.res) < ef || d < s.res.top().d {
@@ -844,8 +848,8 @@ func (h *HNSW) Search(q []float32, k int, opts *SearchOptions) ([]Result, error)
 	for l := h.top; l > 0; l-- {
 		cur, curD = h.greedy(s, qn, cur, curD, l)
 	}
-	if h.quant && o.Filter == nil && !h.anyDeleted {
-		return h.searchQ8(s, qn, k, ef, cur), nil
+	if h.quant {
+		return h.searchQ8(s, qn, k, ef, cur, o.Filter), nil
 	}
 	s.entries = append(s.entries[:0], cand{curD, cur})
 	found := h.searchLayer(s, qn, s.entries, ef, 0, o.Filter)

@@ -107,17 +107,26 @@ func nextUndone(pool []poolEntry, i int) int {
 	return i
 }
 
-// searchQ8 is Search's layer-0 walk when the index keeps int8 copies, no
-// filter is given and no node is deleted: the pool walk from ep scores the
-// int8 copies, then the ef nodes found are re-scored with the float
-// vectors and the k nearest returned, so scores are exact. The caller
-// holds mu for reading.
-func (h *HNSW) searchQ8(s *searchScratch, q []float32, k, ef int, ep uint32) []Result {
+// searchQ8 is Search's layer-0 walk when the index keeps int8 copies: the
+// walk from ep (the pool, or the heaps when there is a filter or a deleted
+// node) scores the int8 copies, then the ef nodes found are re-scored
+// with the float vectors and the k nearest returned, so scores are exact.
+// A filtered walk that finds fewer than k matches falls back to the exact
+// scan, as in Search. The caller holds mu for reading.
+func (h *HNSW) searchQ8(s *searchScratch, q []float32, k, ef int, ep uint32, filter Filter) []Result {
 	s.batch = append(s.batch[:0], ep)
 	s.dists = append(s.dists[:0], 0)
 	dotBatchQ8(q, h.q8, s.batch, h.q8scale, s.dists)
 	s.entries = append(s.entries[:0], cand{-s.dists[0], ep})
-	found := h.searchPool(s, q, s.entries, ef, 0, true)
+	var found []cand
+	if filter == nil && !h.anyDeleted {
+		found = h.searchPool(s, q, s.entries, ef, 0, true)
+	} else {
+		found = h.searchHeaps(s, q, s.entries, ef, 0, filter, true)
+		if filter != nil && len(found) < k {
+			return h.exact(s, q, k, filter)
+		}
+	}
 	ids := s.batch[:0]
 	for _, c := range found {
 		ids = append(ids, c.id)

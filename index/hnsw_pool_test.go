@@ -28,7 +28,7 @@ func TestSearchPoolMatchesHeaps(t *testing.T) {
 					e = uint32(rng.IntN(int(h.n.Load())))
 				}
 				entries := []cand{{-dot(qn, h.vec(e)), e}}
-				want := slices.Clone(h.searchHeaps(s, qn, entries, ef, l, nil))
+				want := slices.Clone(h.searchHeaps(s, qn, entries, ef, l, nil, false))
 				got := h.searchPool(s, qn, entries, ef, l, false)
 				if !slices.Equal(got, want) {
 					t.Fatalf("query %d ef %d layer %d: pool %v, heaps %v", qi, ef, l, got, want)
