@@ -95,3 +95,16 @@ const prefetchAhead = 2
 //
 //go:noescape
 func prefetchList(p *uint32)
+
+// dotBatchQ8AVX512 is dotBatchQ8's AVX-512 kernel (distance_amd64.s);
+// dim must be a multiple of 16.
+//
+//go:noescape
+func dotBatchQ8AVX512(q *float32, base *int8, dim int, ids *uint32, n int, scales *float32, out *float32)
+
+// hasQ8Kernel reports whether dotBatchQ8 has an assembly kernel here.
+func hasQ8Kernel() bool { return useAVX512 }
+
+func dotBatchQ8Asm(q []float32, base []int8, ids []uint32, scales, out []float32) {
+	dotBatchQ8AVX512(&q[0], &base[0], len(q), &ids[0], len(ids), &scales[0], &out[0])
+}

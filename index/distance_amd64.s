@@ -408,3 +408,99 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	XGETBV
 	MOVL    AX, ret+0(FP)
 	RET
+
+// func dotBatchQ8AVX512(q *float32, base *int8, dim int, ids *uint32, n int, scales *float32, out *float32)
+//
+// out[i] = scales[ids[i]] · Σ q[j]·base[ids[i]·dim + j]: the float query
+// against int8 vectors, each widened to 16 int32 lanes (VPMOVSXBD),
+// converted to float and multiply-added, four accumulators over 64
+// elements a step, then 16-element steps. dim must be a multiple of 16.
+// Prefetches the vector two ahead (dim bytes, dim/64 lines).
+TEXT ·dotBatchQ8AVX512(SB), NOSPLIT, $0-56
+	MOVQ    q+0(FP), R8
+	MOVQ    base+8(FP), R9
+	MOVQ    dim+16(FP), R10
+	MOVQ    ids+24(FP), R11
+	MOVQ    n+32(FP), R12
+	MOVQ    scales+40(FP), R14
+	MOVQ    out+48(FP), R13
+	XORQ    DX, DX // i
+
+zq_loop:
+	CMPQ    DX, R12
+	JGE     zq_end
+	MOVQ    DX, AX
+	ADDQ    $2, AX
+	CMPQ    AX, R12
+	JGE     zq_nopf
+	MOVL    (R11)(AX*4), AX
+	IMULQ   R10, AX
+	ADDQ    R9, AX
+	MOVQ    R10, BX
+zq_pf:
+	PREFETCHT0 (AX)
+	ADDQ    $64, AX
+	SUBQ    $64, BX
+	JG      zq_pf
+
+zq_nopf:
+	MOVL    (R11)(DX*4), CX
+	MOVQ    CX, DI
+	IMULQ   R10, DI
+	ADDQ    R9, DI
+	VXORPS  Z0, Z0, Z0
+	VXORPS  Z1, Z1, Z1
+	VXORPS  Z2, Z2, Z2
+	VXORPS  Z3, Z3, Z3
+	MOVQ    R10, BX
+	XORQ    AX, AX
+
+zq_loop64:
+	CMPQ    BX, $64
+	JL      zq_loop16
+	VPMOVSXBD (DI)(AX*1), Z4
+	VPMOVSXBD 16(DI)(AX*1), Z5
+	VPMOVSXBD 32(DI)(AX*1), Z6
+	VPMOVSXBD 48(DI)(AX*1), Z7
+	VCVTDQ2PS Z4, Z4
+	VCVTDQ2PS Z5, Z5
+	VCVTDQ2PS Z6, Z6
+	VCVTDQ2PS Z7, Z7
+	VFMADD231PS (R8)(AX*4), Z4, Z0
+	VFMADD231PS 64(R8)(AX*4), Z5, Z1
+	VFMADD231PS 128(R8)(AX*4), Z6, Z2
+	VFMADD231PS 192(R8)(AX*4), Z7, Z3
+	ADDQ    $64, AX
+	SUBQ    $64, BX
+	JMP     zq_loop64
+
+zq_loop16:
+	CMPQ    BX, $16
+	JL      zq_reduce
+	VPMOVSXBD (DI)(AX*1), Z4
+	VCVTDQ2PS Z4, Z4
+	VFMADD231PS (R8)(AX*4), Z4, Z0
+	ADDQ    $16, AX
+	SUBQ    $16, BX
+	JMP     zq_loop16
+
+zq_reduce:
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS  Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS  X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS  X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS  X1, X0, X0
+	VMULSS  (R14)(CX*4), X0, X0
+	VMOVSS  X0, (R13)(DX*4)
+	INCQ    DX
+	JMP     zq_loop
+
+zq_end:
+	VZEROUPPER
+	RET

@@ -18,3 +18,10 @@ func dotBatchAsm(q, vecs []float32, ids []uint32, out []float32) {
 
 // prefetchList is a no-op without the assembly.
 func prefetchList(p *uint32) {}
+
+// hasQ8Kernel is false without the assembly.
+func hasQ8Kernel() bool { return false }
+
+func dotBatchQ8Asm(q []float32, base []int8, ids []uint32, scales, out []float32) {
+	dotBatchQ8Go(q, base, ids, scales, out)
+}

@@ -98,7 +98,11 @@ const MaxDim = 1 << 16
 // Layout: vectors live in one contiguous slab, normalised on insert; layer-0
 // neighbour lists live in a second slab with a fixed stride (a count and 2·M
 // slots), and only the few nodes above layer 0 (about 1/M of them) have
-// upper-layer lists. Visited sets are reused across searches.
+// upper-layer lists. Visited sets are reused across searches. Where the
+// CPU allows (see the quant field), a third slab holds int8 copies of the
+// vectors for the searches' layer-0 walk. An unfiltered search over an
+// index without deleted nodes keeps its candidates in one sorted pool
+// (hnsw_pool.go); others use two heaps.
 //
 // Concurrency: HNSW is safe for concurrent use. Searches and inserts run in
 // parallel: each holds a read lock on the index for its whole walk and locks
@@ -144,6 +148,14 @@ type HNSW struct {
 	deleted []uint32 // 1 = deleted; atomic
 	indeg   []int32  // layer-0 links into each node; atomic
 	links0  []uint32 // nodes·(m0+1): count, then neighbours
+	// quant: searches walk layer 0 on int8 copies of the
+	// vectors (q8, nodes·dim, node i's scale in q8scale[i]) and re-scores
+	// the ef nodes it keeps with vecs (distance_q8.go). Set at creation
+	// when the CPU has the int8 kernel and dim is a multiple of 16; the
+	// copies are derived, never encoded.
+	quant   bool
+	q8      []int8
+	q8scale []float32
 	// Upper-layer lists of node i (layers 1..level, m+1 slots each) start
 	// at upperOff[i] in upper; level-0 nodes, most of them, have none.
 	upperOff  []uint32
@@ -186,6 +198,7 @@ func newHNSW(dim int, o HNSWOptions) *HNSW {
 		seed:           o.Seed,
 		rng:            rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
 		byID:           map[uint64]uint32{},
+		quant:          dim%16 == 0 && hasQ8Kernel(),
 	}
 }
 
@@ -211,7 +224,8 @@ func (h *HNSW) Bytes() int64 {
 	h.alloc.Unlock()
 	b := int64(len(h.vecs))*4 + int64(len(h.ids))*8 + int64(len(h.levels)) +
 		int64(len(h.deleted))*4 + int64(len(h.indeg))*4 + int64(len(h.links0))*4 + int64(len(h.upperOff))*4 +
-		int64(len(h.upper))*4 + int64(entries)*mapEntryBytes
+		int64(len(h.upper))*4 + int64(entries)*mapEntryBytes +
+		int64(len(h.q8)) + int64(len(h.q8scale))*4
 	return b + int64(unsafe.Sizeof(*h))
 }
 
@@ -369,6 +383,10 @@ func (h *HNSW) reserve(id uint64, v []float32) (uint32, reserveStatus) {
 		return 0, full
 	}
 	copy(h.vec(i), v)
+	if h.quant {
+		off := int(i) * h.dim
+		h.q8scale[i] = quantize8(h.q8[off:off+h.dim], v)
+	}
 	h.ids[i] = id
 	h.levels[i] = uint8(level)
 	h.deleted[i] = 0
@@ -397,6 +415,10 @@ func (h *HNSW) growLocked() {
 	h.indeg = grown(h.indeg, n)
 	h.links0 = grown(h.links0, n*(h.m0+1))
 	h.upperOff = grown(h.upperOff, n)
+	if h.quant {
+		h.q8 = grown(h.q8, n*h.dim)
+		h.q8scale = grown(h.q8scale, n)
+	}
 	// Upper lists: about one node in M-1 has any, with (m+1) slots a layer.
 	want := h.upperUsed + max((n-h.nodes)*(h.m+1)/(h.m-1)*2, (maxLevel+1)*(h.m+1))
 	h.upper = grown(h.upper, want)
@@ -684,6 +706,16 @@ func (h *HNSW) greedy(s *searchScratch, q []float32, cur uint32, curD float32, l
 // the filter rejects, are walked through but never kept. The caller holds
 // mu for reading.
 func (h *HNSW) searchLayer(s *searchScratch, q []float32, entries []cand, ef, l int, filter Filter) []cand {
+	if filter == nil && !h.anyDeleted {
+		return h.searchPool(s, q, entries, ef, l, false)
+	}
+	return h.searchHeaps(s, q, entries, ef, l, filter, false)
+}
+
+// searchHeaps is searchLayer with a filter or deleted nodes: a min-heap of
+// candidates to expand, of every node, and a max-heap of the ef nearest
+// accepted nodes. With quant it scores the int8 copies, like searchPool.
+func (h *HNSW) searchHeaps(s *searchScratch, q []float32, entries []cand, ef, l int, filter Filter, quant bool) []cand {
 	s.visit.reset(h.nodes) // capacity: nodes published during the walk fit
 	s.cands = s.cands[:0]
 	s.res = s.res[:0]
@@ -711,18 +743,15 @@ func (h *HNSW) searchLayer(s *searchScratch, q []float32, entries []cand, ef, l 
 		// cost 13% of a siftsmall query.
 		lst := h.list(c.id, l)
 		cnt := min(int(atomic.LoadUint32(&lst[0])), len(lst)-1)
-		batch := s.batch[:0]
-		for j := 1; j <= cnt; j++ {
-			if nb := atomic.LoadUint32(&lst[j]); !s.visit.visit(nb) {
-				batch = append(batch, nb)
-			}
-		}
+		batch, dists := s.unvisited(lst[1 : 1+cnt])
 		// One batched call scores every new neighbour, prefetching each
 		// vector two products ahead; the ids are then walked in list
 		// order, with the same outcome as one product at a time.
-		dists := append(s.dists[:0], make([]float32, len(batch))...)
-		dotBatch(q, h.vecs, batch, dists)
-		s.batch, s.dists = batch, dists
+		if quant {
+			dotBatchQ8(q, h.q8, batch, h.q8scale, dists)
+		} else {
+			dotBatch(q, h.vecs, batch, dists)
+		}
 		for j, nb := range batch {
 			d := -dists[j]
 			if len(s.res) < ef || d < s.res.top().d {
@@ -818,6 +847,9 @@ func (h *HNSW) Search(q []float32, k int, opts *SearchOptions) ([]Result, error)
 	cur, curD := h.entry, -dot(qn, h.vec(h.entry))
 	for l := h.top; l > 0; l-- {
 		cur, curD = h.greedy(s, qn, cur, curD, l)
+	}
+	if h.quant {
+		return h.searchQ8(s, qn, k, ef, cur, o.Filter), nil
 	}
 	s.entries = append(s.entries[:0], cand{curD, cur})
 	found := h.searchLayer(s, qn, s.entries, ef, 0, o.Filter)
@@ -1016,6 +1048,7 @@ type searchScratch struct {
 	selected2 []cand
 	shrink    []cand
 	query     []float32
+	pool      []poolEntry
 	batch     []uint32  // a list's unvisited neighbours, for dotBatch
 	dists     []float32 // their similarities to the query
 }

@@ -201,6 +201,13 @@ func (d *decoder) hnsw() (*HNSW, error) {
 	}
 	h.n.Store(uint32(n))
 	h.nodes = n
+	if h.quant {
+		h.q8 = make([]int8, n*dim)
+		h.q8scale = make([]float32, n)
+		for i := range n {
+			h.q8scale[i] = quantize8(h.q8[i*dim:(i+1)*dim], h.vec(uint32(i)))
+		}
+	}
 	h.upperUsed = len(h.upper)
 	want := d.crc.Sum32()
 	if got := d.u32(); d.err != nil {
