@@ -22,10 +22,11 @@ type Cluster = kv.Cluster
 func openKV(dir string, o *Options, hooks *partitionHooks) (*kv.DB, error) {
 	if o.Postgres == nil {
 		return kv.Open(dir, &kv.Options{
-			Durability:    o.Durability,
-			EncryptionKey: o.EncryptionKey,
-			Logger:        o.Logger,
-			ReadOnly:      o.ReadOnly,
+			Durability:     o.Durability,
+			EncryptionKey:  o.EncryptionKey,
+			Logger:         o.Logger,
+			ReadOnly:       o.ReadOnly,
+			BlockCacheSize: o.BlockCacheBytes,
 		})
 	}
 	if dir != "" {

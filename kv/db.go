@@ -377,6 +377,10 @@ func (db *DB) TxnLimits() (entries, bytes int64) {
 	return db.bdb.MaxBatchCount(), db.bdb.MaxBatchSize()
 }
 
+// BlockCacheSize returns the size of the block cache in bytes, the
+// default filled in; 0 for a store in PostgreSQL.
+func (db *DB) BlockCacheSize() int64 { return db.opts.BlockCacheSize }
+
 // Durability reports the durability the store was opened with.
 func (db *DB) Durability() Durability { return db.opts.Durability }
 

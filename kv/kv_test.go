@@ -359,6 +359,19 @@ func TestInvalidOptions(t *testing.T) {
 	}
 }
 
+// TestNegativeBlockCache: Badger needs a block cache for its compressed
+// tables, so a negative BlockCacheSize, which once meant "off", is refused
+// at Open as an option, not reported as damaged files.
+func TestNegativeBlockCache(t *testing.T) {
+	db, err := Open(t.TempDir(), &Options{BlockCacheSize: -1})
+	if err == nil {
+		db.Close()
+	}
+	if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(fmt.Sprint(err), "BlockCacheSize") {
+		t.Fatalf("Open with BlockCacheSize -1 = %v, want ErrInvalidOptions naming BlockCacheSize", err)
+	}
+}
+
 func TestEncryption(t *testing.T) {
 	dir := t.TempDir()
 	key := bytes.Repeat([]byte{7}, 32)

@@ -64,7 +64,8 @@ type Options struct {
 	MemTableSize int64
 
 	// BlockCacheSize is the size of the block cache in bytes. Zero means
-	// 8 MiB; negative disables it.
+	// 8 MiB; negative is refused (Badger needs one for its compressed
+	// tables).
 	BlockCacheSize int64
 
 	// IndexCacheSize is the size of the table-index cache in bytes. Zero
@@ -103,9 +104,6 @@ func (o *Options) withDefaults() Options {
 	if out.BlockCacheSize == 0 {
 		out.BlockCacheSize = defaultBlockCacheSize
 	}
-	if out.BlockCacheSize < 0 {
-		out.BlockCacheSize = 0
-	}
 	if out.IndexCacheSize == 0 {
 		out.IndexCacheSize = defaultIndexCacheSize
 	}
@@ -130,6 +128,9 @@ func (o *Options) validate() error {
 	}
 	if o.ReadOnly && o.dirless {
 		errs = append(errs, errors.New("ReadOnly needs a store on disk"))
+	}
+	if o.BlockCacheSize < 0 {
+		errs = append(errs, fmt.Errorf("BlockCacheSize %d is negative: Badger needs a block cache for compressed tables", o.BlockCacheSize))
 	}
 	if o.IndexCacheSize < 0 {
 		errs = append(errs, fmt.Errorf("IndexCacheSize %d is negative", o.IndexCacheSize))

@@ -208,6 +208,14 @@ type Options struct {
 	// user ever touched. Zero means [engine.DefaultPartitionCacheBytes], a
 	// quarter of the memory at most 1 GiB; negative is refused.
 	PartitionCacheBytes int64
+
+	// BlockCacheBytes is the size of the store's cache of decompressed
+	// blocks of its files ([engine.Options.BlockCacheBytes]). Zero means
+	// 8 MiB; negative is refused. Recall reads records and facts through
+	// it: a larger cache, up to the size of the store, makes a Recall of
+	// a user whose data is not cached faster (measured at 300 users: 256
+	// MiB halved Recall's p50), at up to that much more memory.
+	BlockCacheBytes int64
 }
 
 // maxTTL bounds a time to live: expiry times are stored as int64 Unix
@@ -239,6 +247,9 @@ func (o *Options) validate() error {
 	}
 	if o.PartitionCacheBytes < 0 {
 		errs = append(errs, fmt.Errorf("PartitionCacheBytes %d is negative", o.PartitionCacheBytes))
+	}
+	if o.BlockCacheBytes < 0 {
+		errs = append(errs, fmt.Errorf("BlockCacheBytes %d is negative", o.BlockCacheBytes))
 	}
 	if o.SummaryTokens < 0 {
 		errs = append(errs, fmt.Errorf("SummaryTokens %d is negative", o.SummaryTokens))
@@ -364,6 +375,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 		VectorSource:        source,
 		Postgres:            o.Postgres,
 		PartitionCacheBytes: o.PartitionCacheBytes,
+		BlockCacheBytes:     o.BlockCacheBytes,
 		ReadOnly:            o.ReadOnly && o.Postgres == nil,
 	})
 	if err != nil {

@@ -41,6 +41,8 @@ type openFlags struct {
 	synonyms   string
 	// partitionCache is --partition-cache, of the commands that serve.
 	partitionCache byteSize
+	// blockCache is --block-cache, of the commands that serve.
+	blockCache byteSize
 	// fs is the flag set registerEmbedder added the flags to, to tell an
 	// explicit --embedder hashing from the default.
 	fs *pflag.FlagSet
@@ -55,6 +57,8 @@ func (f *openFlags) register(fs *pflag.FlagSet, withEmbedder bool) {
 		f.registerEmbedder(fs)
 		fs.Var(&f.partitionCache, "partition-cache",
 			"memory for the users' loaded indexes (vectors, BM25), such as 256MiB or 1GiB; past it the least recently used users' are evicted and loaded again when next used. 0: a quarter of the memory, at most 1GiB")
+		fs.Var(&f.blockCache, "block-cache",
+			"memory for the store's cache of decompressed file blocks, which Recall reads records and facts through, such as 256MiB; larger makes Recall of users not in it faster. 0: 8MiB")
 	}
 }
 
@@ -89,6 +93,7 @@ func (f *openFlags) apply(o *memory.Options) error {
 	}
 	o.EncryptionKey = key
 	o.PartitionCacheBytes = int64(f.partitionCache)
+	o.BlockCacheBytes = int64(f.blockCache)
 	if o.Synonyms, err = f.synonymsOn(); err != nil {
 		return err
 	}

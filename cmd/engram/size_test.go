@@ -43,19 +43,20 @@ func TestByteSizeFlag(t *testing.T) {
 	}
 }
 
-// TestPartitionCacheFlag: --partition-cache reaches the store's options.
+// TestPartitionCacheFlag: --partition-cache and --block-cache reach the
+// store's options.
 func TestPartitionCacheFlag(t *testing.T) {
 	var f openFlags
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	f.register(fs, true)
-	if err := fs.Parse([]string{"--partition-cache", "64MiB"}); err != nil {
+	if err := fs.Parse([]string{"--partition-cache", "64MiB", "--block-cache", "32MiB"}); err != nil {
 		t.Fatal(err)
 	}
 	var o memory.Options
 	if err := f.apply(&o); err != nil {
 		t.Fatal(err)
 	}
-	if o.PartitionCacheBytes != 64<<20 {
-		t.Fatalf("PartitionCacheBytes %d, want %d", o.PartitionCacheBytes, 64<<20)
+	if o.PartitionCacheBytes != 64<<20 || o.BlockCacheBytes != 32<<20 {
+		t.Fatalf("PartitionCacheBytes %d, BlockCacheBytes %d; want %d, %d", o.PartitionCacheBytes, o.BlockCacheBytes, 64<<20, 32<<20)
 	}
 }
