@@ -39,6 +39,9 @@ type RecallOptions struct {
 	// VectorWeight is the store's memory.Options.VectorWeight: 0 is the
 	// default (with the offline embedder, no vector search in Recall).
 	VectorWeight float64
+	// BlockCacheBytes is the store's and the peer's Badger block cache
+	// (memory.Options.BlockCacheBytes): 0 is the default.
+	BlockCacheBytes int64
 	// Reuse, with Dir, skips writing the store when Dir holds one that a
 	// run of the same shape and seed wrote to the end (a file beside Dir,
 	// Dir + ".recall-bench", says so): the queries are the same, and two
@@ -98,7 +101,7 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 	o.MemoriesPerUser = orDefault(o.MemoriesPerUser, 100)
 	o.FactsPerUser = orDefault(o.FactsPerUser, 1000)
 	o.Queries = orDefault(o.Queries, 2000)
-	store, err := memory.Open(o.Dir, &memory.Options{Durability: memory.Async, SweepInterval: -1, VectorWeight: o.VectorWeight})
+	store, err := memory.Open(o.Dir, &memory.Options{Durability: memory.Async, SweepInterval: -1, VectorWeight: o.VectorWeight, BlockCacheBytes: o.BlockCacheBytes})
 	if err != nil {
 		return RecallResult{}, err
 	}
@@ -169,7 +172,7 @@ func RunRecall(ctx context.Context, opts RecallOptions) (RecallResult, error) {
 			return res, err
 		}
 	}
-	peerDB, err := openPeer(ctx, store, o.Dir)
+	peerDB, err := openPeer(ctx, store, o.Dir, o.BlockCacheBytes)
 	if err != nil {
 		return res, err
 	}
@@ -271,7 +274,7 @@ type peerDB struct {
 // openPeer opens an engine.DB on its own and restores store's Backup into
 // it: in memory when dir (the store's) is empty, else in a new directory
 // beside dir.
-func openPeer(ctx context.Context, store *memory.Store, dir string) (*peerDB, error) {
+func openPeer(ctx context.Context, store *memory.Store, dir string, blockCache int64) (*peerDB, error) {
 	p := &peerDB{}
 	if dir != "" {
 		d, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".recall-peer-")
@@ -280,7 +283,7 @@ func openPeer(ctx context.Context, store *memory.Store, dir string) (*peerDB, er
 		}
 		p.dir = d
 	}
-	db, err := engine.Open(p.dir, &engine.Options{Durability: engine.Async, CompactDelay: -1})
+	db, err := engine.Open(p.dir, &engine.Options{Durability: engine.Async, CompactDelay: -1, BlockCacheBytes: blockCache})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("peer: %w", err), p.removeDir())
 	}

@@ -15,6 +15,7 @@ func newBenchRecallCmd() *cobra.Command {
 	var (
 		o          bench.RecallOptions
 		cpuProfile string
+		blockCache byteSize
 	)
 	cmd := &cobra.Command{
 		Use:   "recall",
@@ -41,10 +42,12 @@ there, with the same queries.`,
 				}
 				defer func() { err = errors.Join(err, stop()) }()
 			}
+			o.BlockCacheBytes = int64(blockCache)
 			return runBenchRecall(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
 	f := cmd.Flags()
+	f.Var(&blockCache, "block-cache", "the store's and the peer's Badger block cache, such as 256MiB (memory.Options.BlockCacheBytes; 0: the default, 8MiB)")
 	f.StringVar(&o.Dir, "dir", "", "store directory (default: in memory)")
 	f.IntVar(&o.Users, "users", 1000, "users")
 	f.IntVar(&o.MemoriesPerUser, "memories", 100, "memories per user")
