@@ -77,7 +77,7 @@ func runBenchBudget(ctx context.Context, stdout, stderr io.Writer, o bench.Budge
 		return fmt.Errorf("bench budget: %w", err)
 	}
 	mib := func(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
-	if _, err := fmt.Fprintf(stdout, "| users | RSS | RSS − budget | peak RSS so far | anon | file | Go runtime | live Go heap | unused in its spans | cache (estimate) | partitions loaded | evictions | hits | misses | elapsed |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"); err != nil {
+	if _, err := fmt.Fprintf(stdout, "| users | RSS | RSS − budget | peak RSS so far | anon | file | Go runtime | live Go heap | unused in its spans | cache (estimate) | partitions loaded | evictions | hits | misses | GC share of CPU | elapsed |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"); err != nil {
 		return err
 	}
 	for i, p := range append(r.Points, r.Quiet) {
@@ -85,8 +85,8 @@ func runBenchBudget(ctx context.Context, stdout, stderr io.Writer, o bench.Budge
 		if i == len(r.Points) {
 			users += " (quiet: after the Recalls and --quiet, garbage returned)"
 		}
-		_, err := fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %d | %d | %v |\n", users, mib(p.RSS), mib(p.RSS-r.Budget), mib(p.PeakRSS),
-			mib(p.RSSAnon), mib(p.RSSFile), mib(p.GoTotal), mib(p.Live), mib(p.Unused), mib(p.Cache.Bytes), p.Cache.Partitions, p.Cache.Evictions, p.Cache.Hits, p.Cache.Misses, p.Elapsed.Round(time.Second))
+		_, err := fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %d | %d | %.0f%% | %v |\n", users, mib(p.RSS), mib(p.RSS-r.Budget), mib(p.PeakRSS),
+			mib(p.RSSAnon), mib(p.RSSFile), mib(p.GoTotal), mib(p.Live), mib(p.Unused), mib(p.Cache.Bytes), p.Cache.Partitions, p.Cache.Evictions, p.Cache.Hits, p.Cache.Misses, 100*p.GCShare, p.Elapsed.Round(time.Second))
 		if err != nil {
 			return err
 		}
