@@ -30,7 +30,7 @@ a half and all of the users. Then it times Recall for users of the first half,
 whose indexes the budget evicted (cold: the Recall loads them again), and for
 each the next Recall at once (warm), and reads the memory once more after
 --quiet (20s) without writes. The Go runtime's soft memory limit is serve's:
---memory-limit, by default the partition budget plus 512MiB, unless
+--memory-limit, by default the partition budget plus 768MiB, unless
 $GOMEMLIMIT is set (GOMEMLIMIT=off: none). --dir keeps the store (default: a
 temporary directory, removed at the end).`,
 		Example: `  engram bench budget
@@ -50,7 +50,7 @@ temporary directory, removed at the end).`,
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the memories and the sampled users")
 	f.DurationVar(&o.Quiet, "quiet", 20*time.Second, "wait after the Recalls before the last reading (Badger frees an idle table builder every 2 s)")
 	f.Var(&cache, "partition-cache", "the store's partition budget, such as 256MiB")
-	f.Var(&memLimit, "memory-limit", "the Go runtime's soft memory limit, as engram serve sets it (0: the partition budget plus 512MiB; $GOMEMLIMIT, when set, instead)")
+	f.Var(&memLimit, "memory-limit", "the Go runtime's soft memory limit, as engram serve sets it (0: the partition budget plus 768MiB; $GOMEMLIMIT, when set, instead)")
 	return cmd
 }
 

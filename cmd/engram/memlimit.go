@@ -11,11 +11,13 @@ import (
 // and table builders (Badger keeps up to 8 builders' buffers, each about
 // 3.5 times the memtable or the largest table it built: 200-450 MiB at
 // 100,000 users), requests in flight, and the collector's slack.
-// Measured with engram bench budget at 256 MiB (bench/results/load.md):
-// with 256 MiB of headroom the collector ran almost all the time while
-// Badger compacted (2.6 times the CPU, writes 3 times slower); with 512
-// MiB the peak RSS fell from 1,700 to 969 MiB at 1.5 times the CPU.
-const memoryLimitHeadroom = 512 << 20
+// Measured with engram bench budget at 256 MiB (bench/results/load.md),
+// peak RSS against 1,360-1,910 MiB without a limit: with 256 MiB of
+// headroom 826 MiB, but the collector ran almost all the time (writes 3
+// times slower); with 512 MiB about 1,000 MiB, writes 1.6 times slower
+// on a shared machine (the collector 19% of the CPU); with 768 MiB 1,220
+// MiB, writes within the noise (the collector 13% of the CPU against 8%).
+const memoryLimitHeadroom = 768 << 20
 
 // memoryLimit returns the soft memory limit a serving process sets for
 // its Go runtime, and whether it sets one: the --memory-limit flag when

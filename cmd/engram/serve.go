@@ -138,7 +138,7 @@ partitions over. See docs/cluster.md.`,
 	f.StringVar(&o.tokens, "tokens", "", "the tokens file: JSON mapping bearer tokens to tenants (mode 0600); default: DIR/"+defaultTokensFile+", created on the first run with a token for tenant "+defaultTokensTenant)
 	o.open.register(f, true)
 	f.Var(&o.memoryLimit, "memory-limit",
-		"soft limit of the process's Go memory (the collector works harder near it), such as 768MiB. 0: the partition cache plus 512MiB; $GOMEMLIMIT, when set, is used instead (GOMEMLIMIT=off: none)")
+		"soft limit of the process's Go memory (the collector works harder near it), such as 1GiB. 0: the partition cache plus 768MiB; $GOMEMLIMIT, when set, is used instead (GOMEMLIMIT=off: none)")
 	o.privacy.register(f)
 	o.extract.register(f)
 	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body; larger ones get 413")
