@@ -56,8 +56,20 @@ type BudgetPoint struct {
 	// it released to the system (runtime/metrics /memory/classes/total
 	// minus /memory/classes/heap/released). All four are read first;
 	// Live is then the Go heap's objects after a collection
-	// (/memory/classes/heap/objects:bytes): what is really in use.
-	RSS, RSSAnon, RSSFile, GoTotal, Live int64
+	// (/memory/classes/heap/objects:bytes): what is really in use, and
+	// Unused the free space inside the heap's spans that hold live
+	// objects then (/memory/classes/heap/unused:bytes): fragmentation
+	// the runtime cannot return to the system.
+	RSS, RSSAnon, RSSFile, GoTotal, Live, Unused int64
+	// PeakRSS is VmHWM of /proc/self/status: the highest RSS of the
+	// process so far, between the readings too.
+	PeakRSS int64
+	// GCShare is the share of the process's CPU time the Go collector
+	// took since the start (runtime/metrics /cpu/classes/gc/total over
+	// /cpu/classes/total less /cpu/classes/idle; the runtime's estimates,
+	// brought up to date at each collection): what a soft memory limit
+	// costs.
+	GCShare float64
 	// Cache is the partition cache at that moment.
 	Cache engine.CacheStats
 	// Elapsed is the time since the run began.
@@ -126,8 +138,8 @@ func RunBudget(ctx context.Context, opts BudgetOptions) (BudgetResult, error) {
 			pt.Users, pt.Cache, pt.Elapsed = u+1, store.Stats().Cache, time.Since(began)
 			res.Points = append(res.Points, pt)
 			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "%d users: RSS %d MiB, live Go heap %d MiB, cache %d MiB in %d partitions, %d evictions, %v\n",
-					pt.Users, pt.RSS>>20, pt.Live>>20, pt.Cache.Bytes>>20, pt.Cache.Partitions, pt.Cache.Evictions, pt.Elapsed.Round(time.Second))
+				fmt.Fprintf(o.Progress, "%d users: RSS %d MiB (anon %d, file %d; peak %d), Go runtime %d MiB, live Go heap %d MiB (+%d MiB unused in its spans), cache %d MiB in %d partitions, %d evictions, GC %.0f%% of the CPU, %v\n",
+					pt.Users, pt.RSS>>20, pt.RSSAnon>>20, pt.RSSFile>>20, pt.PeakRSS>>20, pt.GoTotal>>20, pt.Live>>20, pt.Unused>>20, pt.Cache.Bytes>>20, pt.Cache.Partitions, pt.Cache.Evictions, 100*pt.GCShare, pt.Elapsed.Round(time.Second))
 			}
 		}
 	}
@@ -201,17 +213,24 @@ func budgetText(r *rand.Rand) string {
 func readMemory() BudgetPoint {
 	var pt BudgetPoint
 	status := procStatus()
-	pt.RSS, pt.RSSAnon, pt.RSSFile = status["VmRSS:"], status["RssAnon:"], status["RssFile:"]
+	pt.RSS, pt.RSSAnon, pt.RSSFile, pt.PeakRSS = status["VmRSS:"], status["RssAnon:"], status["RssFile:"], status["VmHWM:"]
 	s := []metrics.Sample{
 		{Name: "/memory/classes/total:bytes"},
 		{Name: "/memory/classes/heap/released:bytes"},
 		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/cpu/classes/total:cpu-seconds"},
+		{Name: "/cpu/classes/idle:cpu-seconds"},
 	}
 	metrics.Read(s)
 	pt.GoTotal = int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+	if total := s[5].Value.Float64() - s[6].Value.Float64(); total > 0 {
+		pt.GCShare = s[4].Value.Float64() / total
+	}
 	runtime.GC()
-	metrics.Read(s[2:])
-	pt.Live = int64(s[2].Value.Uint64())
+	metrics.Read(s[2:4])
+	pt.Live, pt.Unused = int64(s[2].Value.Uint64()), int64(s[3].Value.Uint64())
 	return pt
 }
 

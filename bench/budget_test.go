@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -26,6 +27,9 @@ func TestRunBudgetTiny(t *testing.T) {
 	}
 	if r.Samples == 0 || r.ColdP50 <= 0 || r.WarmP50 <= 0 {
 		t.Fatalf("no cold Recall timed: %+v", r)
+	}
+	if p := r.Points[1]; runtime.GOOS == "linux" && (p.RSS <= 0 || p.PeakRSS < p.RSS || p.RSSAnon <= 0 || p.Live <= 0 || p.Unused < 0 || p.GCShare <= 0 || p.GCShare >= 1) {
+		t.Fatalf("memory reading %+v: want RSS, its peak at least as high, anon, live heap and the collector's share of the CPU", p)
 	}
 	t.Logf("cache %+v; cold p50 %v p99 %v, warm p50 %v p99 %v (%d samples)", last, r.ColdP50, r.ColdP99, r.WarmP50, r.WarmP99, r.Samples)
 	if _, err := RunBudget(context.Background(), BudgetOptions{}); !errors.Is(err, ErrInvalidOptions) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -14,8 +15,9 @@ import (
 
 func newBenchBudgetCmd() *cobra.Command {
 	var (
-		o     bench.BudgetOptions
-		cache = byteSize(256 << 20)
+		o        bench.BudgetOptions
+		cache    = byteSize(256 << 20)
+		memLimit byteSize
 	)
 	cmd := &cobra.Command{
 		Use:   "budget",
@@ -27,14 +29,17 @@ by default) into a store whose loaded indexes are bounded by --partition-cache
 a half and all of the users. Then it times Recall for users of the first half,
 whose indexes the budget evicted (cold: the Recall loads them again), and for
 each the next Recall at once (warm), and reads the memory once more after
---quiet (20s) without writes. --dir keeps the store (default: a
+--quiet (20s) without writes. The Go runtime's soft memory limit is serve's:
+--memory-limit, by default the partition budget plus 768MiB, unless
+$GOMEMLIMIT is set (GOMEMLIMIT=off: none). --dir keeps the store (default: a
 temporary directory, removed at the end).`,
 		Example: `  engram bench budget
   engram bench budget --users 10000 --partition-cache 64MiB`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.PartitionCacheBytes = int64(cache)
-			return runBenchBudget(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+			limit := setMemoryLimit(memLimit, o.PartitionCacheBytes, os.Getenv)
+			return runBenchBudget(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o, limit)
 		},
 	}
 	f := cmd.Flags()
@@ -45,10 +50,13 @@ temporary directory, removed at the end).`,
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the memories and the sampled users")
 	f.DurationVar(&o.Quiet, "quiet", 20*time.Second, "wait after the Recalls before the last reading (Badger frees an idle table builder every 2 s)")
 	f.Var(&cache, "partition-cache", "the store's partition budget, such as 256MiB")
+	f.Var(&memLimit, "memory-limit", "the Go runtime's soft memory limit, as engram serve sets it (0: the partition budget plus 768MiB; $GOMEMLIMIT, when set, instead)")
 	return cmd
 }
 
-func runBenchBudget(ctx context.Context, stdout, stderr io.Writer, o bench.BudgetOptions) error {
+// runBenchBudget runs the budget benchmark and prints its table; limit is
+// the soft memory limit in force, for the last line.
+func runBenchBudget(ctx context.Context, stdout, stderr io.Writer, o bench.BudgetOptions, limit int64) error {
 	if o.Users < 1 || o.MemoriesPerUser < 1 || o.Samples < 1 || o.Quiet <= 0 {
 		return fmt.Errorf("bench budget: --users, --memories, --samples and --quiet must be positive")
 	}
@@ -69,7 +77,7 @@ func runBenchBudget(ctx context.Context, stdout, stderr io.Writer, o bench.Budge
 		return fmt.Errorf("bench budget: %w", err)
 	}
 	mib := func(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
-	if _, err := fmt.Fprintf(stdout, "| users | RSS | RSS − budget | anon | file | Go runtime | live Go heap | cache (estimate) | partitions loaded | evictions | hits | misses | elapsed |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"); err != nil {
+	if _, err := fmt.Fprintf(stdout, "| users | RSS | RSS − budget | peak RSS so far | anon | file | Go runtime | live Go heap | unused in its spans | cache (estimate) | partitions loaded | evictions | hits | misses | GC share of CPU | elapsed |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"); err != nil {
 		return err
 	}
 	for i, p := range append(r.Points, r.Quiet) {
@@ -77,13 +85,17 @@ func runBenchBudget(ctx context.Context, stdout, stderr io.Writer, o bench.Budge
 		if i == len(r.Points) {
 			users += " (quiet: after the Recalls and --quiet, garbage returned)"
 		}
-		_, err := fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %d | %d | %v |\n", users, mib(p.RSS), mib(p.RSS-r.Budget),
-			mib(p.RSSAnon), mib(p.RSSFile), mib(p.GoTotal), mib(p.Live), mib(p.Cache.Bytes), p.Cache.Partitions, p.Cache.Evictions, p.Cache.Hits, p.Cache.Misses, p.Elapsed.Round(time.Second))
+		_, err := fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %d | %d | %.0f%% | %v |\n", users, mib(p.RSS), mib(p.RSS-r.Budget), mib(p.PeakRSS),
+			mib(p.RSSAnon), mib(p.RSSFile), mib(p.GoTotal), mib(p.Live), mib(p.Unused), mib(p.Cache.Bytes), p.Cache.Partitions, p.Cache.Evictions, p.Cache.Hits, p.Cache.Misses, 100*p.GCShare, p.Elapsed.Round(time.Second))
 		if err != nil {
 			return err
 		}
 	}
-	_, err = fmt.Fprintf(stdout, "\nbudget %s; Recall of an evicted user (cold, %d samples): p50 %v, p99 %v; the same user at once (warm): p50 %v, p99 %v\n",
-		mib(r.Budget), r.Samples, r.ColdP50, r.ColdP99, r.WarmP50, r.WarmP99)
+	lim := "none"
+	if limit < math.MaxInt64 {
+		lim = mib(limit)
+	}
+	_, err = fmt.Fprintf(stdout, "\nbudget %s; soft memory limit %s; Recall of an evicted user (cold, %d samples): p50 %v, p99 %v; the same user at once (warm): p50 %v, p99 %v\n",
+		mib(r.Budget), lim, r.Samples, r.ColdP50, r.ColdP99, r.WarmP50, r.WarmP99)
 	return err
 }

@@ -40,14 +40,18 @@ type serveOptions struct {
 	durability      string
 	singleValued    []string
 	open            openFlags
-	pg              postgresFlags
-	nodeID          string
-	advertise       string
-	leaseTTL        time.Duration
-	privacy         privacyFlags
-	extract         extractFlags
-	noUI            bool
-	uiSecureCookie  bool
+	// memoryLimit is --memory-limit: the Go runtime's soft memory
+	// limit; zero means the partition budget plus a headroom
+	// (memlimit.go), unless $GOMEMLIMIT is set.
+	memoryLimit    byteSize
+	pg             postgresFlags
+	nodeID         string
+	advertise      string
+	leaseTTL       time.Duration
+	privacy        privacyFlags
+	extract        extractFlags
+	noUI           bool
+	uiSecureCookie bool
 	// uiHosts are --ui-host: the only Host headers served, on every
 	// path; empty serves any.
 	uiHosts []string
@@ -133,6 +137,8 @@ partitions over. See docs/cluster.md.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7437", `address to listen on; ":0" picks a free port and prints it`)
 	f.StringVar(&o.tokens, "tokens", "", "the tokens file: JSON mapping bearer tokens to tenants (mode 0600); default: DIR/"+defaultTokensFile+", created on the first run with a token for tenant "+defaultTokensTenant)
 	o.open.register(f, true)
+	f.Var(&o.memoryLimit, "memory-limit",
+		"soft limit of the process's Go memory (the collector works harder near it), such as 1GiB. 0: the partition cache plus 768MiB; $GOMEMLIMIT, when set, is used instead (GOMEMLIMIT=off: none)")
 	o.privacy.register(f)
 	o.extract.register(f)
 	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body; larger ones get 413")
@@ -182,6 +188,9 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 	if err := o.extract.apply(storeOpts); err != nil {
 		return err
 	}
+	// Without a limit the collector lets the heap grow to twice what is
+	// live, past the partition budget the operator chose.
+	setMemoryLimit(o.memoryLimit, storeOpts.PartitionCacheBytes, os.Getenv)
 
 	// Listen before opening the store: with PostgreSQL the address other
 	// nodes forward to is part of this node's heartbeat.
