@@ -86,6 +86,9 @@ func TestServeSetsMemoryLimit(t *testing.T) {
 		}
 		s.cancel()
 		<-s.done
+		if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+			t.Errorf("--memory-limit %d: after serve returned the limit is %d, want the process's own back", c.flag, got)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -189,7 +190,9 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, o serveOptions) (er
 		return err
 	}
 	// Without a limit the collector lets the heap grow to twice what is
-	// live, past the partition budget the operator chose.
+	// live, past the partition budget the operator chose. A process that
+	// runs serve in it (bench load, tests) gets its own limit back after.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	setMemoryLimit(o.memoryLimit, storeOpts.PartitionCacheBytes, os.Getenv)
 
 	// Listen before opening the store: with PostgreSQL the address other
