@@ -82,11 +82,8 @@ var (
 // loadSiftDeleted is loadSift's data in a second index, with node 0
 // deleted.
 func loadSiftDeleted(tb testing.TB) benchSet {
-	dir := filepath.Join("..", "..", "shared", "data", "siftsmall")
 	siftDelOnce.Do(func() {
-		base, ok := readFvecsFile(filepath.Join(dir, "siftsmall_base.fvecs"))
-		queries, ok2 := readFvecsFile(filepath.Join(dir, "siftsmall_query.fvecs"))
-		if ok && ok2 {
+		if base, queries, ok := readSift(); ok {
 			h := benchIndex(tb, base)
 			h.Delete(0)
 			siftDelSet = benchSet{h, queries}
@@ -101,11 +98,8 @@ func loadSiftDeleted(tb testing.TB) benchSet {
 // loadSift returns siftsmall's index and queries, built once per process;
 // it skips when the data set is absent.
 func loadSift(tb testing.TB) benchSet {
-	dir := filepath.Join("..", "..", "shared", "data", "siftsmall")
 	siftOnce.Do(func() {
-		base, ok := readFvecsFile(filepath.Join(dir, "siftsmall_base.fvecs"))
-		queries, ok2 := readFvecsFile(filepath.Join(dir, "siftsmall_query.fvecs"))
-		if ok && ok2 {
+		if base, queries, ok := readSift(); ok {
 			siftSet = benchSet{benchIndex(tb, base), queries}
 		}
 	})
@@ -113,6 +107,14 @@ func loadSift(tb testing.TB) benchSet {
 		tb.Skip("no siftsmall data set")
 	}
 	return siftSet
+}
+
+// readSift reads siftsmall's base and query vectors from ../shared/data.
+func readSift() (base, queries [][]float32, ok bool) {
+	dir := filepath.Join("..", "..", "shared", "data", "siftsmall")
+	base, ok = readFvecsFile(filepath.Join(dir, "siftsmall_base.fvecs"))
+	queries, ok2 := readFvecsFile(filepath.Join(dir, "siftsmall_query.fvecs"))
+	return base, queries, ok && ok2
 }
 
 // loadSynth returns a 20,000 × 384 clustered index and 200 queries, built

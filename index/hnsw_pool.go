@@ -41,15 +41,7 @@ func (h *HNSW) searchPool(s *searchScratch, q []float32, entries []cand, ef, l i
 			// one's neighbours are scored.
 			prefetchList(&h.list(pool[next].id, l)[0])
 		}
-		// Read the list in place, atomically (see setList).
-		lst := h.list(c, l)
-		cnt := min(int(atomic.LoadUint32(&lst[0])), len(lst)-1)
-		batch, dists := s.unvisited(lst[1 : 1+cnt])
-		if quant {
-			dotBatchQ8(q, h.q8, batch, h.q8scale, dists)
-		} else {
-			dotBatch(q, h.vecs, batch, dists)
-		}
+		batch, dists := h.scoreUnvisited(s, q, c, l, quant)
 		low := len(pool)
 		for j, nb := range batch {
 			d := -dists[j]
