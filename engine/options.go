@@ -92,8 +92,8 @@ type Options struct {
 	// BlockCacheBytes is the size of Badger's cache of decompressed table
 	// blocks ([kv.Options.BlockCacheSize]). Zero means its default, 8 MiB;
 	// negative is refused. A Recall reads records and facts through it:
-	// measured at 300 users (bench/results/recall.md), 256 MiB halved
-	// Recall's p50 against the default, at up to that much more memory.
+	// measured at 300 users (bench/results/recall.md), 256 MiB cut
+	// Recall's p50 by a third against the default, at up to that much more memory.
 	// Not used with Postgres.
 	BlockCacheBytes int64
 

@@ -214,7 +214,7 @@ type Options struct {
 	// 8 MiB; negative is refused. Recall reads records and facts through
 	// it: a larger cache, up to the size of the store, makes a Recall of
 	// a user whose data is not cached faster (measured at 300 users: 256
-	// MiB halved Recall's p50), at up to that much more memory.
+	// MiB cut Recall's p50 by a third), at up to that much more memory.
 	BlockCacheBytes int64
 }
 
