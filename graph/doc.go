@@ -50,8 +50,9 @@
 // DeleteRelations, ReadGraph, SearchNodes, OpenNodes) have its semantics,
 // with listings paged: ReadGraph never returns an unbounded dump.
 //
-// A caller that keeps a value derived from each fact (package memory keeps
-// its token count) gives [Options.Annotation]: the value is stored beside
+// A caller that keeps a value derived from each fact (package memory kept
+// its token count, up to the version that counted facts at recall) gives
+// [Options.Annotation]: the value is stored beside
 // the fact whenever the fact is stored, rewritten with it, and deleted
 // with it by every path that deletes a fact, in the same transaction, so
 // nothing derived from a deleted fact's text is left behind.

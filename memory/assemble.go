@@ -98,13 +98,12 @@ func appendMemoryLinePrefix(b []byte, it *Item) []byte {
 // lineTokens returns the tokens of c's preamble line: for a memory or an
 // episode whose record holds its text's count in the store's encoding,
 // that count and the prefix's (see memoryTextTokens); for a fact, what
-// hydrator.factTokens found (the cached line count, or the stored count
+// hydrator.factTokens found (the cached line count, or its text's count
 // and its line's other pieces: factLineTokens); otherwise the line
 // counted, through the cache. line is the line when it was rendered, else
-// "". A record or fact written before counts were stored is counted here
-// (the cache spares a repeat), and its count written back off the read
-// path (hydrator.countLine or hydrator.factTokens queues it; see
-// writeback.go).
+// "". A record written before counts were stored is counted here (the
+// cache spares a repeat), and its count written back off the read path
+// (hydrator.countLine queues it; see writeback.go).
 func (s *Store) lineTokens(enc *bpe.Encoder, c *Candidate) (n int, line string) {
 	switch {
 	case c.Source != SourceGraph:
@@ -134,8 +133,7 @@ func (s *Store) lineTokens(enc *bpe.Encoder, c *Candidate) (n int, line string) 
 }
 
 // countLine is Store.lineTokens of c that also queues c's count to be
-// written back when c is a record stored without one (see writeback.go;
-// hydrator.factTokens queues facts).
+// written back when c is a record stored without one (see writeback.go).
 func (h *hydrator) countLine(enc *bpe.Encoder, c *Candidate) (n int, line string) {
 	n, line = h.s.lineTokens(enc, c)
 	if line != "" && c.Source != SourceGraph {
@@ -250,9 +248,7 @@ func (s *Store) assemble(ctx context.Context, enc *bpe.Encoder, h *hydrator, rec
 			continue
 		}
 		seen[key] = c.ID
-		if err := h.factTokens(ctx, enc, c, cands[i:min(i+q.TopK-len(kept)+4, len(cands))]); err != nil {
-			return err
-		}
+		h.factTokens(enc, c)
 		n, line := h.countLine(enc, c)
 		c.Tokens = n + 1 // and its newline
 		if used+c.Tokens > budget {

@@ -233,12 +233,13 @@
 //     so whoever reads the files can test a guessed value against them: set
 //     EncryptionKey to keep the files unreadable. A call whose text holds
 //     data costs one more small transaction (the numbering).
-//   - Token counts are stored with what is written (a message's episode, a
-//     memory, a fact); Recall counts only what was stored without one (by
-//     an older version, or under another Encoding), and a background
+//   - Token counts are stored with the records written (a message's
+//     episode, a memory); Recall counts only what was stored without one
+//     (by an older version, or under another Encoding), and a background
 //     writer then stores those counts, a batch at a time, so the next
 //     Recall finds them (a read-only store keeps counting them). A count
-//     goes with its fact, memory or message.
+//     goes with its memory or message. A fact's line is counted when
+//     recalled, from cached pieces (cheaper than reading a stored count).
 //   - Token counts of a run of more than 512 bytes with no white space or
 //     punctuation break (long words, repeated characters) are counted in
 //     512-byte chunks, in linear time: up to about 0.4% over the exact

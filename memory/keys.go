@@ -32,8 +32,10 @@ import (
 //	NSMemoryArchive id       → a superseded version of a memory
 //	NSExpiry time id         → the space and text hash of a record due then
 //	NSGraph ...              → the knowledge graph (package graph's layout;
-//	                           each fact's annotation is its token count,
-//	                           see factAnnotation)
+//	                           a fact's annotation, in stores written
+//	                           before facts were counted at recall, is
+//	                           its token count, read by nothing now:
+//	                           see hydrator.factTokens)
 //
 // Under either (session prefix, or a partition prefix without session):
 //

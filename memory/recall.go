@@ -12,12 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/engramdb/engram/engine"
 	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/index"
-	"github.com/engramdb/engram/kv"
 	"github.com/engramdb/engram/memory/internal/bpe"
 )
 
@@ -283,9 +280,8 @@ type Candidate struct {
 	tokenMeta string // a memory's or an episode's memoryTokensKey value, if any
 	// For a fact: tokensRead is set once its count was looked for (see
 	// hydrator.factTokens); then lineCount is its line's count when the
-	// count cache held it (line is the line), else factTokens is the
-	// count stored for its text when there is one of it in the store's
-	// encoding. Zero means not known.
+	// count cache held it (line is the line), else factTokens is its
+	// text's count. Zero means not known.
 	tokensRead bool
 	lineCount  int
 	line       string
@@ -995,9 +991,6 @@ type hydrator struct {
 	// tx, when set, is the transaction to read in; otherwise each hydrate
 	// reads in one of its own.
 	tx *engine.Tx
-	// graphRoot is the root of the user's graph, once factTokens needed
-	// it.
-	graphRoot []byte
 }
 
 // hydrate reads the records of the candidates that lack them, in one
@@ -1080,71 +1073,27 @@ func (h *hydrator) read(tx *engine.Tx, cands []*Candidate) error {
 
 // factTokens finds the token count of c, a fact, before it is assembled:
 // its line's when the process's count cache holds it (a second turn finds
-// its facts' lines there), else the count stored for its text (its
-// graph annotation, see factAnnotation), read in the hydrator's transaction; with neither,
-// lineTokens counts the line. Where reads are remote (PostgreSQL), the
-// keys of every fact of window not looked at yet are fetched in one
-// request with c's.
-func (h *hydrator) factTokens(ctx context.Context, enc *bpe.Encoder, c *Candidate, window []*Candidate) error {
+// its facts' lines there), else its text's, counted in pieces through the
+// cache (factTextTokens: an entity's name and a predicate come back in many
+// facts). Counting is cheaper than reading a stored count: with the
+// scanners of package bpe a fact's text counts in about a microsecond from
+// the cache, where a read of a count stored beside the fact (graph
+// annotations, which stores up to this version wrote; see
+// graph.Options.Annotation) took 5 to 25 µs from Badger's tables, and a
+// round trip to PostgreSQL.
+func (h *hydrator) factTokens(enc *bpe.Encoder, c *Candidate) {
 	if c.Source != SourceGraph || c.tokensRead {
-		return nil
+		return
 	}
 	c.tokensRead = true
 	c.line = itemLine(&c.item)
 	k, n, ok := textTokens.lookup(enc, c.line)
 	if ok {
 		c.lineCount = n
-		return nil
+		return
 	}
 	c.lineKey = k
-	id, err := ulid.ParseStrict(c.ID)
-	if err != nil {
-		return nil // no key: the line is counted
-	}
-	if h.graphRoot == nil {
-		root, err := graphRoot(ownerOf(SourceGraph, h.user))
-		if err != nil {
-			return err
-		}
-		h.graphRoot = root
-	}
-	return h.view(ctx, func(tx *engine.Tx) error {
-		if tx.KV().Prefetches() {
-			if err := h.prefetchFactTokens(tx, id, window); err != nil {
-				return err
-			}
-		}
-		var buf [64]byte
-		err := tx.KV().GetFunc(graph.AppendAnnotationKey(buf[:0], h.graphRoot, id), func(v []byte) error {
-			c.factTokens, _ = parseFactTokens(v, h.s.opts.Encoding, len(c.item.Text))
-			return nil
-		})
-		if err != nil && !errors.Is(err, kv.ErrNotFound) {
-			return err
-		}
-		if c.factTokens == 0 {
-			// Stored without a count, or with one of another encoding:
-			// counted by lineTokens now, and written back later.
-			h.s.writeBack.queueFact(h.graphRoot, c.ID)
-		}
-		return nil
-	})
-}
-
-// prefetchFactTokens asks for the annotations of the fact id and of
-// the facts of window not looked at yet in one request (see
-// kv.Txn.Prefetch).
-func (h *hydrator) prefetchFactTokens(tx *engine.Tx, id ulid.ULID, window []*Candidate) error {
-	keys := [][]byte{graph.AppendAnnotationKey(nil, h.graphRoot, id)}
-	for _, w := range window {
-		if w.Source != SourceGraph || w.tokensRead {
-			continue
-		}
-		if id, err := ulid.ParseStrict(w.ID); err == nil {
-			keys = append(keys, graph.AppendAnnotationKey(nil, h.graphRoot, id))
-		}
-	}
-	return tx.KV().Prefetch(keys)
+	c.factTokens = factTextTokens(enc, c.item.Fact)
 }
 
 // skip reports whether read has nothing to read for c.

@@ -346,7 +346,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if o.ReadOnly && o.Postgres == nil {
 		o.SweepInterval, o.Extraction = -1, ExtractOff // both write
 	}
-	g, err := graph.New(&graph.Options{SingleValued: o.SingleValued, Annotation: factAnnotation(o.Encoding)})
+	g, err := graph.New(&graph.Options{SingleValued: o.SingleValued})
 	if err != nil {
 		return nil, err // checked by validate
 	}

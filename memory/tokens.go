@@ -2,9 +2,7 @@ package memory
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -461,22 +459,6 @@ func (c *tokenCache) lookup(enc *bpe.Encoder, text string) (k tokenKey, n int, o
 	return k, n, ok
 }
 
-// factAnnotation returns the graph's Options.Annotation of a store that
-// counts in encoding: a fact's token count (formatFactTokens), stored
-// beside the fact when it is written and deleted with it, so that Recall
-// does not count its line again and no count outlives its fact. A fact is
-// stored without one if the encoding cannot be loaded (Recall counts it).
-func factAnnotation(encoding string) func(f *Fact) []byte {
-	encoder := sync.OnceValues(func() (*bpe.Encoder, error) { return tokenizer(encoding) })
-	return func(f *Fact) []byte {
-		enc, err := encoder()
-		if err != nil {
-			return nil
-		}
-		return formatFactTokens(encoding, factTextTokens(enc, f), factTextLen(f))
-	}
-}
-
 // factTextTokens is memoryTextTokens of factText(f), counted in three
 // pieces that every encoding cuts apart (see exactCut: a space after other
 // than white space, and after the arrow): " " and the subject, " —", the
@@ -517,32 +499,4 @@ func collapseSpace(s string) string {
 		return s
 	}
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// formatFactTokens returns a fact's annotation (see factAnnotation): its
-// text's count (memoryTextTokens of factText) and the text's length in
-// bytes as uvarints, then the name of the encoding that counted. Binary,
-// so that Recall reads it without allocating. The length, like a
-// memory's (memoryTokensKey), guards against a count of other text; the
-// graph rewrites the annotation whenever it rewrites the fact's text
-// (MergeEntities), so only a store changed by a binary without
-// annotations can hold one.
-func formatFactTokens(encoding string, tokens, textLen int) []byte {
-	b := binary.AppendUvarint(nil, uint64(tokens))
-	b = binary.AppendUvarint(b, uint64(textLen))
-	return append(b, encoding...)
-}
-
-// parseFactTokens returns the count a fact's annotation v holds, if it
-// was counted in encoding for a text of textLen bytes.
-func parseFactTokens(v []byte, encoding string, textLen int) (int, bool) {
-	n, k := binary.Uvarint(v)
-	if k <= 0 || n == 0 || n > math.MaxInt32 {
-		return 0, false
-	}
-	l, j := binary.Uvarint(v[k:])
-	if j <= 0 || l != uint64(textLen) || string(v[k+j:]) != encoding {
-		return 0, false
-	}
-	return int(n), true
 }

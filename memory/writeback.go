@@ -6,22 +6,21 @@ import (
 	"time"
 
 	"github.com/engramdb/engram/engine"
-	"github.com/engramdb/engram/graph"
 	"github.com/engramdb/engram/memory/internal/bpe"
 )
 
 // Write-back of token counts.
 //
-// A fact, memory or episode stored before counts were stored (or by a
-// binary that stored none, or counted in another encoding) is counted by
-// Recall each time it is recalled, through the process's count cache.
+// A memory or episode stored before counts were stored (or by a binary
+// that stored none, or counted in another encoding) is counted by Recall
+// each time it is recalled, through the process's count cache. (Facts
+// are always counted at recall: see hydrator.factTokens.)
 // Recall reads in a read transaction: a write there would take the
 // writer's turn, and under Sync durability an fsync, on the read path,
 // and would fail on a read-only store. So Recall only queues what it
 // counted (a channel send that drops it when the queue is full), and one
 // goroutine writes the queued counts in one transaction per batch, each
-// counted again from what is stored in that transaction: for a fact the
-// graph stores its annotation (graph.Tx.Annotate), for a record its
+// counted again from what is stored in that transaction: the record's
 // metadata gets the count (engine.Tx.SetRecordMetadata, which keeps its
 // expiry and indexes). What was deleted in the meantime gets nothing, and
 // a concurrent delete conflicts rather than leave a count behind. A
@@ -34,11 +33,9 @@ const writeBackQueue = 1024
 // writeBackBatch bounds the items one transaction writes.
 const writeBackBatch = 256
 
-// uncounted is a fact or record Recall counted for want of a stored
-// count.
+// uncounted is a record Recall counted for want of a stored count.
 type uncounted struct {
-	root  string // a fact's graph root, "" for a record
-	owner Scope  // a record's partition and space
+	owner Scope // the record's partition and space
 	space string
 	id    string
 }
@@ -65,14 +62,9 @@ func (s *Store) startWriteBack() {
 	go s.runWriteBack()
 }
 
-// queueFact queues fact id of the graph at root for its count to be
-// written back, unless the queue is full or the store writes none.
-func (w *writeBack) queueFact(root []byte, id string) {
-	w.queue(uncounted{root: string(root), id: id})
-}
-
 // queueRecord queues record id (a memory or an episode) of owner's
-// partition and space for its count to be written back, as queueFact.
+// partition and space for its count to be written back, unless the queue
+// is full or the store writes none.
 func (w *writeBack) queueRecord(owner Scope, space, id string) {
 	w.queue(uncounted{owner: owner, space: space, id: id})
 }
@@ -152,7 +144,7 @@ func (s *Store) runWriteBack() {
 
 // writeCounts writes the counts of batch, and of what else is queued up
 // to writeBackBatch, in one transaction, and returns batch emptied. A
-// failure is logged: the facts stay counted at recall.
+// failure is logged: the records stay counted at recall.
 func (s *Store) writeCounts(batch []uncounted) []uncounted {
 fill:
 	for len(batch) < writeBackBatch {
@@ -169,14 +161,13 @@ fill:
 	enc, err := s.encoder()
 	if err == nil {
 		err = s.db.Update(s.writeBack.ctx, func(tx *engine.Tx) error {
-			graphs := map[string]*graph.Tx{} // one graph Tx per root, as package graph asks
 			seen := map[uncounted]bool{}
 			for _, u := range batch {
 				if seen[u] {
 					continue
 				}
 				seen[u] = true
-				if err := s.writeCount(tx, enc, graphs, u); err != nil {
+				if err := s.writeCount(tx, enc, u); err != nil {
 					return err
 				}
 			}
@@ -189,20 +180,8 @@ fill:
 	return batch[:0]
 }
 
-// writeCount writes the count of u in tx, counted from what tx reads;
-// graphs holds the transaction's graph Tx of each root.
-func (s *Store) writeCount(tx *engine.Tx, enc *bpe.Encoder, graphs map[string]*graph.Tx, u uncounted) error {
-	if u.root != "" {
-		g := graphs[u.root]
-		if g == nil {
-			g = s.graph.Tx(tx.KV(), []byte(u.root))
-			graphs[u.root] = g
-		}
-		if err := g.Annotate(u.id); err != nil && !errors.Is(err, graph.ErrFactNotFound) {
-			return err
-		}
-		return nil
-	}
+// writeCount writes the count of u in tx, counted from what tx reads.
+func (s *Store) writeCount(tx *engine.Tx, enc *bpe.Encoder, u uncounted) error {
 	rec, err := tx.GetRecord(u.owner, u.space, u.id, &engine.GetRecordOptions{SkipVector: true})
 	if errors.Is(err, engine.ErrNotFound) {
 		return nil
