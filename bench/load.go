@@ -53,6 +53,16 @@ type LoadOptions struct {
 	// the timed phase, so that recalls have memories and a graph to
 	// search: 50 memories and 100 facts (PowerLawFacts) by default.
 	MemoriesPerUser, FactsPerUser int
+	// MessagesPerSession are appended to each session before the timed
+	// phase (user and assistant by turns, in requests of up to 50), their
+	// extraction drained and each session recalled once: recalls then
+	// find a window, a rolling summary and episodes to search, as in an
+	// agent's session and as in the mix, whose appends fill the sessions.
+	// Without them (zero, the default here; engram bench load writes 200)
+	// a recalls-only run recalls empty sessions, which costs less than a
+	// recall in the mix, so the mix compares badly with it. The appends
+	// are verified with the timed phase's.
+	MessagesPerSession int
 
 	// RequestTimeout bounds each request (default 30s), so a stuck
 	// server cannot keep the run from ending.
@@ -82,6 +92,7 @@ func (o LoadOptions) withDefaults() (LoadOptions, error) {
 		{"AppendWeight", int64(o.AppendWeight)}, {"RecallWeight", int64(o.RecallWeight)}, {"TurnWeight", int64(o.TurnWeight)},
 		{"Users", int64(o.Users)}, {"SessionsPerUser", int64(o.SessionsPerUser)},
 		{"MemoriesPerUser", int64(o.MemoriesPerUser)}, {"FactsPerUser", int64(o.FactsPerUser)},
+		{"MessagesPerSession", int64(o.MessagesPerSession)},
 		{"RequestTimeout", int64(o.RequestTimeout)},
 	} {
 		if f.v < 0 {
@@ -306,7 +317,6 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadResult, error) {
 			return nil, fmt.Errorf("load setup: warm-up recall: %w", err)
 		}
 	}
-	res.Setup = time.Since(began)
 
 	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
 	var sessions []loadSession
@@ -315,6 +325,13 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadResult, error) {
 			sessions = append(sessions, loadSession{user: &users[u], id: "load-" + tag + "-" + strconv.Itoa(s)})
 		}
 	}
+	if o.MessagesPerSession > 0 {
+		progress("load: writing %d messages to each of %d sessions", o.MessagesPerSession, len(sessions))
+		if res.Acks, err = seedSessions(ctx, c, o, sessions); err != nil {
+			return nil, fmt.Errorf("load setup: %w", err)
+		}
+	}
+	res.Setup = time.Since(began)
 	progress("load: %d clients for %v, append:recall:turn %d:%d:%d, over %d sessions of %d users", o.Clients, o.Duration,
 		o.AppendWeight, o.RecallWeight, o.TurnWeight, len(sessions), len(users))
 	workers := make([]*loadWorker, o.Clients)
@@ -434,6 +451,68 @@ func seedUsers(ctx context.Context, c *loadClient, o LoadOptions) ([]loadUser, e
 		return nil
 	})
 	return users, err
+}
+
+// seedBatch bounds the messages of one setup append.
+const seedBatch = 50
+
+// seedSessions appends o.MessagesPerSession messages to each session,
+// o.Clients requests at a time, waits for their extraction, then recalls
+// each session once, so that its rolling summary is up to date when the
+// clock starts. It returns the appends' acks.
+func seedSessions(ctx context.Context, c *loadClient, o LoadOptions, sessions []loadSession) ([]Ack, error) {
+	type batch struct {
+		s        loadSession
+		contents []string
+	}
+	var batches []batch
+	for i, s := range sessions {
+		r := rand.New(rand.NewPCG(o.Seed, uint64(2000+i)))
+		for n := 0; n < o.MessagesPerSession; n += seedBatch {
+			b := batch{s: s}
+			for k := n; k < min(n+seedBatch, o.MessagesPerSession); k++ {
+				b.contents = append(b.contents, fmt.Sprintf("seed-%d: %s", k, loadText(r, 8+r.IntN(24))))
+			}
+			batches = append(batches, b)
+		}
+	}
+	acks := make([][]Ack, len(batches))
+	err := forEachParallel(ctx, len(batches), o.Clients, func(ctx context.Context, i int) error {
+		b := batches[i]
+		msgs := make([]map[string]string, len(b.contents))
+		for k, content := range b.contents {
+			msgs[k] = map[string]string{"role": [2]string{"user", "assistant"}[k%2], "content": content}
+		}
+		body, err := c.post(ctx, sessionPath(b.s.user.id, b.s.id), map[string]any{"messages": msgs}, 201)
+		if err != nil {
+			return fmt.Errorf("append to %s: %w", b.s.id, err)
+		}
+		var resp struct {
+			IDs []string `json:"ids"`
+		}
+		if err := decodeJSON(body, &resp); err != nil {
+			return err
+		}
+		if len(resp.IDs) != len(b.contents) {
+			return &shapeError{fmt.Sprintf("append answered %d ids for %d messages", len(resp.IDs), len(b.contents))}
+		}
+		for k, id := range resp.IDs {
+			acks[i] = append(acks[i], Ack{User: b.s.user.id, Session: b.s.id, ID: id, Content: b.contents[k]})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := c.drain(ctx); err != nil {
+		return nil, err
+	}
+	for _, s := range sessions {
+		if _, err := c.post(ctx, "/v1/recall", map[string]string{"user": s.user.id, "session": s.id, "text": "warm up " + s.user.entities[0]}, 200); err != nil {
+			return nil, fmt.Errorf("warm-up recall of %s: %w", s.id, err)
+		}
+	}
+	return slices.Concat(acks...), nil
 }
 
 // loadText returns n words of the synthetic vocabulary, one of them a

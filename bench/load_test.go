@@ -48,6 +48,7 @@ type fakeAPI struct {
 	facts    map[string]int
 	messages map[string][]fakeMessage // by user/session, in id order
 	roles    []string                 // of every append, in arrival order
+	warmed   map[string]int           // user/session → messages held when warmed up
 }
 
 type fakeMessage struct{ ID, Content string }
@@ -55,7 +56,7 @@ type fakeMessage struct{ ID, Content string }
 const fakeToken = "fake-token-0123456789"
 
 func newFakeAPI() *fakeAPI {
-	return &fakeAPI{token: fakeToken, memories: map[string]int{}, facts: map[string]int{}, messages: map[string][]fakeMessage{}}
+	return &fakeAPI{token: fakeToken, memories: map[string]int{}, facts: map[string]int{}, messages: map[string][]fakeMessage{}, warmed: map[string]int{}}
 }
 
 func (f *fakeAPI) handler() http.Handler {
@@ -111,24 +112,32 @@ func (f *fakeAPI) handler() http.Handler {
 		var req struct {
 			Messages []struct{ Role, Content string } `json:"messages"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) != 1 || req.Messages[0].Content == "" {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 || len(req.Messages) > 100 {
 			fakeJSON(w, 400, map[string]any{"error": map[string]string{"code": "invalid_message", "message": fmt.Sprint(err)}})
 			return
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.seq++
-		f.roles = append(f.roles, req.Messages[0].Role)
-		id := fmt.Sprintf("%010d", f.seq)
-		key := r.PathValue("user") + "/" + r.PathValue("session")
-		content := req.Messages[0].Content
-		if f.changeEvery > 0 && f.seq%f.changeEvery == 0 {
-			content += " (changed)"
+		var ids []string
+		for _, m := range req.Messages {
+			if m.Content == "" {
+				fakeJSON(w, 400, map[string]any{"error": map[string]string{"code": "invalid_message", "message": "empty"}})
+				return
+			}
+			f.seq++
+			f.roles = append(f.roles, m.Role)
+			id := fmt.Sprintf("%010d", f.seq)
+			key := r.PathValue("user") + "/" + r.PathValue("session")
+			content := m.Content
+			if f.changeEvery > 0 && f.seq%f.changeEvery == 0 {
+				content += " (changed)"
+			}
+			if f.dropEvery == 0 || f.seq%f.dropEvery != 0 {
+				f.messages[key] = append(f.messages[key], fakeMessage{id, content})
+			}
+			ids = append(ids, id)
 		}
-		if f.dropEvery == 0 || f.seq%f.dropEvery != 0 {
-			f.messages[key] = append(f.messages[key], fakeMessage{id, content})
-		}
-		fakeJSON(w, 201, map[string]any{"ids": []string{id}, "facts": []any{}})
+		fakeJSON(w, 201, map[string]any{"ids": ids, "facts": []any{}})
 	})
 	mux.HandleFunc("GET /v1/users/{user}/sessions/{session}/messages", func(w http.ResponseWriter, r *http.Request) {
 		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
@@ -153,7 +162,13 @@ func (f *fakeAPI) handler() http.Handler {
 			fakeJSON(w, 400, map[string]any{"error": map[string]string{"code": "invalid_query", "message": fmt.Sprint(err)}})
 			return
 		}
-		// RunLoad's warm-up recalls name no session; the timed ones do.
+		// RunLoad's warm-up recalls name no session, or say "warm up";
+		// the timed ones name a session and do not.
+		if req.Session != "" && strings.HasPrefix(req.Text, "warm up") {
+			f.mu.Lock()
+			f.warmed[req.User+"/"+req.Session] = len(f.messages[req.User+"/"+req.Session])
+			f.mu.Unlock()
+		}
 		if f.hangRecalls && req.Session != "" {
 			// With the body read, the server watches the connection,
 			// and the client's hang-up cancels the context.
@@ -481,12 +496,75 @@ func TestRunLoadLoopbackOnly(t *testing.T) {
 	}
 }
 
+// TestRunLoadSeedsSessions: with MessagesPerSession, every session holds
+// that many messages, in more than one request, before the timed phase
+// (each is warmed up with a recall once they are in), and they are
+// verified with the timed appends; a seeded message the server loses
+// fails the run.
+func TestRunLoadSeedsSessions(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	smallPages(t)
+	f := newFakeAPI()
+	srv := httptest.NewServer(f.handler())
+	defer srv.Close()
+	o := smallLoad(srv)
+	o.MessagesPerSession = 60
+	o.AppendWeight, o.RecallWeight = 0, 1
+	var progress bytes.Buffer
+	o.Progress = &progress
+	res, err := RunLoad(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sessions := o.Users * o.SessionsPerUser
+	if v := res.Verification; v.Acknowledged != sessions*60 || v.Verified != v.Acknowledged || v.Stored != v.Acknowledged {
+		t.Errorf("verification %+v, want %d seeded appends", v, sessions*60)
+	}
+	f.mu.Lock()
+	if len(f.warmed) != sessions {
+		t.Errorf("%d sessions warmed up, want %d", len(f.warmed), sessions)
+	}
+	for key, n := range f.warmed {
+		if n != 60 || len(f.messages[key]) != 60 {
+			t.Errorf("%s: warmed up holding %d messages, now %d", key, n, len(f.messages[key]))
+		}
+		for _, m := range f.messages[key] {
+			if !strings.HasPrefix(m.Content, "seed-") {
+				t.Errorf("%s: %q is not a seeded message", key, m.Content)
+			}
+		}
+	}
+	if f.roles[0] != "user" || f.roles[1] != "assistant" {
+		t.Errorf("roles %v, want user and assistant by turns", f.roles[:2])
+	}
+	f.mu.Unlock()
+	if !strings.Contains(progress.String(), "writing 60 messages to each of 6 sessions") {
+		t.Errorf("progress:\n%s", progress.String())
+	}
+
+	f = newFakeAPI()
+	f.dropEvery = 50
+	srv2 := httptest.NewServer(f.handler())
+	defer srv2.Close()
+	o = smallLoad(srv2)
+	o.MessagesPerSession, o.AppendWeight, o.RecallWeight = 60, 0, 1
+	if res, err = RunLoad(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verification.Missing == 0 || res.Err() == nil {
+		t.Errorf("a lost seeded message passed: %+v", res.Verification)
+	}
+}
+
 func TestLoadOptionsInvalid(t *testing.T) {
-	_, err := RunLoad(context.Background(), LoadOptions{Clients: -1, Duration: -1, RecallWeight: -2, FactsPerUser: -1})
+	_, err := RunLoad(context.Background(), LoadOptions{Clients: -1, Duration: -1, RecallWeight: -2, FactsPerUser: -1, MessagesPerSession: -1})
 	if !errors.Is(err, ErrInvalidOptions) {
 		t.Fatalf("RunLoad = %v", err)
 	}
-	for _, want := range []string{"BaseURL is required", "Token is required", "Clients is negative", "Duration is negative", "RecallWeight is negative", "FactsPerUser is negative"} {
+	for _, want := range []string{"BaseURL is required", "Token is required", "Clients is negative", "Duration is negative", "RecallWeight is negative", "FactsPerUser is negative", "MessagesPerSession is negative"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
@@ -538,7 +616,7 @@ func TestLoadReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"append_weight", "clients", "cpu_seconds", "duration_seconds", "elapsed_seconds", "error_kinds", "error_samples",
-		"extraction_backlog", "extraction_drain_s", "facts_per_user", "gomaxprocs", "memories_per_user", "note", "ops", "passed", "recall_weight", "reverified",
+		"extraction_backlog", "extraction_drain_s", "facts_per_user", "gomaxprocs", "memories_per_user", "messages_per_session", "note", "ops", "passed", "recall_weight", "reverified",
 		"seed", "sessions_per_user", "setup_seconds", "users", "verification"}
 	if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, want) {
 		t.Errorf("JSON keys %v, want %v", keys, want)

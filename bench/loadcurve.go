@@ -79,8 +79,8 @@ func WriteCurveTable(w io.Writer, c *ClientsCurve) error {
 		c.Serial.PerSecond, roundDuration(c.Serial.P50), roundDuration(c.Serial.P99), c.Serial.Fsyncs, roundDuration(c.Serial.Elapsed))
 	if len(c.Points) > 0 {
 		o := c.Points[0].Load.Options
-		fmt.Fprintf(&b, "each run: appends only, a fresh store, %v, %d users × %d sessions, setup %d memories and %d facts per user, seed %d; GOMAXPROCS %d\n",
-			o.Duration, o.Users, o.SessionsPerUser, o.MemoriesPerUser, o.FactsPerUser, o.Seed, runtime.GOMAXPROCS(0))
+		fmt.Fprintf(&b, "each run: appends only, a fresh store, %v, %d users × %d sessions, setup %d memories and %d facts per user, %d messages per session, seed %d; GOMAXPROCS %d\n",
+			o.Duration, o.Users, o.SessionsPerUser, o.MemoriesPerUser, o.FactsPerUser, o.MessagesPerSession, o.Seed, runtime.GOMAXPROCS(0))
 		if n := c.Points[0].Load.Note; n != "" {
 			fmt.Fprintf(&b, "%s\n", n)
 		}

@@ -26,9 +26,9 @@ func WriteLoadTable(w io.Writer, r *LoadResult) error {
 		all.Throughput += s.Throughput
 	}
 	fmt.Fprintf(&b, "| all | %d | %d | %.1f | | | |\n\n", all.Count, all.Errors, all.Throughput)
-	fmt.Fprintf(&b, "clients %d for %v (elapsed %v), %s, %d users × %d sessions; setup %d memories and %d facts per user in %v; GOMAXPROCS %d\n",
+	fmt.Fprintf(&b, "clients %d for %v (elapsed %v), %s, %d users × %d sessions; setup %d memories and %d facts per user, %d messages per session, in %v; GOMAXPROCS %d\n",
 		o.Clients, o.Duration, roundDuration(r.Elapsed), mixLabel(o), o.Users, o.SessionsPerUser,
-		o.MemoriesPerUser, o.FactsPerUser, roundDuration(r.Setup), runtime.GOMAXPROCS(0))
+		o.MemoriesPerUser, o.FactsPerUser, o.MessagesPerSession, roundDuration(r.Setup), runtime.GOMAXPROCS(0))
 	if r.CPU > 0 {
 		fmt.Fprintf(&b, "process CPU in the timed phase (clients and server): %v, %v per request\n", roundDuration(r.CPU), roundDuration(r.CPUPerRequest()))
 	}
@@ -124,30 +124,31 @@ func roundDuration(d time.Duration) time.Duration {
 // loadJSON is the JSON schema of a LoadResult: times in seconds or
 // milliseconds, as their names say.
 type loadJSON struct {
-	Clients         int               `json:"clients"`
-	DurationSeconds float64           `json:"duration_seconds"`
-	ElapsedSeconds  float64           `json:"elapsed_seconds"`
-	CPUSeconds      float64           `json:"cpu_seconds"`
-	AppendWeight    int               `json:"append_weight"`
-	RecallWeight    int               `json:"recall_weight"`
-	TurnWeight      int               `json:"turn_weight,omitempty"`
-	Backlog         int               `json:"extraction_backlog"` // -1: unknown
-	DrainSeconds    float64           `json:"extraction_drain_s"`
-	Background      []backgroundJSON  `json:"background,omitempty"`
-	Users           int               `json:"users"`
-	SessionsPerUser int               `json:"sessions_per_user"`
-	MemoriesPerUser int               `json:"memories_per_user"`
-	FactsPerUser    int               `json:"facts_per_user"`
-	Seed            uint64            `json:"seed"`
-	SetupSeconds    float64           `json:"setup_seconds"`
-	GOMAXPROCS      int               `json:"gomaxprocs"`
-	Note            string            `json:"note,omitempty"`
-	Ops             []opJSON          `json:"ops"`
-	ErrorKinds      map[string]int    `json:"error_kinds"`
-	ErrorSamples    map[string]string `json:"error_samples"`
-	Verification    Verification      `json:"verification"`
-	Reverified      *Verification     `json:"reverified,omitempty"`
-	Passed          bool              `json:"passed"`
+	Clients            int               `json:"clients"`
+	DurationSeconds    float64           `json:"duration_seconds"`
+	ElapsedSeconds     float64           `json:"elapsed_seconds"`
+	CPUSeconds         float64           `json:"cpu_seconds"`
+	AppendWeight       int               `json:"append_weight"`
+	RecallWeight       int               `json:"recall_weight"`
+	TurnWeight         int               `json:"turn_weight,omitempty"`
+	Backlog            int               `json:"extraction_backlog"` // -1: unknown
+	DrainSeconds       float64           `json:"extraction_drain_s"`
+	Background         []backgroundJSON  `json:"background,omitempty"`
+	Users              int               `json:"users"`
+	SessionsPerUser    int               `json:"sessions_per_user"`
+	MemoriesPerUser    int               `json:"memories_per_user"`
+	FactsPerUser       int               `json:"facts_per_user"`
+	MessagesPerSession int               `json:"messages_per_session"`
+	Seed               uint64            `json:"seed"`
+	SetupSeconds       float64           `json:"setup_seconds"`
+	GOMAXPROCS         int               `json:"gomaxprocs"`
+	Note               string            `json:"note,omitempty"`
+	Ops                []opJSON          `json:"ops"`
+	ErrorKinds         map[string]int    `json:"error_kinds"`
+	ErrorSamples       map[string]string `json:"error_samples"`
+	Verification       Verification      `json:"verification"`
+	Reverified         *Verification     `json:"reverified,omitempty"`
+	Passed             bool              `json:"passed"`
 }
 
 type backgroundJSON struct {
@@ -181,7 +182,7 @@ func newLoadJSON(r *LoadResult) loadJSON {
 		Clients: o.Clients, DurationSeconds: o.Duration.Seconds(), ElapsedSeconds: r.Elapsed.Seconds(),
 		CPUSeconds: r.CPU.Seconds(), AppendWeight: o.AppendWeight, RecallWeight: o.RecallWeight, TurnWeight: o.TurnWeight,
 		Backlog: r.Backlog, DrainSeconds: r.Drain.Seconds(), Users: o.Users, SessionsPerUser: o.SessionsPerUser,
-		MemoriesPerUser: o.MemoriesPerUser, FactsPerUser: o.FactsPerUser, Seed: o.Seed,
+		MemoriesPerUser: o.MemoriesPerUser, FactsPerUser: o.FactsPerUser, MessagesPerSession: o.MessagesPerSession, Seed: o.Seed,
 		SetupSeconds: r.Setup.Seconds(), GOMAXPROCS: runtime.GOMAXPROCS(0), Note: r.Note,
 		Ops:        []opJSON{},
 		ErrorKinds: r.ErrorKinds, ErrorSamples: r.ErrorSamples,

@@ -246,8 +246,8 @@ func WriteSweepTable(w io.Writer, s *Sweep) error {
 		fmt.Fprintf(&b, "| %s | %s%s | %s | %s %g%s | %s |\n", t.Name, fixed2(t.Value), unitSuffix(t.Unit), t.Detail, cmp, t.Limit, unitSuffix(t.Unit), met)
 	}
 	o := s.Mix.Options
-	fmt.Fprintf(&b, "\neach run: a fresh store, %v (elapsed %s), %d users × %d sessions, setup %d memories and %d facts per user, seed %d; GOMAXPROCS %d\n",
-		o.Duration, sweepElapsed(s), o.Users, o.SessionsPerUser, o.MemoriesPerUser, o.FactsPerUser, o.Seed, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(&b, "\neach run: a fresh store, %v (elapsed %s), %d users × %d sessions, setup %d memories and %d facts per user, %d messages per session, seed %d; GOMAXPROCS %d\n",
+		o.Duration, sweepElapsed(s), o.Users, o.SessionsPerUser, o.MemoriesPerUser, o.FactsPerUser, o.MessagesPerSession, o.Seed, runtime.GOMAXPROCS(0))
 	if s.Mix.Note != "" {
 		fmt.Fprintf(&b, "%s\n", s.Mix.Note)
 	}

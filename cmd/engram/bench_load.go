@@ -51,7 +51,10 @@ func newBenchLoadCmd() *cobra.Command {
 		Short: "Load engram serve on loopback: throughput, p50 and p99 of append and recall",
 		Long: `load starts engram serve in this process on 127.0.0.1 (a real listener, a
 store on disk, bearer authentication with a generated token, access logs
-formatted and dropped), writes memories and facts for --users users, then runs
+formatted and dropped), writes memories and facts for --users users and
+--messages messages to each session (then waits for their extraction and
+recalls each session once, so that recalls find a window, a summary and
+episodes, as in the mix, whose appends fill the sessions), then runs
 --clients clients for --duration: each sends an append of one message to a
 random session, a recall for a random user and session, or an agent's turn
 (the user's message, a recall, the reply, in one session, timed as one), in
@@ -111,6 +114,7 @@ event, which slows the run.`,
 	f.IntVar(&o.load.SessionsPerUser, "sessions", 4, "sessions per user; clients pick one at random for each request")
 	f.IntVar(&o.load.MemoriesPerUser, "memories", 50, "memories written to each user before the timed phase")
 	f.IntVar(&o.load.FactsPerUser, "facts", 100, "graph facts written to each user before the timed phase")
+	f.IntVar(&o.load.MessagesPerSession, "messages", 200, "messages appended to each session before the timed phase (recalls then find a window, a summary and episodes; 0: empty sessions)")
 	f.DurationVar(&o.load.RequestTimeout, "request-timeout", 30*time.Second, "bound on each request")
 	f.Uint64Var(&o.load.Seed, "seed", 1, "seed of the operations, sessions and texts")
 	f.StringVar(&o.dir, "dir", "", "store directory, kept afterwards (default: a temporary directory, removed)")
@@ -138,6 +142,9 @@ func (o *benchLoadOptions) validate() error {
 	}
 	if l.Users < 1 || l.SessionsPerUser < 1 || l.MemoriesPerUser < 1 || l.FactsPerUser < 1 {
 		errs = append(errs, errors.New("--users, --sessions, --memories and --facts must be at least 1"))
+	}
+	if l.MessagesPerSession < 0 {
+		errs = append(errs, fmt.Errorf("--messages %d is negative", l.MessagesPerSession))
 	}
 	total := 0
 	for k, v := range o.mix {

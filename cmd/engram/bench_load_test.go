@@ -21,7 +21,7 @@ import (
 
 // loadArgs run a short load: a second, two clients, a small setup.
 var loadArgs = []string{"bench", "load", "--clients", "2", "--duration", "1s", "--users", "2", "--sessions", "2",
-	"--memories", "3", "--facts", "10"}
+	"--memories", "3", "--facts", "10", "--messages", "4"}
 
 // TestBenchLoad runs the load against the real server and store: no
 // errors, every acknowledged append read back before and after a restart,
@@ -179,7 +179,12 @@ type loadJSON struct {
 	TurnWeight   int    `json:"turn_weight"`
 	Note         string `json:"note"`
 	Passed       bool   `json:"passed"`
-	Ops          []struct {
+	// Seeded is how many messages the setup appended: sessions ×
+	// --messages.
+	Users              int `json:"users"`
+	SessionsPerUser    int `json:"sessions_per_user"`
+	MessagesPerSession int `json:"messages_per_session"`
+	Ops                []struct {
 		Op           string  `json:"op"`
 		Count        int     `json:"count"`
 		Errors       int     `json:"errors"`
@@ -190,6 +195,15 @@ type loadJSON struct {
 	ErrorKinds   map[string]int      `json:"error_kinds"`
 	Verification bench.Verification  `json:"verification"`
 	Reverified   *bench.Verification `json:"reverified"`
+}
+
+// appends is how many appends the run should read back: its own and the
+// setup's, which must be there (--messages).
+func (r *loadJSON) appends(timed int) int {
+	if r.MessagesPerSession == 0 || r.Users == 0 || r.SessionsPerUser == 0 {
+		return -1 // the JSON must say how many were seeded
+	}
+	return timed + r.Users*r.SessionsPerUser*r.MessagesPerSession
 }
 
 func readLoadJSON(t *testing.T, path string) loadJSON {
@@ -218,7 +232,7 @@ func checkLoadPassed(t *testing.T, r loadJSON, out string) {
 		}
 	}
 	v := r.Verification
-	if r.Ops[0].Op != "append" || v.Acknowledged != r.Ops[0].Count || v.Verified != v.Acknowledged || v.Stored != v.Acknowledged {
+	if r.Ops[0].Op != "append" || v.Acknowledged != r.appends(r.Ops[0].Count) || v.Verified != v.Acknowledged || v.Stored != v.Acknowledged {
 		t.Errorf("verification %+v of %d appends", v, r.Ops[0].Count)
 	}
 	if rv := r.Reverified; rv == nil || rv.Acknowledged != v.Acknowledged || rv.Verified != v.Verified || rv.Stored != v.Stored {
@@ -227,7 +241,7 @@ func checkLoadPassed(t *testing.T, r loadJSON, out string) {
 }
 
 // tinyLoadArgs are the smallest load that still exercises every path.
-var tinyLoadArgs = []string{"--duration", "200ms", "--users", "2", "--sessions", "2", "--memories", "2", "--facts", "5"}
+var tinyLoadArgs = []string{"--duration", "200ms", "--users", "2", "--sessions", "2", "--memories", "2", "--facts", "5", "--messages", "3"}
 
 // TestBenchLoadSweep runs --sweep: four runs that each pass and read back
 // their appends, one table, and targets computed from the runs.
@@ -292,13 +306,13 @@ func TestBenchLoadSweep(t *testing.T) {
 			t.Errorf("run %d: %+v, want %+v", i, run, w)
 		}
 		v := run.Verification
-		if v.Acknowledged != run.Ops[0].Count || v.Verified != v.Acknowledged || run.Reverified == nil || run.Reverified.Verified != v.Acknowledged {
+		if v.Acknowledged != run.appends(run.Ops[0].Count) || v.Verified != v.Acknowledged || run.Reverified == nil || run.Reverified.Verified != v.Acknowledged {
 			t.Errorf("run %s read back %+v, then %+v, of %d appends", run.Name, v, run.Reverified, run.Ops[0].Count)
 		}
 	}
 	// The last run makes agent turns only: two appends each, all read back.
 	if turns := r.Runs[4]; turns.Name != "agent turns" || turns.TurnWeight != 1 || len(turns.Ops) != 3 || turns.Ops[2].Count == 0 ||
-		turns.Verification.Acknowledged != 2*turns.Ops[2].Count || turns.Verification.Verified != turns.Verification.Acknowledged {
+		turns.Verification.Acknowledged != turns.appends(2*turns.Ops[2].Count) || turns.Verification.Verified != turns.Verification.Acknowledged {
 		t.Errorf("turns run %+v", turns)
 	}
 	if !strings.Contains(out, "| agent turns | 2 | turns | ") || !strings.Contains(out, "CPU per turn ") || !strings.Contains(out, "extraction backlog when the clients stopped: append only ") {
@@ -394,7 +408,7 @@ func TestBenchLoadCurve(t *testing.T) {
 		run := p.Run
 		v := run.Verification
 		if !run.Passed || run.AppendWeight != 1 || run.RecallWeight != 0 || run.Ops[0].Count == 0 || run.Ops[1].Count != 0 ||
-			v.Verified != run.Ops[0].Count || run.Reverified == nil || run.Reverified.Verified != v.Verified {
+			v.Verified != run.appends(run.Ops[0].Count) || run.Reverified == nil || run.Reverified.Verified != v.Verified {
 			t.Errorf("point %d run %+v", i, run)
 		}
 	}
