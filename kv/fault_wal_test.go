@@ -210,17 +210,23 @@ func TestFaultWALOlderLost(t *testing.T) {
 				}
 				f.Close()
 			}, memName(mark.newest))
+			if mark.newest > mark.first {
+				versionsGone(t, base, mark, acked)
+			}
 			openAcked(t, base, acked)
 		})
 	}
 	// Level 0 takes two tables; the third flush writes its table and
 	// waits, then the memtables queue in their logs, and the writer waits
 	// once the newest is full: four logs, the oldest of them flushed (its
-	// table named by the manifest), the next two not. With Async
-	// durability nothing syncs, so the record holds no version seen at a
-	// rotation: the logs left show what is missing.
+	// table named by the manifest), the next two not, then the newest.
+	// With Async durability nothing syncs, so the record holds no version
+	// seen at a rotation: the logs left show what is missing.
 	for _, durability := range []Durability{Sync, Async} {
 		t.Run("flushes held back, "+durability.String(), func(t *testing.T) {
+			if durability == Async && (testing.Short() || raceEnabled) {
+				t.Skip("a fifth child: .ci/run's fault step runs it without -race")
+			}
 			env := []string{crashHoldEnv + "=1"}
 			if durability == Async {
 				env = append(env, crashAsyncEnv+"=1")
@@ -228,6 +234,27 @@ func TestFaultWALOlderLost(t *testing.T) {
 			heldBack(t, env, remove)
 		})
 	}
+}
+
+// versionsGone: a compaction can drop every write of a flushed log from
+// the tables again (deletions that met what they delete), and the
+// record's bound is then above every table. The manifest's flushes show
+// the log was flushed, and a copy of base, killed after rotations
+// (mark), must open with every acknowledged transaction.
+func versionsGone(t *testing.T, base string, mark walMark, acked int) {
+	t.Run("a flushed log's versions gone from the tables", func(t *testing.T) {
+		dir := t.TempDir()
+		copyStore(t, base, dir)
+		gone := mark.newest - 1
+		if _, err := os.Stat(filepath.Join(dir, memName(gone))); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s, flushed, is still there (%v)", memName(gone), err)
+		}
+		mark.seen[gone] = 1 << 40
+		if err := writeWALMark(dir, &mark); err != nil {
+			t.Fatal(err)
+		}
+		openAcked(t, dir, acked)
+	})
 }
 
 // heldBack is TestFaultWALOlderLost with flushes held back: the child runs
@@ -238,11 +265,20 @@ func heldBack(t *testing.T, env []string, remove func(int) func(*testing.T, stri
 		nums, _, err := memLogs(base)
 		return err == nil && len(nums) >= 4
 	})
-	flushed, unflushed := logsFlushed(t, base)
+	flushed, unflushed, orphans := logsFlushed(t, base)
+	if orphans && len(unflushed) > 0 {
+		// The kill came between a flush's table and its manifest record:
+		// the oldest unflushed log's writes are in a table the manifest
+		// does not name, and checkOrphans refuses its loss first.
+		unflushed = unflushed[1:]
+	}
 	b, _ := os.ReadFile(filepath.Join(base, walMarkFile))
 	t.Logf("flushed logs %v, unflushed %v, record %q", flushed, unflushed, b)
-	if len(unflushed) < 3 {
-		t.Fatalf("%d unflushed write-ahead logs, want 3 or more", len(unflushed))
+	// The newest log may hold no write yet (with Async durability the
+	// kill can come before the commit that began it wrote there).
+	nums, _, err := memLogs(base)
+	if err != nil || len(unflushed) < 2 || nums[len(nums)-1] <= unflushed[1] {
+		t.Fatalf("logs %v (%v), of which unflushed %v: want two unflushed below the newest", nums, err, unflushed)
 	}
 	t.Run("oldest unflushed deleted", func(t *testing.T) {
 		refusesDamaged(t, base, remove(unflushed[0]), memName(unflushed[0]))
@@ -263,8 +299,9 @@ func heldBack(t *testing.T, env []string, remove func(int) func(*testing.T, stri
 }
 
 // logsFlushed sorts the write-ahead logs of a store that is not open into
-// those whose writes a live table holds and the others, ascending.
-func logsFlushed(t *testing.T, dir string) (flushed, unflushed []int) {
+// those whose writes a live table holds and the others, ascending, and
+// says whether a table is on disk that the manifest does not name.
+func logsFlushed(t *testing.T, dir string) (flushed, unflushed []int, orphans bool) {
 	t.Helper()
 	kr, err := badger.OpenKeyRegistry(badger.KeyRegistryOptions{Dir: dir, ReadOnly: true})
 	if err != nil {
@@ -282,6 +319,7 @@ func logsFlushed(t *testing.T, dir string) (flushed, unflushed []int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	orphans = len(mf.orphans) > 0
 	live, err := checkTables(dir, mf.tables, kr)
 	if err != nil {
 		t.Fatal(err)
@@ -301,5 +339,5 @@ func logsFlushed(t *testing.T, dir string) (flushed, unflushed []int) {
 			unflushed = append(unflushed, n)
 		}
 	}
-	return flushed, unflushed
+	return flushed, unflushed, orphans
 }

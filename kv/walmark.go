@@ -2,8 +2,10 @@ package kv
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"maps"
 	"os"
@@ -14,6 +16,8 @@ import (
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/pb"
+	"google.golang.org/protobuf/proto"
 )
 
 // The write-ahead log record.
@@ -38,14 +42,15 @@ import (
 //     newest log and deletes a log only after flushing it, and the newest
 //     one is never flushed while the store is open, so a directory whose
 //     newest .mem is older than the recorded one has lost that log;
-//   - the first log of the session and the newest version the store held
-//     before it (base), and, with Sync durability, the newest version the
-//     store held when the syncer found each later log the newest (seen).
+//   - the first log of the session, the newest version the store held
+//     before it (base), with Sync durability the newest version the
+//     store held when the syncer found each later log the newest (seen),
+//     and the length and checksum of the manifest when the session began.
 //     Badger flushes the logs oldest first, so a log of the session
-//     missing below the newest one left was lost, unless it was flushed:
-//     then a table holds a version at least as new as that bound, or as
-//     the first after the newest version of an older log left
-//     (checkWALHole);
+//     missing below the newest one left was lost unless it was flushed:
+//     then a table holds a version at least that new (or newer than an
+//     older log left), or the manifest records as many flushes since the
+//     session began (checkWALHole);
 //   - the size Badger gives a .mem it creates (twice the memtable size,
 //     and it never shrinks one it writes), and the sizes Badger cut the
 //     logs it replayed at open to: a .mem of another size was cut short;
@@ -85,11 +90,14 @@ import (
 //   - a log that was already flushed when it was deleted: its data is in
 //     a table, and nothing is lost.
 //
-// The hole check takes a table's newest version for the newest a flush
-// wrote: a compaction that drops every write of a flushed log again (a
-// memtable of deletions only, merged at the bottom level with what they
-// delete) could make Open refuse a store that lost nothing, naming the
-// log; deleting walMarkFile opens it (without the checks of the logs).
+// The hole check trusts a table's newest version only to show a flush; a
+// compaction may drop every write of a flushed log from the tables again
+// (deletions that met what they delete), so when the versions say
+// "not flushed" the manifest's flushes are counted too. Only if Badger
+// also rewrote its manifest during the session (it does so after about
+// 10,000 table deletions) could Open refuse a store that lost nothing,
+// naming the log; deleting walMarkFile opens it, without the checks of
+// the logs.
 const walMarkFile = "ENGRAM-WAL"
 
 // walState is the phase of the session walMarkFile describes.
@@ -132,6 +140,12 @@ type walMark struct {
 	// existed yet (open). Every version then was in a table or in a log up
 	// to n, so once n is flushed a table holds one at least as new.
 	seen map[int]uint64
+	// manifest is the length of Badger's MANIFEST when the session began
+	// (open) and manifestSum the CRC-32 (IEEE) of those bytes: Badger
+	// only appends to it until it rewrites it, and the flushes of the
+	// session are the records appended since (flushesSince).
+	manifest    int64
+	manifestSum uint32
 }
 
 // walMarkMagic starts walMarkFile: a name and a format version. Format 2
@@ -144,8 +158,8 @@ const (
 
 func (m *walMark) encode() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\nstate %s\nnewest %d\nfirst %d\nfilesize %d\nversion %d\nbase %d\n",
-		walMarkMagic, walStates[m.state], m.newest, m.first, m.fileSize, m.version, m.base)
+	fmt.Fprintf(&b, "%s\nstate %s\nnewest %d\nfirst %d\nfilesize %d\nversion %d\nbase %d\nmanifest %d %d\n",
+		walMarkMagic, walStates[m.state], m.newest, m.first, m.fileSize, m.version, m.base, m.manifest, m.manifestSum)
 	for _, n := range slices.Sorted(maps.Keys(m.sizes)) {
 		fmt.Fprintf(&b, "old %d %d\n", n, m.sizes[n])
 	}
@@ -160,7 +174,7 @@ func (m *walMark) encode() []byte {
 func decodeWALMark(b []byte) (walMark, error) {
 	m := walMark{sizes: map[int]int64{}, seen: map[int]uint64{}}
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	head := 7
+	head := 8
 	if len(lines) > 0 && lines[0] == walMarkV1 {
 		head = 6
 	}
@@ -193,13 +207,16 @@ func decodeWALMark(b []byte) (walMark, error) {
 	if m.version, ok = versionLine(lines[5], "version"); !ok {
 		err = errors.Join(err, fmt.Errorf("bad version line %q", lines[5]))
 	}
-	if head == 7 {
+	if head == 8 {
 		if m.base, ok = versionLine(lines[6], "base"); !ok {
 			err = errors.Join(err, fmt.Errorf("bad base line %q", lines[6]))
 		}
+		if m.manifest, m.manifestSum, ok = manifestLine(lines[7]); !ok {
+			err = errors.Join(err, fmt.Errorf("bad manifest line %q", lines[7]))
+		}
 	}
 	for _, line := range lines[head:] {
-		err = errors.Join(err, m.decodeLog(line, head == 7))
+		err = errors.Join(err, m.decodeLog(line, head == 8))
 	}
 	return m, err
 }
@@ -209,6 +226,17 @@ func versionLine(line, name string) (uint64, bool) {
 	v, ok := strings.CutPrefix(line, name+" ")
 	n, err := strconv.ParseUint(v, 10, 64)
 	return n, ok && err == nil && strconv.FormatUint(n, 10) == v
+}
+
+// manifestLine parses the line "manifest LENGTH CRC".
+func manifestLine(line string) (length int64, sum uint32, ok bool) {
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "manifest" {
+		return 0, 0, false
+	}
+	length, lerr := strconv.ParseInt(f[1], 10, 64)
+	s, serr := strconv.ParseUint(f[2], 10, 32)
+	return length, uint32(s), lerr == nil && serr == nil && length >= 0
 }
 
 // decodeLog parses a line about one log: "old N SIZE", or, in format 2
@@ -362,7 +390,10 @@ func checkWALMark(dir string, live uint64, wal versionRange, logs map[int]versio
 // was flushed, so was every older one, and a table holds the versions of
 // k; if it was not, its writes are lost, and no table holds a version of
 // k or of a later log. walBound gives a version no newer than the newest
-// in k: a table holding none as new shows k was not flushed.
+// in k: a table that new shows k flushed. Failing that, so do as many
+// flushes in the manifest since the session began as there were logs
+// before k's successor (those Badger replayed at open, then the
+// session's).
 func checkWALHole(dir string, m *walMark, live uint64, nums []int, logs map[int]versionRange) error {
 	if m.first < 0 || len(nums) == 0 {
 		return nil // no session is on record, or Badger may have replayed
@@ -381,7 +412,56 @@ func checkWALHole(dir string, m *walMark, live uint64, nums []int, logs map[int]
 	if live >= bound {
 		return nil
 	}
+	// A compaction may have dropped the writes of a flushed log from the
+	// tables again (deletions that met what they delete): the flushes
+	// Badger recorded in the manifest show it too. The logs it replayed
+	// at open were flushed first, those of the session after them.
+	if n, ok := flushesSince(dir, m.manifest, m.manifestSum); ok && n >= len(m.sizes)+k-m.first+1 {
+		return nil
+	}
 	return corrupt(filepath.Join(dir, memName(k)), "missing: the store was not closed (a crash or kill), and this write-ahead log, older than %s, which is left, held writes from version %d on that are in no table (the newest in a table is version %d)", memName(nums[len(nums)-1]), bound, live)
+}
+
+// flushesSince counts the memtable flushes recorded in dir's manifest
+// after its first length bytes, which must still have the CRC-32 sum;
+// ok is false when they do not (Badger rewrote the manifest) or the
+// manifest cannot be read. A flush is a change set of one change, a
+// level-0 table's creation: a compaction's also deletes its input tables,
+// and a rewrite creates every table at once. The count stops at the first
+// damaged or torn record.
+func flushesSince(dir string, length int64, sum uint32) (n int, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, badger.ManifestFilename))
+	if err != nil || length < 8 || int64(len(b)) < length || crc32.ChecksumIEEE(b[:length]) != sum {
+		return 0, false
+	}
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	for rest := b[length:]; len(rest) >= 8; {
+		size := binary.BigEndian.Uint32(rest[:4])
+		if uint64(size) > uint64(len(rest)-8) {
+			break
+		}
+		rec := rest[8 : 8+size]
+		var cs pb.ManifestChangeSet
+		if crc32.Checksum(rec, castagnoli) != binary.BigEndian.Uint32(rest[4:8]) || proto.Unmarshal(rec, &cs) != nil {
+			break
+		}
+		if c := cs.GetChanges(); len(c) == 1 && c[0].GetOp() == pb.ManifestChange_CREATE && c[0].GetLevel() == 0 {
+			n++
+		}
+		rest = rest[8+size:]
+	}
+	return n, true
+}
+
+// manifestPrefix returns the length of dir's manifest and the CRC-32 of
+// its bytes (zeros when it cannot be read: flushesSince then finds no
+// count).
+func manifestPrefix(dir string) (length int64, sum uint32) {
+	b, err := os.ReadFile(filepath.Join(dir, badger.ManifestFilename))
+	if err != nil {
+		return 0, 0
+	}
+	return int64(len(b)), crc32.ChecksumIEEE(b)
 }
 
 // walBound returns a version no newer than the newest in log k of the
@@ -470,6 +550,7 @@ func (wm *walMarker) afterOpen(memTableSize int64, bdb *badger.DB) error {
 	defer wm.mu.Unlock()
 	wm.version = bdb.MaxVersion
 	wm.m = walMark{state: walOpen, newest: first, first: first, fileSize: 2 * memTableSize, sizes: sizes, base: bdb.MaxVersion()}
+	wm.m.manifest, wm.m.manifestSum = manifestPrefix(wm.dir)
 	return writeWALMark(wm.dir, &wm.m)
 }
 
@@ -523,7 +604,7 @@ func (wm *walMarker) dropping() error {
 		return nil
 	}
 	m := wm.m
-	m.first, m.sizes, m.seen, m.base = -1, nil, nil, 0
+	m.first, m.sizes, m.seen, m.base, m.manifest, m.manifestSum = -1, nil, nil, 0, 0, 0
 	if err := writeWALMark(wm.dir, &m); err != nil {
 		return err
 	}

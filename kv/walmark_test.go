@@ -276,7 +276,7 @@ func TestOpenWALMarkDamaged(t *testing.T) {
 func FuzzDecodeWALMark(f *testing.F) {
 	f.Add([]byte("engram-wal 1\nstate open\nnewest 7\nfirst 7\nfilesize 2097152\nversion 0\nold 5 1234\n"))
 	f.Add([]byte("engram-wal 1\nstate closing\nnewest 3\nfirst -1\nfilesize 0\nversion 99\n"))
-	f.Add([]byte("engram-wal 2\nstate open\nnewest 9\nfirst 7\nfilesize 2097152\nversion 0\nbase 41\nold 5 1234\nseen 8 60\nseen 9 75\n"))
+	f.Add([]byte("engram-wal 2\nstate open\nnewest 9\nfirst 7\nfilesize 2097152\nversion 0\nbase 41\nmanifest 120 3735928559\nold 5 1234\nseen 8 60\nseen 9 75\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := decodeWALMark(b)
 		if err != nil {
@@ -345,17 +345,17 @@ func TestDecodeWALMarkFormats(t *testing.T) {
 	if _, err := decodeWALMark([]byte("engram-wal 1\nstate open\nnewest 7\nfirst 6\nfilesize 2097152\nversion 0\nseen 7 10\n")); err == nil {
 		t.Fatal("a seen line in a record of format 1 was accepted")
 	}
-	m, err = decodeWALMark([]byte("engram-wal 2\nstate open\nnewest 9\nfirst 7\nfilesize 2097152\nversion 0\nbase 41\nseen 8 60\n"))
+	m, err = decodeWALMark([]byte("engram-wal 2\nstate open\nnewest 9\nfirst 7\nfilesize 2097152\nversion 0\nbase 41\nmanifest 120 99\nseen 8 60\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.base != 41 || m.seen[8] != 60 || len(m.seen) != 1 {
+	if m.base != 41 || m.manifest != 120 || m.manifestSum != 99 || m.seen[8] != 60 || len(m.seen) != 1 {
 		t.Fatalf("format 2 read as %+v", m)
 	}
 	if got := string(m.encode()); !strings.HasPrefix(got, walMarkMagic+"\n") || !strings.Contains(got, "\nbase 41\n") || !strings.HasSuffix(got, "\nseen 8 60\n") {
 		t.Fatalf("encoded as %q", got)
 	}
-	if _, err := decodeWALMark([]byte("engram-wal 2\nstate open\nnewest 9\nfirst 7\nfilesize 2097152\nversion 0\n")); err == nil {
-		t.Fatal("a record of format 2 without its base line was accepted")
+	if _, err := decodeWALMark([]byte("engram-wal 2\nstate open\nnewest 9\nfirst 7\nfilesize 2097152\nversion 0\nbase 41\n")); err == nil {
+		t.Fatal("a record of format 2 without its manifest line was accepted")
 	}
 }
