@@ -43,8 +43,8 @@ import (
 //     one is never flushed while the store is open, so a directory whose
 //     newest .mem is older than the recorded one has lost that log;
 //   - the first log of the session, the newest version the store held
-//     before it (base), with Sync durability the newest version the
-//     store held when the syncer found each later log the newest (seen),
+//     before it (base), with Sync durability the newest version
+//     committed when the syncer found each later log the newest (seen),
 //     and the length and checksum of the manifest when the session began.
 //     Badger flushes the logs oldest first, so a log of the session
 //     missing below the newest one left was lost unless it was flushed:
@@ -135,10 +135,10 @@ type walMark struct {
 	// log began (open): every write of the session's logs is newer. Zero
 	// when not known (a record of format 1).
 	base uint64
-	// seen holds, for a log n of the session, the newest version the store
-	// held when the group syncer found n the newest log and no newer one
-	// existed yet (open). Every version then was in a table or in a log up
-	// to n, so once n is flushed a table holds one at least as new.
+	// seen holds, for a log n of the session, the newest version
+	// committed when the group syncer found n the newest log and no newer
+	// one existed yet (open). Every version then was in a table or in a
+	// log up to n, so once n is flushed a table holds one at least as new.
 	seen map[int]uint64
 	// manifest is the length of Badger's MANIFEST when the session began
 	// (open) and manifestSum the CRC-32 (IEEE) of those bytes: Badger
@@ -501,8 +501,10 @@ type walMarker struct {
 	dir string
 	mu  sync.Mutex
 	m   walMark
-	// version is Badger's MaxVersion: the newest version in a memtable
-	// or a table.
+	// version returns the newest version committed and applied: the read
+	// timestamp of a new Badger transaction. (Badger's MaxVersion reads
+	// the memtable's newest version without a lock while commits write
+	// it, a data race.)
 	version func() uint64
 }
 
@@ -548,7 +550,11 @@ func (wm *walMarker) afterOpen(memTableSize int64, bdb *badger.DB) error {
 	delete(sizes, first)
 	wm.mu.Lock()
 	defer wm.mu.Unlock()
-	wm.version = bdb.MaxVersion
+	wm.version = func() uint64 {
+		txn := bdb.NewTransaction(false)
+		defer txn.Discard()
+		return txn.ReadTs()
+	}
 	wm.m = walMark{state: walOpen, newest: first, first: first, fileSize: 2 * memTableSize, sizes: sizes, base: bdb.MaxVersion()}
 	wm.m.manifest, wm.m.manifestSum = manifestPrefix(wm.dir)
 	return writeWALMark(wm.dir, &wm.m)
@@ -557,7 +563,7 @@ func (wm *walMarker) afterOpen(memTableSize int64, bdb *badger.DB) error {
 // rotated records that the log numbered n, the newest of mems (the
 // logs, ascending), exists, has been synced, and holds commits about to
 // be acknowledged (the group syncer calls it), with the newest version
-// the store holds while n is still the newest log (see walMark.seen).
+// committed while n is still the newest log (see walMark.seen).
 func (wm *walMarker) rotated(mems []int) error {
 	if len(mems) == 0 {
 		return nil
@@ -574,9 +580,9 @@ func (wm *walMarker) rotated(mems []int) error {
 		v := wm.version()
 		// A log gone was flushed: its entry is needed no more.
 		m.seen = map[int]uint64{}
-		for k, kv := range wm.m.seen {
+		for k, sv := range wm.m.seen {
 			if k >= mems[0] {
-				m.seen[k] = kv
+				m.seen[k] = sv
 			}
 		}
 		// Read before the next log exists, v is no newer than n's writes.
