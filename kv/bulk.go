@@ -102,6 +102,14 @@ func (db *DB) BulkLoad(ctx context.Context, pairs iter.Seq2[[]byte, []byte]) err
 	if !empty {
 		return ErrNotEmpty
 	}
+	if db.wal != nil {
+		// The StreamWriter drops every memtable (DropAll), logs included;
+		// the record of the logs starts again after the load.
+		if err := db.wal.dropping(); err != nil { // walmark.go
+			return err
+		}
+		defer db.rerecordWAL()
+	}
 	if err := db.markBulk(); err != nil {
 		return err
 	}
@@ -137,6 +145,16 @@ func (db *DB) BulkLoad(ctx context.Context, pairs iter.Seq2[[]byte, []byte]) err
 		return err
 	}
 	return nil
+}
+
+// rerecordWAL starts the record of the write-ahead logs again after a
+// drop (walMarker.dropping). Should that fail, the record stays as
+// dropping left it, which checks no log of the session: nothing is
+// refused that was not lost.
+func (db *DB) rerecordWAL() {
+	if err := db.wal.afterOpen(db.opts.MemTableSize, db.bdb); err != nil && db.opts.Logger != nil {
+		db.opts.Logger.Warn("kv: record the write-ahead logs after a drop", "err", err)
+	}
 }
 
 // emptyLocked reports whether the store holds no key.

@@ -161,13 +161,22 @@ func (db *DB) flush(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(flushMarker, nil) }); err != nil {
-		return fmt.Errorf("kv: compact: %w", convertError(err))
+	if db.wal != nil {
+		// DropPrefix deletes the logs of memtables whose writes it drops.
+		if err := db.wal.dropping(); err != nil { // walmark.go
+			return fmt.Errorf("kv: compact: %w", err)
+		}
 	}
-	if err := db.bdb.DropPrefix(flushMarker); err != nil {
-		return fmt.Errorf("kv: compact: flush: %w", err)
+	err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(flushMarker, nil) })
+	if err != nil {
+		err = fmt.Errorf("kv: compact: %w", convertError(err))
+	} else if err = db.bdb.DropPrefix(flushMarker); err != nil {
+		err = fmt.Errorf("kv: compact: flush: %w", err)
 	}
-	return nil
+	if db.wal != nil {
+		db.rerecordWAL() // bulk.go
+	}
+	return err
 }
 
 // lockAll takes db.mu for writing once no transaction holds it, without
@@ -266,7 +275,7 @@ func (db *DB) reopenLocked() error {
 		return fmt.Errorf("kv: compact: reopen to start a new value log: %w", err)
 	}
 	if db.wal != nil {
-		if err := db.wal.afterOpen(db.opts.MemTableSize); err != nil {
+		if err := db.wal.afterOpen(db.opts.MemTableSize, bdb); err != nil {
 			_ = bdb.Close()
 			db.mu.closed = true
 			_ = db.lock.release()

@@ -219,7 +219,7 @@ func openLocked(dir string, o Options, lock *dirLock, need int64) (*DB, error) {
 // compaction's leftover marker.
 func afterOpen(dir string, bdb *badger.DB, wal *walMarker, o Options, writable bool) error {
 	if wal != nil {
-		if err := wal.afterOpen(o.MemTableSize); err != nil {
+		if err := wal.afterOpen(o.MemTableSize, bdb); err != nil {
 			return err
 		}
 	}

@@ -74,12 +74,16 @@
 //     and started anew, with a warning on the logger.
 //   - Badger records nothing of its write-ahead logs outside them, so kv
 //     keeps a record of its own (ENGRAM-WAL, walmark.go): a store that was
-//     not closed and has lost its newest log, or a log cut short of the
-//     size Badger gave it, is [ErrCorrupt] naming the log. Not detected:
-//     records zeroed at the end of the newest log (a crash leaves the same
-//     zeros), a deleted newest log beside an older one of the same session
-//     under [Async] durability, and anything once ENGRAM-WAL is deleted
-//     too.
+//     not closed and has lost its newest log, or an older log of the
+//     session below one left whose writes no table holds (Badger had not
+//     flushed it), or a log cut short of the size Badger gave it, is
+//     [ErrCorrupt] naming the log. Not detected: records zeroed at the end
+//     of the newest log (a crash leaves the same zeros); under [Async]
+//     durability a deleted newest log beside an older one of the same
+//     session, or a deleted older log whose predecessor is gone too
+//     (unless it is the session's first); a deleted log of an earlier
+//     session that the killed one had replayed and not yet flushed; and
+//     anything once ENGRAM-WAL is deleted too.
 //   - Every file of a store is 0600: Badger creates its files 0666 less
 //     the umask, so [Open] gives the directory an owner-only default ACL on
 //     Linux, or makes a directory open to others 0700 where it takes none,

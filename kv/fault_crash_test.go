@@ -17,6 +17,14 @@ import (
 
 const crashEnv = "ENGRAM_KV_CRASH_DIR"
 
+// crashHoldEnv, set for the crash child, makes it hold its flushes back
+// (Options.holdFlushes), so that several memtables stay in their logs;
+// crashAsyncEnv makes it commit with Async durability.
+const (
+	crashHoldEnv  = "ENGRAM_KV_CRASH_HOLD"
+	crashAsyncEnv = "ENGRAM_KV_CRASH_ASYNC"
+)
+
 // crashTxnKeys is how many keys each transaction of the crash child writes.
 const crashTxnKeys = 8
 
@@ -44,7 +52,11 @@ func runCrashChild() bool {
 		return false
 	}
 	ctx := context.Background()
-	db, err := Open(dir, &Options{MemTableSize: 1 << 20})
+	opts := &Options{MemTableSize: 1 << 20, holdFlushes: os.Getenv(crashHoldEnv) != ""}
+	if os.Getenv(crashAsyncEnv) != "" {
+		opts.Durability = Async
+	}
+	db, err := Open(dir, opts)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)

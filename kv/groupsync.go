@@ -84,10 +84,10 @@ type syncer struct {
 	// them; a rotation closes them. Only the syncing caller, and close,
 	// touch it.
 	files map[string]*os.File
-	// onRotate, when set, is told the newest write-ahead log after a sync
-	// of every file, before the commits it covered are acknowledged (the
-	// record of walmark.go).
-	onRotate func(newest int) error
+	// onRotate, when set, is told the write-ahead logs (their numbers,
+	// ascending) after a sync of every file, before the commits it covered
+	// are acknowledged (the record of walmark.go).
+	onRotate func(mems []int) error
 }
 
 // newSyncer returns a syncer of the logs in dir. syncLive, when not nil,
@@ -263,7 +263,7 @@ func (s *syncer) syncAll() error {
 		s.vlogN = vlogs[len(vlogs)-1]
 	}
 	if s.onRotate != nil && s.mem >= 0 {
-		return s.onRotate(s.mem)
+		return s.onRotate(mems)
 	}
 	return nil
 }

@@ -91,6 +91,13 @@ type Options struct {
 	// fsync per commit before it is visible, instead of group commit: the
 	// peer that BenchmarkSyncedUpdates measures group commit against.
 	perCommitSync bool
+
+	// holdFlushes, for tests, runs no compaction and lets level 0 take two
+	// tables: from the third flush on, memtables stay in their write-ahead
+	// logs, as when flushes fall behind the writes, and writes wait for
+	// ever once the memtables are full. Only a process that is killed
+	// sets it.
+	holdFlushes bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -158,6 +165,9 @@ func (o *Options) badger(dir string, log *badgerLogger) badger.Options {
 	bo.NumLevelZeroTables = 2
 	bo.NumLevelZeroTablesStall = 8
 	bo.NumCompactors = 2
+	if o.holdFlushes {
+		bo.NumCompactors, bo.NumLevelZeroTables, bo.NumLevelZeroTablesStall = 0, 1, 2
+	}
 	bo.BlockCacheSize = o.BlockCacheSize
 	bo.IndexCacheSize = o.IndexCacheSize
 	bo.ValueLogFileSize = defaultValueLogFileSize

@@ -107,17 +107,21 @@ func checkFiles(dir string, key []byte) (err error) {
 		return err
 	}
 	var wal versionRange
+	logs := map[int]versionRange{}
 	for _, name := range mems {
 		r, err := checkLog(filepath.Join(dir, name), kr)
 		if err != nil {
 			return err
 		}
 		wal.add(r)
+		if n, ok := logNumber(name); ok {
+			logs[n] = r
+		}
 	}
 	if err := checkOrphans(dir, mf, maxLive, wal, kr); err != nil {
 		return err
 	}
-	if err := checkWALMark(dir, maxLive, wal); err != nil { // walmark.go
+	if err := checkWALMark(dir, maxLive, wal, logs); err != nil { // walmark.go
 		return err
 	}
 	for _, name := range vlogs {
