@@ -303,34 +303,12 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadResult, error) {
 	res.Options.Token = ""
 	res.Options.Progress = nil
 
-	progress("load: writing %d memories and %d facts for each of %d users", o.MemoriesPerUser, o.FactsPerUser, o.Users)
 	began := time.Now()
-	users, err := seedUsers(ctx, c, o)
+	users, sessions, acks, err := setUp(ctx, c, o, progress)
 	if err != nil {
 		return nil, fmt.Errorf("load setup: %w", err)
 	}
-	// One recall per user before the clock starts: the server loads its
-	// tokenizer on first use (about 0.5 s on a 2-core machine), which
-	// would otherwise stall the first request of every client.
-	for _, u := range users {
-		if _, err := c.post(ctx, "/v1/recall", map[string]string{"user": u.id, "text": "warm up " + u.entities[0]}, 200); err != nil {
-			return nil, fmt.Errorf("load setup: warm-up recall: %w", err)
-		}
-	}
-
-	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
-	var sessions []loadSession
-	for u := range users {
-		for s := range o.SessionsPerUser {
-			sessions = append(sessions, loadSession{user: &users[u], id: "load-" + tag + "-" + strconv.Itoa(s)})
-		}
-	}
-	if o.MessagesPerSession > 0 {
-		progress("load: writing %d messages to each of %d sessions", o.MessagesPerSession, len(sessions))
-		if res.Acks, err = seedSessions(ctx, c, o, sessions); err != nil {
-			return nil, fmt.Errorf("load setup: %w", err)
-		}
-	}
+	res.Acks = acks
 	res.Setup = time.Since(began)
 	progress("load: %d clients for %v, append:recall:turn %d:%d:%d, over %d sessions of %d users", o.Clients, o.Duration,
 		o.AppendWeight, o.RecallWeight, o.TurnWeight, len(sessions), len(users))
@@ -416,6 +394,38 @@ type loadUser struct {
 type loadSession struct {
 	user *loadUser
 	id   string
+}
+
+// setUp writes the users' memories and facts, warms the server up with a
+// recall per user, names the sessions of the run and seeds them (see
+// LoadOptions.MessagesPerSession), returning the seeded appends' acks.
+func setUp(ctx context.Context, c *loadClient, o LoadOptions, progress func(string, ...any)) ([]loadUser, []loadSession, []Ack, error) {
+	progress("load: writing %d memories and %d facts for each of %d users", o.MemoriesPerUser, o.FactsPerUser, o.Users)
+	users, err := seedUsers(ctx, c, o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// One recall per user before the clock starts: the server loads its
+	// tokenizer on first use (about 0.5 s on a 2-core machine), which
+	// would otherwise stall the first request of every client.
+	for _, u := range users {
+		if _, err := c.post(ctx, "/v1/recall", map[string]string{"user": u.id, "text": "warm up " + u.entities[0]}, 200); err != nil {
+			return nil, nil, nil, fmt.Errorf("warm-up recall: %w", err)
+		}
+	}
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
+	var sessions []loadSession
+	for u := range users {
+		for s := range o.SessionsPerUser {
+			sessions = append(sessions, loadSession{user: &users[u], id: "load-" + tag + "-" + strconv.Itoa(s)})
+		}
+	}
+	if o.MessagesPerSession == 0 {
+		return users, sessions, nil, nil
+	}
+	progress("load: writing %d messages to each of %d sessions", o.MessagesPerSession, len(sessions))
+	acks, err := seedSessions(ctx, c, o, sessions)
+	return users, sessions, acks, err
 }
 
 // seedUsers writes each user's memories and facts, o.Clients requests at a

@@ -146,6 +146,13 @@ func (o *benchLoadOptions) validate() error {
 	if l.MessagesPerSession < 0 {
 		errs = append(errs, fmt.Errorf("--messages %d is negative", l.MessagesPerSession))
 	}
+	return errors.Join(append(errs, o.runErrors()...)...)
+}
+
+// runErrors checks the choice of runs: the --mix, the durability, and
+// --sweep and --clients-curve with what they may be given.
+func (o *benchLoadOptions) runErrors() []error {
+	var errs []error
 	total := 0
 	for k, v := range o.mix {
 		switch {
@@ -181,7 +188,7 @@ func (o *benchLoadOptions) validate() error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // loadEnv is what the runs of one bench load share: the tokens, the
