@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/engramdb/engram/engine"
 )
 
@@ -517,6 +519,50 @@ func TestSummaryNotRevivedByForget(t *testing.T) {
 	}
 	if n := countKeys(t, s, scope.Prefix(engine.LevelSession)); n != 0 {
 		t.Fatalf("%d keys left under the forgotten session", n)
+	}
+}
+
+// TestSummaryFurtherRefreshWins: when another refresh stored a summary
+// that covers more while this one folded (here, the summarizer itself
+// writes it), the refresh keeps that one and returns it, rather than
+// store its own older fold over it.
+func TestSummaryFurtherRefreshWins(t *testing.T) {
+	var s *Store
+	race := false
+	scope := Scope{Tenant: "acme", User: "alice", Session: "race"}
+	s = openMem(t, &Options{Summarizer: summarizerFunc(func(ctx context.Context, prev string, msgs []Message, _ int) (string, error) {
+		if !race {
+			return "first fold", nil
+		}
+		newest, err := s.Session(scope).Messages(ctx, MessagesOptions{Reverse: true, Limit: 1})
+		if err != nil || len(newest) != 1 {
+			return "", fmt.Errorf("newest message: %v", err)
+		}
+		id := ulid.MustParse(newest[0].ID)
+		further := storedSummary{Text: "a refresh that got further", Through: id[:]}
+		err = s.db.Update(ctx, func(tx *engine.Tx) error {
+			return tx.Set(sessionPrefix(scope.Prefix(engine.LevelSession)).summary(), encodeSummary(&further))
+		})
+		return "second fold", err
+	})})
+	sess := s.Session(scope)
+	q := Query{Scope: scope, Text: "Lisbon", MaxMessages: 2}
+	for round := range 2 {
+		for i := range 4 {
+			mustAppend(t, sess, user(fmt.Sprintf("Question %d.%d about Lisbon.", round, i)), asst("Noted."))
+		}
+		race = round == 1 // the second refresh finds a stored summary
+		rec, err := s.Recall(bg, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"first fold", "a refresh that got further"}[round]
+		if rec.Summary != want {
+			t.Fatalf("round %d: Recall's summary %q, want %q", round, rec.Summary, want)
+		}
+		if got, err := sess.Summary(bg); err != nil || got != want {
+			t.Fatalf("round %d: stored summary %q, %v; want %q", round, got, err, want)
+		}
 	}
 }
 

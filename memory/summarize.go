@@ -3,11 +3,13 @@ package memory
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -179,46 +181,125 @@ type termWeight struct {
 }
 
 // summaryUnits splits prev and the messages into sentences, in order, and
-// gives each its terms' raw counts in vec (weighted later by scoreUnits).
-// Sentences without a term are dropped.
+// gives each its terms' raw counts in vec (weighted later by scoreUnits),
+// terms numbered in the order they first occur. Sentences without a term
+// are dropped. prev's sentences come from parsedSummaries: a session's
+// summary is folded again at each Recall after new messages, and parsing
+// it was most of the fold's cost.
 func summaryUnits(prev string, msgs []Message) []summaryUnit {
-	var units []summaryUnit
-	ids := map[string]int{}
-	add := func(speaker, text string) {
-		for _, sp := range sentenceSpans(text) {
-			s := text[sp.start:sp.end]
-			counts := map[int]float64{}
-			for _, t := range index.Analyze(s) {
-				id, ok := ids[t]
-				if !ok {
-					id = len(ids)
-					ids[t] = id
-				}
-				counts[id]++
-			}
-			if len(counts) == 0 {
-				continue
-			}
-			vec := make([]termWeight, 0, len(counts))
-			for id, c := range counts {
-				vec = append(vec, termWeight{id, c})
-			}
-			slices.SortFunc(vec, func(a, b termWeight) int { return cmp.Compare(a.term, b.term) })
-			units = append(units, summaryUnit{speaker: speaker, text: s, vec: vec})
-		}
+	pp := parsedSummaries.parse(prev)
+	units := make([]summaryUnit, len(pp.units), len(pp.units)+2*len(msgs))
+	for i, u := range pp.units {
+		units[i] = u
+		units[i].vec = slices.Clone(u.vec) // scoreUnits weighs them in place
 	}
-	for line := range strings.Lines(strings.ToValidUTF8(prev, "\uFFFD")) {
-		speaker, rest := speakerLabel(line)
-		add(speaker, rest)
+	var more map[string]int // terms prev does not have, numbered after its own
+	id := func(t string) int {
+		if id, ok := pp.ids[t]; ok {
+			return id
+		}
+		if more == nil {
+			more = map[string]int{}
+		}
+		id, ok := more[t]
+		if !ok {
+			id = len(pp.ids) + len(more)
+			more[t] = id
+		}
+		return id
 	}
 	for i := range msgs {
 		m := &msgs[i]
 		if !summarizable(m) {
 			continue
 		}
-		add(speakerOf(m), strings.ToValidUTF8(m.Content, "\uFFFD"))
+		units = appendUnits(units, speakerOf(m), strings.ToValidUTF8(m.Content, "\uFFFD"), id)
 	}
 	return units
+}
+
+// appendUnits appends the sentences of text that have a term, spoken by
+// speaker, with their terms' counts; id numbers a term.
+func appendUnits(units []summaryUnit, speaker, text string, id func(string) int) []summaryUnit {
+	for _, sp := range sentenceSpans(text) {
+		s := text[sp.start:sp.end]
+		counts := map[int]float64{}
+		for _, t := range index.Analyze(s) {
+			counts[id(t)]++
+		}
+		if len(counts) == 0 {
+			continue
+		}
+		vec := make([]termWeight, 0, len(counts))
+		for id, c := range counts {
+			vec = append(vec, termWeight{id, c})
+		}
+		slices.SortFunc(vec, func(a, b termWeight) int { return cmp.Compare(a.term, b.term) })
+		units = append(units, summaryUnit{speaker: speaker, text: s, vec: vec})
+	}
+	return units
+}
+
+// parsedSummary is a previous summary split into its sentences (their
+// vecs raw counts), and the number of each term they have, in the order
+// the terms first occur. Shared by the folds that read it: read only.
+type parsedSummary struct {
+	units []summaryUnit
+	ids   map[string]int
+}
+
+// summaryCache holds the parses of recent summaries, by the SHA-256 of
+// their text.
+type summaryCache struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]*parsedSummary
+}
+
+// parsedSummaries is the process's cache of parsed summaries.
+var parsedSummaries summaryCache
+
+// maxParsedSummaries bounds the cache (a parse holds about three times
+// its summary's bytes); past it an entry is evicted at random.
+const maxParsedSummaries = 1024
+
+// parse returns prev's parse, from the cache when it holds it.
+func (c *summaryCache) parse(prev string) *parsedSummary {
+	if prev == "" {
+		return &parsedSummary{}
+	}
+	k := sha256.Sum256([]byte(prev))
+	c.mu.Lock()
+	pp, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return pp
+	}
+	pp = &parsedSummary{ids: map[string]int{}}
+	id := func(t string) int {
+		id, ok := pp.ids[t]
+		if !ok {
+			id = len(pp.ids)
+			pp.ids[t] = id
+		}
+		return id
+	}
+	for line := range strings.Lines(strings.ToValidUTF8(prev, "\uFFFD")) {
+		speaker, rest := speakerLabel(line)
+		pp.units = appendUnits(pp.units, speaker, rest, id)
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[[sha256.Size]byte]*parsedSummary{}
+	}
+	if len(c.m) >= maxParsedSummaries {
+		for old := range c.m {
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[k] = pp
+	c.mu.Unlock()
+	return pp
 }
 
 // summarizable reports whether a message's content is conversation: not a
