@@ -290,16 +290,7 @@ func (c *summaryCache) parse(prev string) *parsedSummary {
 		pp.units = appendUnits(pp.units, speaker, rest, id)
 	}
 	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[[sha256.Size]byte]*parsedSummary{}
-	}
-	if len(c.m) >= maxParsedSummaries {
-		for old := range c.m {
-			delete(c.m, old)
-			break
-		}
-	}
-	c.m[k] = pp
+	c.m = putBounded(c.m, k, pp, maxParsedSummaries)
 	c.mu.Unlock()
 	return pp
 }

@@ -435,17 +435,25 @@ func (c *tokenCache) count(enc *bpe.Encoder, text string) int {
 // add caches n as the count of the text whose key (see lookup) is k.
 func (c *tokenCache) add(k tokenKey, n int) {
 	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[tokenKey]int{}
+	c.m = putBounded(c.m, k, n, maxCachedLines)
+	c.mu.Unlock()
+}
+
+// putBounded sets m[k] = v, making m when nil, and first evicts an entry
+// at random (the first a range over m gives) when m holds limit already.
+// It returns m. The process's caches (count, parse) share it.
+func putBounded[K comparable, V any](m map[K]V, k K, v V, limit int) map[K]V {
+	if m == nil {
+		m = map[K]V{}
 	}
-	if len(c.m) >= maxCachedLines {
-		for old := range c.m {
-			delete(c.m, old)
+	if len(m) >= limit {
+		for old := range m {
+			delete(m, old)
 			break
 		}
 	}
-	c.m[k] = n
-	c.mu.Unlock()
+	m[k] = v
+	return m
 }
 
 // lookup returns text's count if the cache holds it, and its key.
